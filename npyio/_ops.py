@@ -1,0 +1,432 @@
+"""Graph ops that decode ``.npy`` bytes: ``decode_npy`` and ``read_npy``.
+
+Everything here is built from TensorFlow ops (``tf.strings``, ``tf.io.decode_raw``, ...), so it
+runs eagerly, inside ``tf.function`` and inside ``tf.data`` with no Python per element, and the
+graphs it builds serialize. The grammar and the error wording come from ``npyio._format``.
+
+Safety: every op that runs *before* the validity assertion is total (it cannot fail whatever the
+bytes are: positions are clamped, numbers are converted only after a regex accepted them, the
+fixed-size fields are read from a zero-padded copy of the first 12 bytes). The ops that read the
+payload run under a control dependency on the assertion, so a lying header never causes an
+allocation or an op error of its own: the first error is always npyio's, and it names the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from npyio import _format as F
+
+__all__ = ["decode_npy", "read_npy"]
+
+_TF_DTYPES: dict[str, tf.DType] = {name: tf.as_dtype(name) for name in F.CODES.values()}
+# decode_raw has no uint32/uint64: read them as int32/int64 and bitcast; bool is read as uint8.
+_RAW_DTYPES: dict[str, tf.DType] = {
+    **_TF_DTYPES,
+    "bool": tf.uint8,
+    "uint32": tf.int32,
+    "uint64": tf.int64,
+}
+_HEX = [f"{i:02x}" for i in range(256)]
+_PREFIX = F.MAGIC_LEN + 4  # magic, version and the longest header-length field
+_NATIVE_LE = F.NATIVE_ORDER == "<"
+_SENTINEL = "\x00"
+
+DtypeLike = object
+ShapeLike = object
+
+
+def _fmt(reason: Callable[..., str], *args: tf.Tensor | str) -> tf.Tensor:
+    """Builds the message ``reason(*args)`` with tensors spliced in for the arguments."""
+    parts = reason(*([_SENTINEL] * len(args))).split(_SENTINEL)
+    pieces: list[tf.Tensor | str] = [parts[0]]
+    for arg, part in zip(args, parts[1:]):
+        pieces += [arg, part]
+    return tf.strings.join(pieces)
+
+
+def _str(x: tf.Tensor) -> tf.Tensor:
+    return tf.strings.as_string(x)
+
+
+def _show_canon(canon: tf.Tensor) -> tf.Tensor:
+    """'64,64,3' -> '(64, 64, 3)', '3' -> '(3,)', '' -> '()', like F.show_shape."""
+    one = tf.logical_and(canon != "", tf.logical_not(tf.strings.regex_full_match(canon, ".*,.*")))
+    return tf.strings.join(
+        ["(", tf.strings.regex_replace(canon, ",", ", "), tf.where(one, ",", ""), ")"]
+    )
+
+
+def _full(text: tf.Tensor, pattern: str) -> tf.Tensor:
+    return tf.strings.regex_full_match(text, pattern)
+
+
+def _group(text: tf.Tensor, pattern: str, group: int = 1) -> tf.Tensor:
+    return tf.strings.regex_replace(text, pattern, f"\\{group}")
+
+
+def _grammar_message(header: tf.Tensor) -> tf.Tensor:
+    """The layered reason for a header that failed HEADER_RE (scalar), as F.parse_header_text."""
+    conds = [tf.logical_not(_full(header, F.DICT_RE))]
+    msgs: list[tf.Tensor | str] = [F.not_a_dict()]
+    for _key, has_key, has_entry, snippet, reason in F.LAYERS:
+        conds.append(tf.logical_not(_full(header, has_key)))
+        msgs.append(F.bad_keys())
+        conds.append(tf.logical_not(_full(header, has_entry)))
+        text = tf.strings.substr(_group(header, snippet), 0, F.SNIPPET_LEN)
+        msgs.append(_fmt(F.REASONS[reason], tf.where(text == "", "nothing", text)))
+    conds.append(tf.constant(True))
+    msgs.append(F.bad_keys())
+    return _first(tf.stack(conds), tf.stack([tf.convert_to_tensor(m) for m in msgs]))
+
+
+def _first(conds: tf.Tensor, values: tf.Tensor) -> tf.Tensor:
+    """values[i] for the first i where conds[i] holds (conds must hold somewhere)."""
+    n = tf.shape(conds, out_type=tf.int64)[0]
+    index = tf.reduce_min(tf.where(conds, tf.range(n), n))
+    return tf.gather(values, tf.minimum(index, n - 1))
+
+
+def _decode_batch(
+    contents: tf.Tensor,
+    dt: np.dtype,
+    shape: tf.TensorShape,
+    label: Callable[[tf.Tensor], tf.Tensor],
+    max_header_size: int,
+    batched: bool,
+) -> tf.Tensor:
+    """Decodes a [B] string tensor of whole files; returns [B, *dims] (or dims when not batched).
+
+    ``label(row)`` gives the file name shown in an error about element ``row``.
+    """
+    itemsize = dt.itemsize
+    size = tf.cast(tf.strings.length(contents), tf.int64)
+    prefix = tf.strings.substr(
+        tf.strings.join([tf.strings.substr(contents, 0, _PREFIX), "\0" * _PREFIX]), 0, _PREFIX
+    )
+    pb = tf.cast(tf.io.decode_raw(prefix, tf.uint8), tf.int64)  # [B, 12]
+    major, minor = pb[:, 6], pb[:, 7]
+    v1 = tf.logical_and(major == 1, minor == 0)
+    v23 = tf.logical_and(tf.logical_or(major == 2, major == 3), minor == 0)
+    len_short = pb[:, 8] + 256 * pb[:, 9]
+    hlen = tf.where(v1, len_short, len_short + 65536 * pb[:, 10] + 16777216 * pb[:, 11])
+    hstart = tf.where(v1, tf.constant(10, tf.int64), 12)
+    offset = hstart + hlen
+    header = tf.strings.substr(
+        contents, tf.minimum(hstart, size), tf.minimum(hlen, max_header_size)
+    )
+
+    grammar_ok = _full(header, F.HEADER_RE)
+    order = _group(header, F.DESCR_EXTRACT, 1)
+    code = _group(header, F.DESCR_EXTRACT, 2)
+    fortran = _group(header, F.FORTRAN_EXTRACT) == "True"
+    canon = tf.strings.regex_replace(
+        tf.strings.regex_replace(_group(header, F.SHAPE_EXTRACT), F.WS, ""), ",$", ""
+    )
+
+    # Dims are parsed once, from the first element; the others must have the same shape text.
+    canon0 = canon[0]
+    tokens = tf.strings.split(canon0, ",")
+    ndim = tf.where(canon0 == "", 0, tf.size(tokens))
+    tokens = tokens[:ndim]
+    tokens_ok = _full(tokens, f"-?[0-9]{{1,{F.MAX_DIM_DIGITS}}}")
+    dims = tf.strings.to_number(tf.where(tokens_ok, tokens, "0"), tf.int64)
+    fbytes = tf.reduce_prod(tf.cast(tf.maximum(dims, 1), tf.float64)) * itemsize
+    nbytes = tf.reduce_prod(dims) * itemsize
+    payload_len = size - offset
+
+    declared_code = F.dtype_code(dt)
+    if shape.rank is None:
+        shape_ok = tf.constant(True)
+    else:
+        padded = tf.concat([dims, tf.zeros([shape.rank], tf.int64)], 0)[: shape.rank]
+        known = [i for i, d in enumerate(shape.as_list()) if d is not None]
+        shape_ok = tf.logical_and(
+            ndim == shape.rank,
+            tf.reduce_all(
+                tf.equal(
+                    tf.gather(padded, tf.constant(known, tf.int32)),
+                    tf.constant([shape.as_list()[i] for i in known], tf.int64),
+                )
+            ),
+        )
+
+    everyone = tf.ones_like(size, tf.bool)
+    checks = [  # (ok per element, message builder for one row), in the reference parser's order
+        (
+            tf.strings.substr(contents, 0, len(F.MAGIC_PREFIX)) == F.MAGIC_PREFIX,
+            lambda r: _fmt(
+                F.bad_magic,
+                tf.where(
+                    size[r] == 0,
+                    "0 bytes",
+                    tf.strings.reduce_join(
+                        tf.gather(_HEX, pb[r, : tf.minimum(size[r], len(F.MAGIC_PREFIX))]),
+                        separator=" ",
+                    ),
+                ),
+            ),
+        ),
+        (size >= F.MAGIC_LEN, lambda r: _fmt(F.too_short, str(F.MAGIC_LEN), _str(size[r]))),
+        (
+            tf.logical_or(v1, v23),
+            lambda r: _fmt(
+                F.bad_version, tf.strings.join([_str(major[r]), ".", _str(minor[r])])
+            ),
+        ),
+        (size >= hstart, lambda r: _fmt(F.too_short, _str(hstart[r]), _str(size[r]))),
+        (
+            hlen <= max_header_size,
+            lambda r: _fmt(F.header_too_large, str(max_header_size), _str(hlen[r])),
+        ),
+        (offset <= size, lambda r: _fmt(F.header_past_end, _str(offset[r]), _str(size[r]))),
+        (grammar_ok, lambda r: _grammar_message(header[r])),
+        (
+            canon == canon0,
+            lambda r: _fmt(F.shape_mismatch, _show_canon(canon0), _show_canon(canon[r])),
+        ),
+        (
+            everyone & tf.reduce_all(dims >= 0),
+            lambda r: _fmt(F.negative_dim, _show_canon(canon0)),
+        ),
+        (
+            everyone & tf.reduce_all(tokens_ok) & (fbytes < F.MAX_NBYTES),
+            lambda r: _fmt(F.too_large, _show_canon(canon0)),
+        ),
+        (
+            code == declared_code,
+            lambda r: _fmt(
+                F.dtype_mismatch,
+                dt.name,
+                tf.gather(
+                    list(F.CODES.values()),
+                    tf.argmax(tf.cast(tf.equal(code[r], list(F.CODES)), tf.int32)),
+                ),
+            ),
+        ),
+        (
+            everyone & shape_ok,
+            lambda r: _fmt(F.shape_mismatch, F.show_shape(tuple(shape.as_list())), _show_canon(
+                canon[r])) if shape.rank is not None else tf.constant(""),
+        ),
+        (
+            payload_len >= nbytes,
+            lambda r: _fmt(F.payload_short, _str(nbytes), _str(payload_len[r])),
+        ),
+        (
+            payload_len <= nbytes,
+            lambda r: _fmt(F.payload_trailing, _str(nbytes), _str(payload_len[r])),
+        ),
+    ]
+    ok = tf.stack([c for c, _ in checks], axis=1)  # [B, checks]
+    all_ok = tf.reduce_all(ok)
+
+    def failure() -> tf.Tensor:
+        bad = tf.logical_not(ok)
+        rows = tf.shape(bad, out_type=tf.int64)[0]
+        row = tf.reduce_min(tf.where(tf.reduce_any(bad, axis=1), tf.range(rows), rows))
+        messages = tf.stack([build(row) for _, build in checks])
+        return tf.strings.join([label(row), ": ", _first(bad[row], messages)])
+
+    message = tf.cond(all_ok, lambda: tf.constant(""), failure)
+    assertion = tf.debugging.Assert(all_ok, [message], summarize=1)
+    deps = [] if assertion is None else [assertion]
+    with tf.control_dependencies(deps):
+        payload = tf.strings.substr(contents, offset, tf.broadcast_to(nbytes, tf.shape(offset)))
+        values = _decode_payload(payload, dt, order, batched)
+        return _arrange(values, dims, fortran, batched, shape)
+
+
+def _decode_payload(
+    payload: tf.Tensor, dt: np.dtype, order: tf.Tensor, batched: bool
+) -> tf.Tensor:
+    """[B] equal-length payloads -> [B, count] values in native order."""
+    raw_type = _RAW_DTYPES[dt.name]
+
+    def raw(little_endian: bool) -> tf.Tensor:
+        return tf.io.decode_raw(payload, raw_type, little_endian=little_endian)
+
+    if dt.itemsize == 1:
+        values = raw(True)
+    else:
+        is_le = tf.logical_or(order == "<", tf.logical_and(order != ">", _NATIVE_LE))
+        if batched:
+            values = tf.cond(
+                tf.reduce_all(is_le),
+                lambda: raw(True),
+                lambda: tf.cond(
+                    tf.reduce_any(is_le),
+                    lambda: tf.where(is_le[:, None], raw(True), raw(False)),
+                    lambda: raw(False),
+                ),
+            )
+        else:
+            values = tf.cond(is_le[0], lambda: raw(True), lambda: raw(False))
+    if dt.name == "bool":
+        return tf.not_equal(values, 0)
+    if raw_type != _TF_DTYPES[dt.name]:
+        return tf.bitcast(values, _TF_DTYPES[dt.name])
+    return values
+
+
+def _arrange(
+    values: tf.Tensor,
+    dims: tf.Tensor,
+    fortran: tf.Tensor,
+    batched: bool,
+    shape: tf.TensorShape,
+) -> tf.Tensor:
+    """[B, count] -> [B, *dims] (or dims), undoing Fortran order where the header says so."""
+    lead = tf.shape(values, out_type=tf.int64)[:1] if batched else tf.zeros([0], tf.int64)
+    skip = 1 if batched else 0
+
+    def c_order() -> tf.Tensor:
+        return tf.reshape(values, tf.concat([lead, dims], 0))
+
+    def f_order() -> tf.Tensor:
+        flipped = tf.reshape(values, tf.concat([lead, tf.reverse(dims, [0])], 0))
+        ndim = tf.size(dims)
+        perm = tf.concat([tf.range(skip), tf.reverse(tf.range(skip, ndim + skip), [0])], 0)
+        return tf.transpose(flipped, perm)
+
+    if batched:
+        any_f = tf.reduce_any(fortran)
+        out = tf.cond(
+            any_f,
+            lambda: tf.cond(
+                tf.reduce_all(fortran),
+                f_order,
+                lambda: _where_rows(fortran, f_order(), c_order()),
+            ),
+            c_order,
+        )
+        out.set_shape(tf.TensorShape([values.shape[0]]).concatenate(shape))
+    else:
+        out = tf.cond(fortran[0], f_order, c_order)
+        out.set_shape(shape)
+    return out
+
+
+def _where_rows(mask: tf.Tensor, a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
+    rank = tf.rank(a)
+    mask = tf.reshape(mask, tf.concat([tf.shape(mask), tf.ones([rank - 1], tf.int32)], 0))
+    return tf.where(mask, a, b)
+
+
+def _static_shape(shape: ShapeLike) -> tf.TensorShape:
+    try:
+        return tf.TensorShape(shape)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"shape must be None or a sequence of ints and None, got {shape!r}") from e
+
+
+@tf.autograph.experimental.do_not_convert
+def decode_npy(
+    contents: tf.Tensor | bytes | Sequence[bytes],
+    dtype: DtypeLike,
+    shape: ShapeLike = None,
+    *,
+    name: str | None = None,
+    max_header_size: int = F.MAX_HEADER_SIZE,
+) -> tf.Tensor:
+    """Decodes the bytes of a whole ``.npy`` file into a tensor, with graph ops only.
+
+    Args:
+        contents: A scalar string tensor holding one whole file, or a rank-1 string tensor
+            holding a batch of files that share dtype and shape.
+        dtype: The dtype the files must have: a ``tf.DType``, a ``numpy.dtype`` or a string
+            such as ``"float32"`` or ``"<f4"``. Byte order is read from each file's header
+            (the output is in native order), so ``"<f4"`` and ``">f4"`` mean the same here.
+        shape: Optional static shape the files must have; ``None`` dims match any size. With
+            ``None`` (the default) any shape is accepted and the result's rank is unknown.
+        name: Optional name for the op's name scope.
+        max_header_size: Refuse headers longer than this many bytes.
+
+    Returns:
+        A tensor of ``dtype`` with the file's shape (``[batch, *shape]`` for a batch), in C
+        order whatever the file's ``fortran_order``.
+
+    Raises:
+        TypeError: When the op is built, for a dtype npyio does not decode or a bad ``shape``.
+        tf.errors.InvalidArgumentError: When the op runs, for bytes that are not a valid
+            ``.npy`` file of ``dtype`` and ``shape``. The message starts with ``<bytes>``
+            (``<bytes>[i]`` for element ``i`` of a batch) and says what is wrong.
+
+    Example:
+        >>> import io, numpy as np, npyio
+        >>> buf = io.BytesIO(); np.save(buf, np.arange(6, dtype="<i4").reshape(2, 3))
+        >>> npyio.decode_npy(buf.getvalue(), "int32").numpy()
+        array([[0, 1, 2],
+               [3, 4, 5]], dtype=int32)
+    """
+    dt = F.parse_dtype(dtype)
+    static = _static_shape(shape)
+    with tf.name_scope(name or "decode_npy"):
+        contents = tf.convert_to_tensor(contents, tf.string, name="contents")
+        if contents.shape.rank not in (0, 1):
+            raise ValueError(
+                f"contents must be a scalar or a rank-1 string tensor, got shape {contents.shape}"
+            )
+        if contents.shape.rank == 0:
+            return _decode_batch(
+                contents[None], dt, static, lambda r: tf.constant("<bytes>"),
+                max_header_size, batched=False,
+            )
+        return _decode_batch(
+            contents, dt, static,
+            lambda r: tf.strings.join(["<bytes>[", _str(r), "]"]),
+            max_header_size, batched=True,
+        )
+
+
+@tf.autograph.experimental.do_not_convert
+def read_npy(
+    path: tf.Tensor | str,
+    dtype: DtypeLike,
+    shape: ShapeLike = None,
+    *,
+    name: str | None = None,
+    max_header_size: int = F.MAX_HEADER_SIZE,
+) -> tf.Tensor:
+    """Reads a ``.npy`` file with ``tf.io.read_file`` and decodes it with graph ops only.
+
+    Any TensorFlow filesystem path works (local, ``gs://``, ``ram://``, ...).
+
+    Args:
+        path: A scalar string tensor (or str): the file to read.
+        dtype: The dtype the file must have; see `decode_npy`.
+        shape: Optional static shape the file must have; ``None`` dims match any size.
+        name: Optional name for the op's name scope.
+        max_header_size: Refuse headers longer than this many bytes.
+
+    Returns:
+        A tensor of ``dtype`` and the file's shape, in C order.
+
+    Raises:
+        TypeError: When the op is built, for a dtype npyio does not decode or a bad ``shape``.
+        tf.errors.NotFoundError: When the op runs, if the file does not exist (TensorFlow's
+            message names the path).
+        tf.errors.InvalidArgumentError: When the op runs, for a file that is not a valid
+            ``.npy`` file of ``dtype`` and ``shape``; the message starts with the path.
+
+    Example:
+        >>> import numpy as np, npyio, tensorflow as tf
+        >>> with tf.io.gfile.GFile("ram://doc/a.npy", "wb") as f:
+        ...     np.save(f, np.eye(2, dtype=np.float32))
+        >>> npyio.read_npy("ram://doc/a.npy", tf.float32, shape=(2, 2)).numpy()
+        array([[1., 0.],
+               [0., 1.]], dtype=float32)
+    """
+    dt = F.parse_dtype(dtype)
+    static = _static_shape(shape)
+    with tf.name_scope(name or "read_npy"):
+        path = tf.convert_to_tensor(path, tf.string, name="path")
+        if path.shape.rank != 0:
+            raise ValueError(f"path must be a scalar string, got shape {path.shape}")
+        contents = tf.io.read_file(path)
+        return _decode_batch(
+            contents[None], dt, static, lambda r: path, max_header_size, batched=False
+        )

@@ -1,0 +1,36 @@
+"""Exceptions raised by npyio.
+
+Errors found while a dataset is *built* (in Python) are raised as the classes below. Errors found
+while a dataset is *iterated* come from TensorFlow ops inside the graph, so they are
+``tf.errors.InvalidArgumentError`` (or ``tf.errors.NotFoundError`` for a missing file); their
+messages use the same words as the Python-side errors and always start with the file's path.
+"""
+
+from __future__ import annotations
+
+__all__ = ["BackendUnavailableError", "NpyFormatError", "NpyioError"]
+
+
+class NpyioError(Exception):
+    """Base class of every exception npyio raises itself."""
+
+
+class NpyFormatError(NpyioError, ValueError):
+    """A file is not a `.npy` file npyio can decode.
+
+    The message has the form ``"{path}: {what is wrong} -- expected {x}, got {y}"``. The separator
+    is ASCII because eager TensorFlow shows assertion data as escaped bytes.
+
+    Attributes:
+        path: The file (or a label such as ``"<bytes>"``) the error is about.
+        reason: The message without the leading path.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class BackendUnavailableError(NpyioError, RuntimeError):
+    """The requested decoding backend cannot run in this environment."""
