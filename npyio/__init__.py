@@ -5,6 +5,7 @@ input pipeline built with npyio runs no Python per element, scales across ``tf.d
 map, serializes, and has static shapes.
 """
 
+from npyio._dataset import dataset
 from npyio._format import NpyHeader
 from npyio._inspect import inspect
 from npyio._ops import decode_npy, read_npy
@@ -15,6 +16,7 @@ __all__ = [
     "NpyFormatError",
     "NpyHeader",
     "NpyioError",
+    "dataset",
     "decode_npy",
     "inspect",
     "read_npy",

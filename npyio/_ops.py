@@ -13,7 +13,9 @@ allocation or an op error of its own: the first error is always npyio's, and it 
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import tensorflow as tf
@@ -135,6 +137,10 @@ def _decode_batch(
     tokens_ok = _full(tokens, f"-?[0-9]{{1,{F.MAX_DIM_DIGITS}}}")
     dims = tf.strings.to_number(tf.where(tokens_ok, tokens, "0"), tf.int64)
     fbytes = tf.reduce_prod(tf.cast(tf.maximum(dims, 1), tf.float64)) * itemsize
+    # float64 rounds near 2**62, so decide there in int64 (exact: no overflow below 1.5 * 2**62)
+    small = tf.logical_and(
+        fbytes < 1.5 * F.MAX_NBYTES, tf.reduce_prod(tf.maximum(dims, 1)) * itemsize < F.MAX_NBYTES
+    )
     nbytes = tf.reduce_prod(dims) * itemsize
     payload_len = size - offset
 
@@ -189,11 +195,12 @@ def _decode_batch(
             lambda r: _fmt(F.shape_mismatch, _show_canon(canon0), _show_canon(canon[r])),
         ),
         (
-            everyone & tf.reduce_all(dims >= 0),
+            # from the text, as F does: a 19-digit negative dim is negative, not too large
+            everyone & tf.reduce_all((tf.strings.substr(tokens, 0, 1) != "-") | (tokens == "-0")),
             lambda r: _fmt(F.negative_dim, _show_canon(canon0)),
         ),
         (
-            everyone & tf.reduce_all(tokens_ok) & (fbytes < F.MAX_NBYTES),
+            everyone & tf.reduce_all(tokens_ok) & small,
             lambda r: _fmt(F.too_large, _show_canon(canon0)),
         ),
         (
@@ -236,14 +243,94 @@ def _decode_batch(
     deps = [] if assertion is None else [assertion]
     with tf.control_dependencies(deps):
         payload = tf.strings.substr(contents, offset, tf.broadcast_to(nbytes, tf.shape(offset)))
-        values = _decode_payload(payload, dt, order, batched)
+        is_le = tf.logical_or(order == "<", tf.logical_and(order != ">", _NATIVE_LE))
+        values = _decode_payload(payload, dt, is_le, batched)
         return _arrange(values, dims, fortran, batched, shape)
 
 
-def _decode_payload(
-    payload: tf.Tensor, dt: np.dtype, order: tf.Tensor, batched: bool
+@dataclass(frozen=True)
+class Hint:
+    """A header that files are expected to share byte for byte, already checked in Python.
+
+    A file whose first ``len(header)`` bytes equal ``header`` and whose size is ``size`` is
+    decoded without parsing; any other file goes through the full parser.
+    """
+
+    header: bytes
+    size: int
+    little_endian: bool
+    fortran_order: bool
+
+
+def make_hint(dt: np.dtype, shape: tf.TensorShape, header: bytes | None = None) -> Hint | None:
+    """A `Hint` for files of ``dt`` and fully static ``shape``.
+
+    ``header`` is a file's first ``data_offset`` bytes (the dataset passes its first file's);
+    by default the header numpy's ``np.save`` writes for ``dt`` and ``shape``. Returns None if
+    the shape is not static or the header does not describe exactly ``dt`` and ``shape``.
+    """
+    if not shape.is_fully_defined():
+        return None
+    dims = tuple(int(d) for d in shape.as_list())
+    if header is None:
+        buf = io.BytesIO()
+        d = {"descr": dt.newbyteorder(F.NATIVE_ORDER).str, "fortran_order": False, "shape": dims}
+        np.lib.format.write_array_header_1_0(buf, d)
+        header = buf.getvalue()
+    try:
+        parsed = F.read_header(io.BytesIO(header), "<hint>")
+        F.check_declared(parsed, dt, dims, "<hint>")
+    except F.NpyFormatError:
+        return None
+    if parsed.data_offset != len(header):
+        return None
+    order = parsed.dtype.byteorder
+    little = order == "<" or (order in "|=" and _NATIVE_LE)
+    return Hint(header, len(header) + parsed.nbytes, little, parsed.fortran_order)
+
+
+def _decode_hinted(
+    contents: tf.Tensor,
+    dt: np.dtype,
+    shape: tf.TensorShape,
+    label: Callable[[tf.Tensor], tf.Tensor],
+    max_header_size: int,
+    batched: bool,
+    hint: Hint | None,
 ) -> tf.Tensor:
-    """[B] equal-length payloads -> [B, count] values in native order."""
+    """`_decode_batch`, with a fast path for files whose header bytes equal ``hint``'s."""
+
+    def full() -> tf.Tensor:
+        return _decode_batch(contents, dt, shape, label, max_header_size, batched)
+
+    if hint is None:
+        return full()
+
+    def known() -> tf.Tensor:
+        offset = len(hint.header)
+        payload = tf.strings.substr(contents, offset, hint.size - offset)
+        values = _decode_payload(payload, dt, hint.little_endian, batched)
+        dims = shape.as_list()
+        if hint.fortran_order:
+            values = tf.reshape(values, [-1, *dims[::-1]])
+            values = tf.transpose(values, [0, *range(len(dims), 0, -1)])
+        return tf.reshape(values, [-1, *dims] if batched else dims)
+
+    same = tf.logical_and(
+        tf.strings.substr(contents, 0, len(hint.header)) == hint.header,
+        tf.strings.length(contents) == hint.size,
+    )
+    return tf.cond(tf.reduce_all(same), known, full)
+
+
+def _decode_payload(
+    payload: tf.Tensor, dt: np.dtype, is_le: tf.Tensor | bool, batched: bool
+) -> tf.Tensor:
+    """[B] equal-length payloads -> [B, count] values in native order.
+
+    ``is_le`` says per element whether the payload is little-endian (a Python bool when it is
+    known for all).
+    """
     raw_type = _RAW_DTYPES[dt.name]
 
     def raw(little_endian: bool) -> tf.Tensor:
@@ -251,8 +338,9 @@ def _decode_payload(
 
     if dt.itemsize == 1:
         values = raw(True)
+    elif isinstance(is_le, bool):
+        values = raw(is_le)
     else:
-        is_le = tf.logical_or(order == "<", tf.logical_and(order != ">", _NATIVE_LE))
         if batched:
             values = tf.cond(
                 tf.reduce_all(is_le),
@@ -370,15 +458,16 @@ def decode_npy(
             raise ValueError(
                 f"contents must be a scalar or a rank-1 string tensor, got shape {contents.shape}"
             )
+        hint = make_hint(dt, static)
         if contents.shape.rank == 0:
-            return _decode_batch(
+            return _decode_hinted(
                 contents[None], dt, static, lambda r: tf.constant("<bytes>"),
-                max_header_size, batched=False,
+                max_header_size, False, hint,
             )
-        return _decode_batch(
+        return _decode_hinted(
             contents, dt, static,
             lambda r: tf.strings.join(["<bytes>[", _str(r), "]"]),
-            max_header_size, batched=True,
+            max_header_size, True, hint,
         )
 
 
@@ -390,6 +479,7 @@ def read_npy(
     *,
     name: str | None = None,
     max_header_size: int = F.MAX_HEADER_SIZE,
+    _hint_header: bytes | None = None,
 ) -> tf.Tensor:
     """Reads a ``.npy`` file with ``tf.io.read_file`` and decodes it with graph ops only.
 
@@ -427,6 +517,7 @@ def read_npy(
         if path.shape.rank != 0:
             raise ValueError(f"path must be a scalar string, got shape {path.shape}")
         contents = tf.io.read_file(path)
-        return _decode_batch(
-            contents[None], dt, static, lambda r: path, max_header_size, batched=False
+        return _decode_hinted(
+            contents[None], dt, static, lambda r: path, max_header_size, False,
+            make_hint(dt, static, _hint_header),
         )

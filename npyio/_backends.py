@@ -1,0 +1,64 @@
+"""Decoding backends: how one file path becomes one tensor inside a ``tf.data`` map.
+
+- ``"graph"``: npyio's pure-TensorFlow parser (`npyio.read_npy`). The default.
+- ``"py_function"``: ``tf.py_function`` around ``np.load``, the classic approach, kept for
+  comparison and as an escape hatch. It runs Python per element (holding the GIL), and a
+  pipeline that uses it cannot be serialized: it fails on tf.data service workers, in
+  ``Dataset.save`` and snapshots, and on TPU hosts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import tensorflow as tf
+
+from npyio import _format as F
+from npyio._ops import read_npy
+
+Reader = Callable[[tf.Tensor, np.dtype, tf.TensorShape], tf.Tensor]
+BACKENDS = ("graph", "py_function")
+
+
+def _py_load(path: bytes, dt: np.dtype, shape: tf.TensorShape) -> np.ndarray:
+    name = path.decode()
+    with tf.io.gfile.GFile(name, "rb") as f:
+        header = F.read_header(f, name)
+        F.check_declared(header, dt, None if shape.rank is None else tuple(shape.as_list()), name)
+        f.seek(0)
+        array = np.load(f, allow_pickle=False)
+    return np.ascontiguousarray(array, dtype=dt)
+
+
+def _read_py_function(path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape) -> tf.Tensor:
+    def load(p: tf.Tensor) -> np.ndarray:
+        name = p.numpy().decode()
+        try:
+            return _py_load(p.numpy(), dt, shape)
+        except (OSError, ValueError, tf.errors.OpError) as e:
+            # tf.py_function turns the exception into an op error; keep the file in its message.
+            if name in str(e):
+                raise
+            raise ValueError(f"{name}: {e}") from e
+
+    out = tf.py_function(load, [path], tf.as_dtype(dt))
+    out.set_shape(shape)
+    return out
+
+
+def _read_graph(path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape) -> tf.Tensor:
+    return read_npy(path, dt, shape)
+
+
+def reader(backend: str) -> Reader:
+    """The per-file read function of ``backend``.
+
+    Raises:
+        ValueError: for an unknown backend name.
+    """
+    if backend == "graph":
+        return _read_graph
+    if backend == "py_function":
+        return _read_py_function
+    raise ValueError(f"unknown backend {backend!r} -- expected one of {', '.join(BACKENDS)}")
