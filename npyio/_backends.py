@@ -15,9 +15,10 @@ import numpy as np
 import tensorflow as tf
 
 from npyio import _format as F
+from npyio import _ops
 from npyio._ops import read_npy
 
-Reader = Callable[[tf.Tensor, np.dtype, tf.TensorShape], tf.Tensor]
+Reader = Callable[[tf.Tensor, np.dtype, tf.TensorShape, '_ops.Hint | None'], tf.Tensor]
 BACKENDS = ("graph", "py_function")
 
 
@@ -31,7 +32,9 @@ def _py_load(path: bytes, dt: np.dtype, shape: tf.TensorShape) -> np.ndarray:
     return np.ascontiguousarray(array, dtype=dt)
 
 
-def _read_py_function(path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape) -> tf.Tensor:
+def _read_py_function(
+    path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape, hint: _ops.Hint | None = None
+) -> tf.Tensor:
     def load(p: tf.Tensor) -> np.ndarray:
         name = p.numpy().decode()
         try:
@@ -47,8 +50,10 @@ def _read_py_function(path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape) -> t
     return out
 
 
-def _read_graph(path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape) -> tf.Tensor:
-    return read_npy(path, dt, shape)
+def _read_graph(
+    path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape, hint: _ops.Hint | None = None
+) -> tf.Tensor:
+    return read_npy(path, dt, shape, _hint_header=None if hint is None else hint.header)
 
 
 def reader(backend: str) -> Reader:

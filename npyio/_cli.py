@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Sequence
 
 EXIT_OK, EXIT_BAD_FILES, EXIT_USAGE = 0, 1, 2
@@ -44,6 +45,27 @@ def _demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from npyio import _bench
+
+    counts = dict(c.split("=", 1) for c in args.count) if args.count else {}
+    log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr))
+    results = _bench.run(
+        args.profiles, rounds=args.rounds, root=args.cache,
+        counts={k: int(v) for k, v in counts.items()}, log=log,
+    )
+    if args.json:
+        print(_bench.to_json(results))
+    else:
+        print(f"{time.strftime('%Y-%m-%d')}, {_bench.machine()}, batches of {_bench.BATCH}, "
+              f"median of {args.rounds} rounds\n")
+        print(_bench.table(results))
+    if args.plot:
+        _bench.plot(results, args.plot)
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="npyio",
@@ -71,6 +93,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="cache folder (default: $NPYIO_CACHE, else ~/.cache/npyio)",
     )
     demo.set_defaults(run=_demo)
+
+    bench = sub.add_parser(
+        "bench",
+        help="measure npyio against the py_function pipeline and the read-only floor",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Writes sample datasets (once) and drains, in interleaved rounds, npyio's backends,\n"
+            "the tf.py_function(np.load) pipeline, the read-only floor (read_file of both files\n"
+            "reduced to tf.strings.length) and np.load in a Python loop. Reports medians:\n"
+            "samples/s, MB/s, ratios to py_function and to the floor, and peak RSS."
+        ),
+        epilog=(
+            "examples:\n  npyio bench\n  npyio bench --profiles small --rounds 3 --json\n"
+            "  npyio bench --plot bench.png --count large=200"
+        ),
+    )
+    bench.add_argument("--profiles", nargs="+", default=["small", "medium", "large"],
+                       choices=["small", "medium", "large"])
+    bench.add_argument("--rounds", type=int, default=5, help="measured rounds (5)")
+    bench.add_argument("--count", action="append", metavar="PROFILE=N",
+                       help="files per profile (defaults: small=8000 medium=4000 large=400)")
+    bench.add_argument("--cache", default=None, help="where sample data goes")
+    bench.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    bench.add_argument("--plot", metavar="PNG", help="also write a bar chart (needs matplotlib)")
+    bench.set_defaults(run=_bench)
     return parser
 
 

@@ -2,29 +2,49 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import tensorflow as tf
 
-from npyio import _backends, _paths
+from npyio import _backends, _ops, _paths
 from npyio import _format as F
-from npyio._inspect import inspect
+from npyio.errors import NpyFormatError
 
 AUTOTUNE = tf.data.AUTOTUNE
 
 
-def _spec(
-    first: str, dtype: object, shape: object, what: str
-) -> tuple[np.dtype, tf.TensorShape]:
-    """The element dtype and static shape: from the arguments, else from ``first``'s header."""
-    header = None
+@dataclass(frozen=True)
+class _Side:
+    """How to read one side (inputs or labels): dtype, static shape, and the hint header."""
+
+    dtype: np.dtype
+    shape: tf.TensorShape
+    hint: _ops.Hint | None
+
+
+def _side(first: str, dtype: object, shape: object, what: str) -> _Side:
+    """The element dtype and static shape: from the arguments, else from ``first``'s header.
+
+    Reads ``first``'s header (once, in Python) only if ``dtype`` or ``shape`` is missing; its
+    bytes then serve as the hint for the header fast path. Otherwise the hint is the header
+    numpy's writer produces for that dtype and shape.
+    """
+    header, raw = None, None
     if dtype is None or shape is None:
-        header = inspect(first)
+        try:
+            with tf.io.gfile.GFile(first, "rb") as f:
+                header = F.read_header(f, first)
+                f.seek(0)
+                raw = f.read(header.data_offset)
+        except tf.errors.NotFoundError as e:
+            raise NpyFormatError(first, "no such file") from e
     dt = F.parse_dtype(header.dtype if dtype is None else dtype)  # type: ignore[union-attr]
     try:
         static = tf.TensorShape(header.shape if shape is None else shape)  # type: ignore
     except (TypeError, ValueError) as e:
         raise TypeError(f"{what}: shape must be a sequence of ints and None, got {shape!r}") from e
-    return dt, static
+    return _Side(dt, static, _ops.make_hint(dt, static, raw) or _ops.make_hint(dt, static))
 
 
 def dataset(
@@ -111,7 +131,7 @@ def dataset(
         >>> [y.numpy().tolist() for _, y in ds]
         [[0, 1], [2]]
     """
-    read = _backends.reader(backend)
+    read_file = _backends.reader(backend)
     if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
         raise ValueError(f"batch_size must be a positive int or None, got {batch_size!r}")
     xs = _paths.resolve(inputs, "inputs")
@@ -125,35 +145,48 @@ def dataset(
         if not xs:
             raise ValueError(f"shard {where[1]} of {where[0]} has no files ({len(xs)} in all)")
 
-    x_dt, x_shape = _spec(xs[0], dtype, shape, "inputs")
-    if ys is None:
-        ds = tf.data.Dataset.from_tensor_slices(xs)
-
-        def load(x: tf.Tensor) -> tf.Tensor:
-            return read(x, x_dt, x_shape)
-    else:
-        y_dt, y_shape = _spec(ys[0], label_dtype, label_shape, "labels")
-        ds = tf.data.Dataset.from_tensor_slices((xs, ys))
-
-        def load(x: tf.Tensor, y: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:  # type: ignore[misc]
-            return read(x, x_dt, x_shape), read(y, y_dt, y_shape)
-
+    sides = [_side(xs[0], dtype, shape, "inputs")]
+    if ys is not None:
+        sides.append(_side(ys[0], label_dtype, label_shape, "labels"))
+    columns = [xs] if ys is None else [xs, ys]
+    ds = tf.data.Dataset.from_tensor_slices(tuple(columns))
     if shuffle:
-        ds = ds.shuffle(
-            len(xs), seed=seed, reshuffle_each_iteration=reshuffle_each_iteration
-        )
-    ds = ds.map(load, num_parallel_calls=num_parallel_calls, deterministic=deterministic)
-    if ignore_errors:
-        ds = ds.ignore_errors(log_warning=True)
-    if batch_size is not None:
-        if ds.element_spec and _fully_defined(ds.element_spec):
-            ds = ds.batch(batch_size, drop_remainder=drop_remainder)
-        else:
-            ds = ds.padded_batch(batch_size, drop_remainder=drop_remainder)
+        ds = ds.shuffle(len(xs), seed=seed, reshuffle_each_iteration=reshuffle_each_iteration)
+    static = all(side.shape.is_fully_defined() for side in sides)
+    if batch_size is not None and static and not ignore_errors and backend == "graph":
+        # Batch raw bytes, then decode a whole batch with one set of ops: the per-element map is
+        # just read_file, like the read-only floor.
+        def read(*paths: tf.Tensor) -> tuple[tf.Tensor, ...]:
+            return tuple(t for p in paths for t in (p, tf.io.read_file(p)))
+
+        def decode(*raw: tf.Tensor) -> tf.Tensor | tuple[tf.Tensor, ...]:
+            out = tuple(
+                _ops._decode_hinted(contents, names, side.dtype, side.shape,
+                                    F.MAX_HEADER_SIZE, True, side.hint)
+                for side, names, contents in zip(sides, raw[::2], raw[1::2])
+            )
+            return out[0] if len(out) == 1 else out
+
+        ds = ds.map(read, num_parallel_calls=num_parallel_calls, deterministic=deterministic)
+        ds = ds.batch(batch_size, drop_remainder=drop_remainder)
+        ds = ds.map(decode, num_parallel_calls=num_parallel_calls, deterministic=deterministic)
+    else:
+        def load(*paths: tf.Tensor) -> tf.Tensor | tuple[tf.Tensor, ...]:
+            out = tuple(read_one(p, side) for p, side in zip(paths, sides))
+            return out[0] if len(out) == 1 else out
+
+        def read_one(path: tf.Tensor, side: _Side) -> tf.Tensor:
+            return read_file(path, side.dtype, side.shape, side.hint)
+
+        ds = ds.map(load, num_parallel_calls=num_parallel_calls, deterministic=deterministic)
+        if ignore_errors:
+            ds = ds.ignore_errors(log_warning=True)
+        if batch_size is not None:
+            if static:
+                ds = ds.batch(batch_size, drop_remainder=drop_remainder)
+            else:
+                ds = ds.padded_batch(batch_size, drop_remainder=drop_remainder)
     if prefetch:
         ds = ds.prefetch(prefetch)
     return ds
 
-
-def _fully_defined(spec: object) -> bool:
-    return all(s.shape.is_fully_defined() for s in tf.nest.flatten(spec))
