@@ -21,9 +21,13 @@ Byte layout (numpy's ``numpy/lib/_format_impl.py``)::
 padding, including none.
 
 Header grammar. ``WS`` is any run of space, tab, ``\n``, ``\r`` and ``\f`` (what Python's
-tokenizer skips there)::
+tokenizer skips there). Around the dict only what ``np.load`` takes in every Python version:
+``LEAD`` is any run of space and tab (``ast.literal_eval`` strips them; a line break followed by
+indentation is an ``IndentationError``), and ``TRAIL`` is any run of space, tab and ``\f``,
+optionally followed by a line break and then ``WS`` that ends in a line break (an indented last
+line is refused too)::
 
-    header  := WS "{" WS entry WS "," WS entry WS "," WS entry WS [","] WS "}" WS
+    header  := LEAD "{" WS entry WS "," WS entry WS "," WS entry WS [","] WS "}" TRAIL
     entry   := key("descr") WS ":" WS descr
              | key("fortran_order") WS ":" WS ("True" | "False")
              | key("shape") WS ":" WS shape        -- each key exactly once, in any order
@@ -35,7 +39,8 @@ tokenizer skips there)::
 
 Every header numpy's writer produces matches this grammar, and ``np.load`` accepts every header
 that matches it. What numpy would also accept but npyio refuses: comments, line continuations,
-integers with leading zeros or underscores, unary ``+``, and dims of more than 18 digits. Byte
+line breaks before the dict, integers with leading zeros or underscores, unary ``+``, and dims
+of more than 18 digits. Byte
 order ``"|"`` or ``"="`` on a multi-byte type means the reading machine's order, as in numpy.
 
 Refused outright: object (pickle), string, unicode, datetime, timedelta, void, structured and
@@ -117,11 +122,13 @@ _PERMS = "|".join(
     _SEP.join(_ENTRIES[i] for i in order)
     for order in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
 )
+LEAD = r"[ \t]*"
+TRAIL = r"[ \t\f]*(?:[\n\r](?:[ \t\n\r\f]*[\n\r])?)?"
 #: The whole accepted grammar (full match).
-HEADER_RE = rf"{WS}\{{{WS}(?:{_PERMS}){WS},?{WS}\}}{WS}"
+HEADER_RE = rf"{LEAD}\{{{WS}(?:{_PERMS}){WS},?{WS}\}}{TRAIL}"
 
 # Layered checks, used only to word the error once HEADER_RE has failed (full match each).
-DICT_RE = rf"{WS}\{{[ -~\t\n\r\f]*\}}{WS}"
+DICT_RE = rf"{LEAD}\{{[ -~\t\n\r\f]*\}}{TRAIL}"
 
 
 def _has_key(key: str) -> str:

@@ -13,6 +13,7 @@ allocation or an op error of its own: the first error is always npyio's, and it 
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -94,15 +95,16 @@ def _first(conds: tf.Tensor, values: tf.Tensor) -> tf.Tensor:
 
 def _decode_batch(
     contents: tf.Tensor,
+    names: tf.Tensor | None,
     dt: np.dtype,
     shape: tf.TensorShape,
-    label: Callable[[tf.Tensor], tf.Tensor],
     max_header_size: int,
     batched: bool,
 ) -> tf.Tensor:
     """Decodes a [B] string tensor of whole files; returns [B, *dims] (or dims when not batched).
 
-    ``label(row)`` gives the file name shown in an error about element ``row``.
+    ``names[row]`` is the file named in an error about element ``row``; without ``names`` it is
+    ``<bytes>`` (``<bytes>[row]`` in a batch).
     """
     itemsize = dt.itemsize
     size = tf.cast(tf.strings.length(contents), tf.int64)
@@ -236,7 +238,7 @@ def _decode_batch(
         rows = tf.shape(bad, out_type=tf.int64)[0]
         row = tf.reduce_min(tf.where(tf.reduce_any(bad, axis=1), tf.range(rows), rows))
         messages = tf.stack([build(row) for _, build in checks])
-        return tf.strings.join([label(row), ": ", _first(bad[row], messages)])
+        return tf.strings.join([_label(names, row, batched), ": ", _first(bad[row], messages)])
 
     message = tf.cond(all_ok, lambda: tf.constant(""), failure)
     assertion = tf.debugging.Assert(all_ok, [message], summarize=1)
@@ -289,22 +291,61 @@ def make_hint(dt: np.dtype, shape: tf.TensorShape, header: bytes | None = None) 
     return Hint(header, len(header) + parsed.nbytes, little, parsed.fortran_order)
 
 
+def _label(names: tf.Tensor | None, row: tf.Tensor, batched: bool) -> tf.Tensor:
+    if names is not None:
+        return names[row]
+    if batched:
+        return tf.strings.join(["<bytes>[", _str(row), "]"])
+    return tf.constant("<bytes>")
+
+
+@functools.lru_cache(maxsize=256)
+def _full_parser(
+    dt: np.dtype, shape: tf.TensorShape, max_header_size: int, batched: bool, named: bool
+) -> Callable[..., tf.Tensor]:
+    """The full parser as a graph function that is never inlined.
+
+    Called from a ``tf.cond`` branch, it stays one call op there: the fast path then pays
+    nothing for the parser's ~150 ops (a lowered branch would drag them all along as dead
+    ops on every element). Eagerly, it runs as one graph instead of op by op.
+    """
+
+    def parse(contents: tf.Tensor, names: tf.Tensor) -> tf.Tensor:
+        return _decode_batch(
+            contents, names if named else None, dt, shape, max_header_size, batched
+        )
+
+    return tf.function(
+        parse,
+        input_signature=[tf.TensorSpec([None], tf.string)] * 2,
+        autograph=False,
+        experimental_attributes={"_noinline": True},
+    )
+
+
 def _decode_hinted(
     contents: tf.Tensor,
+    names: tf.Tensor | None,
     dt: np.dtype,
     shape: tf.TensorShape,
-    label: Callable[[tf.Tensor], tf.Tensor],
     max_header_size: int,
     batched: bool,
     hint: Hint | None,
 ) -> tf.Tensor:
-    """`_decode_batch`, with a fast path for files whose header bytes equal ``hint``'s."""
+    """Decodes [B] files: a fast path for files whose header bytes equal ``hint``'s, the full
+    parser for any other (returns [B, *dims], or dims when not batched)."""
+    parser = _full_parser(dt, shape, max_header_size, batched, names is not None)
 
     def full() -> tf.Tensor:
-        return _decode_batch(contents, dt, shape, label, max_header_size, batched)
+        out = parser(contents, contents if names is None else names)
+        out.set_shape(tf.TensorShape([None]).concatenate(shape) if batched else shape)
+        return out
 
     if hint is None:
-        return full()
+        out = full()
+        if batched:
+            out.set_shape(tf.TensorShape([contents.shape[0]]).concatenate(shape))
+        return out
 
     def known() -> tf.Tensor:
         offset = len(hint.header)
@@ -320,7 +361,9 @@ def _decode_hinted(
         tf.strings.substr(contents, 0, len(hint.header)) == hint.header,
         tf.strings.length(contents) == hint.size,
     )
-    return tf.cond(tf.reduce_all(same), known, full)
+    out = tf.cond(tf.reduce_all(same), known, full)
+    out.set_shape(tf.TensorShape([contents.shape[0]]).concatenate(shape) if batched else shape)
+    return out
 
 
 def _decode_payload(
@@ -459,15 +502,10 @@ def decode_npy(
                 f"contents must be a scalar or a rank-1 string tensor, got shape {contents.shape}"
             )
         hint = make_hint(dt, static)
-        if contents.shape.rank == 0:
-            return _decode_hinted(
-                contents[None], dt, static, lambda r: tf.constant("<bytes>"),
-                max_header_size, False, hint,
-            )
+        batched = contents.shape.rank == 1
         return _decode_hinted(
-            contents, dt, static,
-            lambda r: tf.strings.join(["<bytes>[", _str(r), "]"]),
-            max_header_size, True, hint,
+            contents if batched else contents[None], None, dt, static, max_header_size,
+            batched, hint,
         )
 
 
@@ -518,6 +556,6 @@ def read_npy(
             raise ValueError(f"path must be a scalar string, got shape {path.shape}")
         contents = tf.io.read_file(path)
         return _decode_hinted(
-            contents[None], dt, static, lambda r: path, max_header_size, False,
+            contents[None], path[None], dt, static, max_header_size, False,
             make_hint(dt, static, _hint_header),
         )
