@@ -29,7 +29,7 @@ def _py_load(path: bytes, dt: np.dtype, shape: tf.TensorShape) -> np.ndarray:
         F.check_declared(header, dt, None if shape.rank is None else tuple(shape.as_list()), name)
         f.seek(0)
         array = np.load(f, allow_pickle=False)
-    return np.ascontiguousarray(array, dtype=dt)
+    return np.asarray(array, dtype=dt, order="C")  # keeps 0-d arrays 0-d
 
 
 def _read_py_function(

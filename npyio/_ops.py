@@ -315,12 +315,24 @@ def _full_parser(
             contents, names if named else None, dt, shape, max_header_size, batched
         )
 
-    return tf.function(
+    function = tf.function(
         parse,
         input_signature=[tf.TensorSpec([None], tf.string)] * 2,
         autograph=False,
         experimental_attributes={"_noinline": True},
-    )
+    ).get_concrete_function()
+    out_type = _TF_DTYPES[dt.name]
+
+    def call(contents: tf.Tensor, names: tf.Tensor) -> tf.Tensor:
+        if tf.executing_eagerly():
+            return function(contents, names)
+        # A plain PartitionedCall, not the StatefulPartitionedCall tf.function would emit for a
+        # body with an Assert: tf.data refuses to checkpoint iterators over the latter.
+        return tf.raw_ops.PartitionedCall(
+            args=[contents, names], Tout=[out_type], f=function
+        )[0]
+
+    return call
 
 
 def _decode_hinted(
