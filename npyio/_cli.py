@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+from npyio import _verify
 
 EXIT_OK, EXIT_BAD_FILES, EXIT_USAGE = 0, 1, 2
 
@@ -66,12 +69,162 @@ def _bench(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_EXIT_POLICY = (
+    "exit status:\n"
+    "  0  every file is good\n"
+    "  1  a bad file; also a PATH that does not exist, a directory with no .npy files,\n"
+    "     a pattern that matches nothing (each is listed as a bad file)\n"
+    "  2  usage error (bad options or arguments)"
+)
+_PATHS_HELP = (
+    "files, directories (their *.npy, not recursive; other files there are ignored) or\n"
+    "quoted glob patterns; a file named explicitly is checked whatever its name. Any\n"
+    "TensorFlow filesystem path works (gs://..., ram://...)."
+)
+
+
+#: Threads for reading headers: ThreadPoolExecutor's own default for I/O-bound work. With a cold
+#: page cache, 100,000 small files took 9 s with 1 thread, 5 s with 2, 3 s with 4 to 16 (2 CPUs).
+_DEFAULT_JOBS = min(32, (os.cpu_count() or 1) + 4)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return n
+
+
+def _for_terminal(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Ctrl-C exits 130 without a traceback; a closed pipe (``| head``) ends quietly."""
+
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            code = run(args)
+            sys.stdout.flush()
+            return code
+        except KeyboardInterrupt:
+            print("\ninterrupted", file=sys.stderr)
+            return 130
+        except BrokenPipeError:
+            # Python flushes stdout again at exit; point it at devnull so that is silent too.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return EXIT_BAD_FILES if getattr(args, "_had_issues", False) else EXIT_OK
+
+    return wrapped
+
+
+def _print_json(obj: object) -> None:
+    json.dump(obj, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+def _summary_block(name: str, s: _verify.Summary) -> list[str]:
+    bad = f", {s.bad:,} bad" if s.bad else ""
+    return [f"{name}: {s.files:,} file{'s' * (s.files != 1)}{bad}, {_verify.human_bytes(s.bytes)}",
+            *s.lines()]
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    sources = [_verify.resolve(a) for a in args.paths]
+    out = _verify.scan(sources, jobs=args.jobs, progress=not args.quiet)
+    args._had_issues = bool(out.issues)
+    grouped = [s for s in sources if s.kind in ("dir", "glob") and s.paths]
+    good = [c for c in out.checked if c.ok]
+    if args.json:
+        doc: dict[str, object] = {}
+        if not args.summary:
+            doc["files"] = [_verify.file_json(c) for c in good]
+        doc["bad"] = [{"path": p, "reason": r} for p, r in out.issues]
+        doc["directories"] = [{"path": s.arg, **out.summary(s).to_json()} for s in grouped]
+        _print_json(doc)
+    else:
+        lines: list[str] = []
+        if not args.summary and good:
+            lines += _verify.table([_verify.FILE_COLUMNS] + [_verify.file_row(c) for c in good],
+                                   right=(4, 5))
+        for s in grouped:
+            lines += ([""] if lines else []) + _summary_block(s.arg, out.summary(s))
+        if lines:
+            print("\n".join(lines))
+    for path, reason in out.issues:
+        print(f"npyio inspect: {path}: {reason}", file=sys.stderr)
+    return EXIT_BAD_FILES if out.issues else EXIT_OK
+
+
+_MAX_NOTES = 10
+
+
+def _verify_cmd(args: argparse.Namespace) -> int:
+    if not args.paths and not args.pairs:
+        args._parser.error("give at least one PATH, or --pairs INPUT_DIR LABEL_DIR")
+    sources = [_verify.resolve(a) for a in args.paths]
+    extra: list[tuple[str, str]] = []
+    if args.pairs:
+        xs, ys = (_verify.resolve_pair_dir(d) for d in args.pairs)
+        sources += [xs, ys]
+        extra = _verify.unpaired(xs, ys)
+    out = _verify.scan(
+        sources, jobs=args.jobs, progress=not args.quiet, full=args.full, extra=extra
+    )
+    args._had_issues = bool(out.issues)
+    grouped = list({s.arg: s for s in sources if s.kind in ("dir", "glob") and s.paths}.values())
+    total = out.summary()
+    bad_files = len(out.bad_paths)
+    checks = "headers, sizes and payloads" if args.full else "headers and sizes"
+    if args.json:
+        doc: dict[str, object] = {
+            "ok": not out.issues,
+            "checks": checks,
+            "files": total.files,
+            "bad_files": bad_files,
+            "bytes": total.bytes,
+            "seconds": round(out.seconds, 3),
+            "bad": [{"path": p, "reason": r} for p, r in out.issues],
+            "groups": total.to_json()["groups"],
+            "directories": [{"path": s.arg, **out.summary(s).to_json()} for s in grouped],
+        }
+        if args.full:
+            doc["nonfinite"] = [{"path": p, "count": n} for p, n in out.nonfinite.items()]
+        _print_json(doc)
+        return EXIT_BAD_FILES if out.issues else EXIT_OK
+    lines = [f"{path}: {reason}" for path, reason in out.issues]
+    if out.nonfinite:
+        n_files = len(out.nonfinite)
+        lines += ([""] if lines else []) + [
+            f"note: {n_files:,} file{'s' * (n_files != 1)} hold{'s' * (n_files == 1)} NaN or "
+            "infinite values (not counted as bad):"
+        ]
+        for path, n in list(out.nonfinite.items())[:_MAX_NOTES]:
+            lines.append(f"  {path}: {n:,} NaN or infinite value{'s' * (n != 1)}")
+        if len(out.nonfinite) > _MAX_NOTES:
+            lines.append(f"  and {len(out.nonfinite) - _MAX_NOTES:,} more (see --json)")
+    for s in grouped:
+        lines += ([""] if lines else []) + _summary_block(s.arg, out.summary(s))
+    verdict = f"{bad_files:,} bad file{'s' * (bad_files != 1)}" if out.issues else "all good"
+    lines += ([""] if lines else []) + [
+        f"verified {total.files:,} file{'s' * (total.files != 1)} "
+        f"({_verify.human_bytes(total.bytes)}) in {out.seconds:.2f} s, {checks}: {verdict}"
+    ]
+    print("\n".join(lines))
+    return EXIT_BAD_FILES if out.issues else EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="npyio",
         description="Feed NumPy .npy datasets into TensorFlow with graph ops only.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="examples:\n  npyio demo\n  npyio demo --count 2000",
+        epilog=(
+            "examples:\n  npyio inspect data/inputs\n  npyio verify data/inputs data/labels\n"
+            "  npyio verify --pairs data/inputs data/labels --full\n"
+            "  npyio demo\n  npyio demo --count 2000\n\n"
+            "Run 'npyio COMMAND --help' for a command's options, examples and exit status."
+        ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -118,6 +271,71 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", action="store_true", help="print JSON instead of a table")
     bench.add_argument("--plot", metavar="PNG", help="also write a bar chart (needs matplotlib)")
     bench.set_defaults(run=_bench)
+
+    inspect = sub.add_parser(
+        "inspect",
+        help="show what .npy files hold: dtype, shape, order, sizes",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Reads each file's header (not its payload) and prints one row per file:\n"
+            "version, dtype, shape, order (C or F), header bytes, payload bytes and path.\n"
+            "For a directory or pattern it then prints a summary: file count, total size, and\n"
+            "each distinct dtype/shape combination with its count. Files that cannot be read\n"
+            "(bad header, wrong size, missing) are listed on stderr as 'path: reason'."
+        ),
+        epilog=(
+            "examples:\n"
+            "  npyio inspect data/inputs/0000.npy\n"
+            "  npyio inspect data/inputs --summary\n"
+            "  npyio inspect 'data/inputs/*.npy' --json | jq '.directories'\n"
+            "  npyio inspect gs://bucket/dataset/labels\n\n" + _EXIT_POLICY
+        ),
+    )
+    inspect.add_argument("paths", nargs="+", metavar="PATH", help=_PATHS_HELP)
+    inspect.add_argument("--summary", "-s", action="store_true",
+                         help="print only the summaries, not a row per file")
+    inspect.add_argument("--json", action="store_true", help="print JSON on stdout")
+    inspect.add_argument("--jobs", "-j", type=_positive_int, default=_DEFAULT_JOBS, metavar="N",
+                         help=f"threads reading headers (default: {_DEFAULT_JOBS})")
+    inspect.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    inspect.set_defaults(run=_for_terminal(_inspect))
+
+    verify = sub.add_parser(
+        "verify",
+        help="check that every .npy file will load, before a training run finds out",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Checks each file's header with the rules npyio's decoder applies, and that the\n"
+            "file's size is exactly what its header declares. --full also reads and decodes\n"
+            "every payload through the graph decoder, as npyio.dataset will (and notes files\n"
+            "holding NaN or infinite values, without counting them as bad). --pairs checks\n"
+            "that the files of two directories pair up by name, as npyio.dataset pairs them.\n\n"
+            "Prints each bad file as 'path: reason', a summary per directory (file count,\n"
+            "size, dtype/shape combinations), and a verdict line, all on stdout. Progress goes\n"
+            "to stderr: a bar on a terminal, a line every 10% otherwise (-q for none)."
+        ),
+        epilog=(
+            "examples:\n"
+            "  npyio verify data/inputs\n"
+            "  npyio verify --pairs data/inputs data/labels\n"
+            "  npyio verify --full --jobs 8 data/inputs/0001.npy data/inputs/0002.npy\n"
+            "  npyio verify 'data/inputs/*.npy' --json | jq '.bad'\n"
+            "  npyio verify gs://bucket/dataset/inputs --jobs 32\n\n" + _EXIT_POLICY
+        ),
+    )
+    verify.add_argument("paths", nargs="*", metavar="PATH", help=_PATHS_HELP)
+    verify.add_argument(
+        "--pairs", nargs=2, metavar=("INPUT_DIR", "LABEL_DIR"),
+        help="also check these two directories, and that their file names pair up",
+    )
+    verify.add_argument("--full", action="store_true",
+                        help="also decode every payload through the graph decoder (slower)")
+    verify.add_argument("--jobs", "-j", type=_positive_int, default=_DEFAULT_JOBS, metavar="N",
+                        help=f"files checked (and decoded) in parallel (default: {_DEFAULT_JOBS},"
+                        " the CPU count + 4, at most 32: reading headers waits on I/O)")
+    verify.add_argument("--json", action="store_true", help="print JSON on stdout")
+    verify.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    verify.set_defaults(run=_for_terminal(_verify_cmd), _parser=verify)
     return parser
 
 
