@@ -8,7 +8,9 @@ map, serializes, and has static shapes.
 from npyio._dataset import dataset
 from npyio._format import NpyHeader
 from npyio._inspect import inspect
+from npyio._npz import decode_npz, read_npz
 from npyio._ops import decode_npy, read_npy
+from npyio._rows import rows
 from npyio.errors import BackendUnavailableError, NpyFormatError, NpyioError
 
 __all__ = [
@@ -18,7 +20,10 @@ __all__ = [
     "NpyioError",
     "dataset",
     "decode_npy",
+    "decode_npz",
     "inspect",
     "read_npy",
+    "read_npz",
+    "rows",
 ]
 __version__ = "0.1.0"

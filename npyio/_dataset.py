@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import tensorflow as tf
 
-from npyio import _backends, _ops, _paths
+from npyio import _backends, _npz, _ops, _paths
 from npyio import _format as F
 from npyio.errors import NpyFormatError
 
@@ -21,9 +21,12 @@ class _Side:
     dtype: np.dtype
     shape: tf.TensorShape
     hint: _ops.Hint | None
+    member: str | None = None  # the .npz member to read, or None for .npy files
 
 
-def _side(first: str, dtype: object, shape: object, what: str) -> _Side:
+def _side(
+    first: str, dtype: object, shape: object, what: str, member: str | None = None
+) -> _Side:
     """The element dtype and static shape: from the arguments, else from ``first``'s header.
 
     Reads ``first``'s header (once, in Python) only if ``dtype`` or ``shape`` is missing; its
@@ -31,7 +34,9 @@ def _side(first: str, dtype: object, shape: object, what: str) -> _Side:
     numpy's writer produces for that dtype and shape.
     """
     header, raw = None, None
-    if dtype is None or shape is None:
+    if member is not None and (dtype is None or shape is None):
+        header, raw = _npz.inspect_npz_prefix(first, member)
+    elif dtype is None or shape is None:
         try:
             with tf.io.gfile.GFile(first, "rb") as f:
                 header = F.read_header(f, first)
@@ -44,7 +49,8 @@ def _side(first: str, dtype: object, shape: object, what: str) -> _Side:
         static = tf.TensorShape(header.shape if shape is None else shape)  # type: ignore
     except (TypeError, ValueError) as e:
         raise TypeError(f"{what}: shape must be a sequence of ints and None, got {shape!r}") from e
-    return _Side(dt, static, _ops.make_hint(dt, static, raw) or _ops.make_hint(dt, static))
+    hint = _ops.make_hint(dt, static, raw) or _ops.make_hint(dt, static)
+    return _Side(dt, static, hint, member)
 
 
 def dataset(
@@ -66,6 +72,8 @@ def dataset(
     backend: str = "graph",
     ignore_errors: bool = False,
     shard: object = None,
+    key: str | None = None,
+    label_key: str | None = None,
 ) -> tf.data.Dataset:
     """A ``tf.data.Dataset`` of ``.npy`` files (and their labels), decoded in graph mode.
 
@@ -103,6 +111,10 @@ def dataset(
             names the file, instead of failing.
         shard: ``(num_shards, index)`` or a ``tf.distribute.InputContext``: keep only this
             shard's files, split before anything is read. Each file goes to exactly one shard.
+        key: Read member ``key`` of ``.npz`` archives instead of ``.npy`` files (directories
+            then list ``*.npz``). Needs ``backend="graph"``.
+        label_key: The labels' member. Without ``labels``, labels are read from the same
+            archives as the inputs; with separate label archives it defaults to ``key``.
 
     Returns:
         A dataset of ``x`` or ``(x, y)``, batched when ``batch_size`` is set.
@@ -132,11 +144,18 @@ def dataset(
         [[0, 1], [2]]
     """
     read_file = _backends.reader(backend)
+    if key is None and label_key is not None:
+        raise ValueError("label_key needs key: it names a member of .npz archives")
+    if key is not None and backend != "graph":
+        raise ValueError(f"key (.npz archives) needs backend='graph', got {backend!r}")
+    suffix = ".npy" if key is None else ".npz"
     if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
         raise ValueError(f"batch_size must be a positive int or None, got {batch_size!r}")
-    xs = _paths.resolve(inputs, "inputs")
-    ys = None if labels is None else _paths.resolve(labels, "labels")
-    if ys is not None:
+    xs = _paths.resolve(inputs, "inputs", suffix)
+    ys = None if labels is None else _paths.resolve(labels, "labels", suffix)
+    if ys is None and label_key is not None:
+        ys = list(xs)  # inputs and labels are members of the same archives
+    elif ys is not None:
         xs, ys = _paths.pair(xs, ys, _paths.is_pattern(inputs) or _paths.is_pattern(labels))
     where = _paths.parse_shard(shard)
     if where is not None:
@@ -145,9 +164,10 @@ def dataset(
         if not xs:
             raise ValueError(f"shard {where[1]} of {where[0]} has no files ({len(xs)} in all)")
 
-    sides = [_side(xs[0], dtype, shape, "inputs")]
+    sides = [_side(xs[0], dtype, shape, "inputs", key)]
     if ys is not None:
-        sides.append(_side(ys[0], label_dtype, label_shape, "labels"))
+        member = key if label_key is None else label_key
+        sides.append(_side(ys[0], label_dtype, label_shape, "labels", member))
     columns = [xs] if ys is None else [xs, ys]
     ds = tf.data.Dataset.from_tensor_slices(tuple(columns))
     if shuffle:
@@ -157,7 +177,13 @@ def dataset(
         # Batch raw bytes, then decode a whole batch with one set of ops: the per-element map is
         # just read_file, like the read-only floor.
         def read(*paths: tf.Tensor) -> tuple[tf.Tensor, ...]:
-            return tuple(t for p in paths for t in (p, tf.io.read_file(p)))
+            return tuple(t for p, side in zip(paths, sides) for t in read_raw(p, side))
+
+        def read_raw(path: tf.Tensor, side: _Side) -> tuple[tf.Tensor, tf.Tensor]:
+            if side.member is None:
+                return path, tf.io.read_file(path)
+            name = tf.strings.join([path, "[", side.member, "]"])
+            return name, _npz.npz_member(tf.io.read_file(path), side.member, name)
 
         def decode(*raw: tf.Tensor) -> tf.Tensor | tuple[tf.Tensor, ...]:
             out = tuple(
@@ -176,6 +202,8 @@ def dataset(
             return out[0] if len(out) == 1 else out
 
         def read_one(path: tf.Tensor, side: _Side) -> tf.Tensor:
+            if side.member is not None:
+                return _npz.read_npz_member(path, side.member, side.dtype, side.shape, side.hint)
             return read_file(path, side.dtype, side.shape, side.hint)
 
         ds = ds.map(load, num_parallel_calls=num_parallel_calls, deterministic=deterministic)

@@ -1,0 +1,434 @@
+"""``npyio.rows``: stream the rows (axis 0) of large ``.npy`` files, with bounded memory.
+
+Each file is read with ``tf.data.FixedLengthRecordDataset``: its header is skipped with
+``header_bytes`` (each file's own ``data_offset``), and its payload is read in records of a whole
+number of rows (a *chunk*, about ``_CHUNK_BYTES``), which ``tf.io.decode_raw`` turns into a
+``[rows, *row_shape]`` tensor. A file is never read into one tensor, so memory stays bounded
+whatever its size: a few chunks per file being read, the shuffle buffer, and the prefetch.
+
+Plan of the pipeline, decided in Python when the dataset is built (every header is read, and
+every file's size is checked against it, through ``tf.io.gfile``):
+
+1. The files' rows are numbered globally, shard after shard. ``shard=(n, i)`` keeps the
+   contiguous range ``[total * i // n, total * (i + 1) // n)`` of that numbering.
+2. The range is cut into *pieces*, each a run of rows of one file (of a pair of files with
+   labels). When shuffling, pieces are at most about ``_BLOCK_BYTES``, so that even a single
+   large file is read from several places at once.
+3. A piece is read by two FixedLengthRecordDatasets, with ``header_bytes`` and
+   ``footer_bytes`` set to cut out exactly its rows: whole chunks, then one record for the rest.
+   A ``scan`` counts the rows read, and the piece fails with an error naming the file when the
+   count differs from the header's (the file changed size after the dataset was built).
+4. Pieces are read in order (``flat_map``), or in a shuffled order and ``cycle_length`` at a time
+   (``interleave``); chunks are decoded in a parallel ``map``; then rows are rebatched, or
+   unbatched, shuffled in a row buffer and batched.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import tensorflow as tf
+
+from npyio import _format as F
+from npyio import _ops, _paths
+from npyio._inspect import inspect
+from npyio.errors import NpyFormatError
+
+__all__ = ["rows"]
+
+AUTOTUNE = tf.data.AUTOTUNE
+#: Bytes per decoded chunk (per side): the unit of reading and decoding.
+_CHUNK_BYTES = 1 << 20
+#: When shuffling, files are cut into pieces of about this many bytes (per side).
+_BLOCK_BYTES = 8 << 20
+#: FixedLengthRecordDataset's read buffer, per open piece.
+_READ_BUFFER = 256 << 10
+#: Pieces read at once when shuffling, if num_parallel_reads is AUTOTUNE.
+_CYCLE = 8
+
+
+@dataclass(frozen=True)
+class _File:
+    path: str
+    header: F.NpyHeader
+
+    @property
+    def nrows(self) -> int:
+        return self.header.shape[0]
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One side (inputs or labels): its files, and what every one of their rows looks like."""
+
+    files: list[_File]
+    dtype: np.dtype  # native order
+    row_shape: tuple[int, ...]
+    #: The byte order of every file when they all agree, else None (decided per piece).
+    little_endian: bool | None
+
+    @property
+    def row_bytes(self) -> int:
+        return int(np.prod(self.row_shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+def _little(dt: np.dtype) -> bool:
+    return dt.byteorder == "<" or (dt.byteorder in "|=" and F.NATIVE_ORDER == "<")
+
+
+def _check_file(path: str) -> _File:
+    """Reads ``path``'s header and checks that its rows can be streamed (in Python)."""
+    header = inspect(path)
+    if not header.shape:
+        raise NpyFormatError(
+            path, "a 0-d array has no rows -- expected an array with ndim >= 1, got shape ()"
+        )
+    if header.fortran_order and len(header.shape) >= 2:
+        raise NpyFormatError(
+            path,
+            "Fortran-order arrays cannot be streamed by rows -- expected fortran_order False "
+            f"for shape {F.show_shape(header.shape)}, got True; rewrite the file in C order, e.g. "
+            f"np.save(path, np.ascontiguousarray(np.load(path)))",
+        )
+    try:
+        size = tf.io.gfile.stat(path).length
+    except tf.errors.NotFoundError as e:  # removed since it was inspected
+        raise NpyFormatError(path, "no such file") from e
+    F.check_payload(header, size, path)
+    return _File(path, header)
+
+
+def _side(paths: list[str]) -> _Side:
+    """Checks every file of one side and that they all have the first one's dtype and row shape."""
+    files = [_check_file(p) for p in paths]
+    first = files[0]
+    dtype = first.header.dtype.newbyteorder("=")
+    row_shape = first.header.shape[1:]
+    for f in files[1:]:
+        if f.header.dtype.newbyteorder("=") != dtype:
+            raise NpyFormatError(
+                f.path,
+                F.dtype_mismatch(dtype.name, f.header.dtype.name)
+                + f" (the dtype of the first file, {first.path})",
+            )
+        if f.header.shape[1:] != row_shape:
+            raise NpyFormatError(
+                f.path,
+                "row shape mismatch -- expected "
+                f"{F.show_shape(row_shape)}, got {F.show_shape(f.header.shape[1:])} "
+                f"(the shape of a row of the first file, {first.path})",
+            )
+    orders = {_little(f.header.dtype) for f in files}
+    return _Side(files, dtype, row_shape, orders.pop() if len(orders) == 1 else None)
+
+
+def _is_collection(spec: object) -> bool:
+    """A directory or glob pattern (these pair by file name), not a path or a sequence."""
+    if not _paths.is_pattern(spec):
+        return False
+    text = os.fspath(spec)  # type: ignore[call-overload]
+    return bool(_paths._GLOB_CHARS & set(text)) or tf.io.gfile.isdir(text)
+
+
+def _positive(value: object, what: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{what} must be a positive int or None, got {value!r}")
+    return value
+
+
+def _pieces(
+    counts: list[int], lo: int, hi: int, block: int | None
+) -> list[tuple[int, int, int]]:
+    """(file index, first row, end row) runs covering global rows [lo, hi), cut every ``block``
+    rows when ``block`` is set."""
+    out: list[tuple[int, int, int]] = []
+    start_of_file = 0
+    for j, n in enumerate(counts):
+        s, e = max(lo, start_of_file) - start_of_file, min(hi, start_of_file + n) - start_of_file
+        start_of_file += n
+        step = block or max(e - s, 1)
+        out.extend((j, a, min(a + step, e)) for a in range(s, e, step))
+    return out
+
+
+def _side_chunks(
+    path: tf.Tensor,
+    offset: tf.Tensor,
+    count: tf.Tensor,
+    tail: tf.Tensor,
+    little: tf.Tensor,
+    row_bytes: int,
+    chunk: int,
+) -> tf.data.Dataset:
+    """The chunks of ``count`` rows of ``path`` that start ``offset`` bytes into the file and
+    end ``tail`` bytes before its end, as (raw bytes, rows, little_endian, is_end) elements, the
+    last of which is an end marker.
+
+    The rows read are counted; a count that differs from ``count`` (the file has changed since
+    the dataset was built) fails with an InvalidArgumentError that names the file.
+    """
+    chunks = count // chunk
+    rest = count - chunks * chunk
+    if row_bytes == 0:  # rows of no bytes: nothing to read, only to count
+        sizes = tf.data.Dataset.from_tensors(tf.constant(chunk, tf.int64)).repeat(chunks)
+        sizes = sizes.concatenate(tf.data.Dataset.from_tensors(rest).take(tf.minimum(rest, 1)))
+        body = sizes.map(lambda n: (tf.constant(b""), n))
+    else:
+        rb = tf.constant(row_bytes, tf.int64)
+        whole = tf.data.FixedLengthRecordDataset(
+            path, record_bytes=chunk * row_bytes, header_bytes=offset,
+            footer_bytes=tail + rest * rb, buffer_size=_READ_BUFFER,
+        )
+        last = tf.data.FixedLengthRecordDataset(
+            path, record_bytes=tf.maximum(rest, 1) * rb, header_bytes=offset + chunks * chunk * rb,
+            footer_bytes=tail, buffer_size=_READ_BUFFER,
+        )
+        # An empty part is never opened: its FixedLengthRecordDataset, whose body length is
+        # computed from the file's current size, would fail oddly on a file that has shrunk.
+        whole = whole.take(tf.where(chunks > 0, tf.constant(-1, tf.int64), 0))
+        last = last.take(tf.where(rest > 0, tf.constant(-1, tf.int64), 0))
+        body = whole.concatenate(last).map(
+            lambda raw: (raw, tf.cast(tf.strings.length(raw), tf.int64) // row_bytes)
+        )
+    marked = body.map(lambda raw, n: (raw, n, False)).concatenate(
+        tf.data.Dataset.from_tensors((tf.constant(b""), tf.constant(0, tf.int64), True))
+    )
+
+    @tf.autograph.experimental.do_not_convert
+    def step(seen: tf.Tensor, element: tuple[tf.Tensor, ...]) -> tuple[tf.Tensor, tuple]:
+        raw, n, end = element
+        total = seen + n
+        ok = tf.where(end, tf.equal(seen, count), total <= count)
+        message = tf.strings.join([
+            path, ": file changed size since the dataset was built -- expected ",
+            tf.strings.as_string(count), " rows from byte ", tf.strings.as_string(offset),
+            ", got ", tf.where(end, tf.strings.as_string(seen),
+                               tf.strings.join(["more than ", tf.strings.as_string(count)])),
+        ])
+        check = tf.debugging.Assert(ok, [message], summarize=1)
+        with tf.control_dependencies([] if check is None else [check]):
+            return tf.identity(total), (tf.identity(raw), n, little, end)
+
+    return marked.scan(tf.constant(0, tf.int64), step)
+
+
+def _unbatch(ds: tf.data.Dataset, empty_rows: bool) -> tf.data.Dataset:
+    """Dataset.unbatch, except for rows of zero elements, on which TensorFlow's unbatch
+    crashes the process (TF 2.21): rebatch into ones and drop the batch dim instead."""
+    if not empty_rows:
+        return ds.unbatch()
+    return ds.rebatch(1).map(lambda *t: tuple(x[0] for x in t) if len(t) > 1 else t[0][0])
+
+
+def _decoder(side: _Side) -> Callable[[tf.Tensor, tf.Tensor, tf.Tensor], tf.Tensor]:
+    """raw chunk, rows, little_endian -> [rows, *row_shape] in native order."""
+    dt = side.dtype
+    raw_type = _ops._RAW_DTYPES[dt.name]
+    out_type = _ops._TF_DTYPES[dt.name]
+
+    def decode(raw: tf.Tensor, n: tf.Tensor, little: tf.Tensor) -> tf.Tensor:
+        shape = tf.concat([n[None], tf.constant(side.row_shape, tf.int64)], 0)
+        if side.row_bytes == 0:
+            return tf.zeros(shape, out_type)
+
+        def read(le: bool) -> tf.Tensor:
+            return tf.io.decode_raw(raw, raw_type, little_endian=le)
+
+        if dt.itemsize == 1:
+            values = read(True)
+        elif side.little_endian is not None:
+            values = read(side.little_endian)
+        else:
+            values = tf.cond(little, lambda: read(True), lambda: read(False))
+        if dt.name == "bool":
+            values = tf.not_equal(values, 0)
+        elif raw_type != out_type:
+            values = tf.bitcast(values, out_type)
+        out = tf.reshape(values, shape)
+        out.set_shape(tf.TensorShape([None]).concatenate(side.row_shape))
+        return out
+
+    return decode
+
+
+def rows(
+    inputs: _paths.PathSpec,
+    labels: _paths.PathSpec | None = None,
+    *,
+    shuffle_buffer: int | None = None,
+    seed: int | None = None,
+    batch_size: int | None = None,
+    drop_remainder: bool = False,
+    num_parallel_reads: int | None = AUTOTUNE,
+    shard: object = None,
+) -> tf.data.Dataset:
+    """A ``tf.data.Dataset`` of the rows of large ``.npy`` files, streamed with graph ops.
+
+    Where `npyio.dataset` yields one element per file, ``rows`` yields one element per *row*
+    (index along axis 0): ``x[i]``, or ``(x[i], y[i])`` with labels, for the rows of each file
+    in turn, shard after shard. Files are read in chunks of about 1 MiB with
+    ``tf.data.FixedLengthRecordDataset`` and decoded with ``tf.io.decode_raw``: no file is
+    ever read whole, so memory stays bounded whatever the files' sizes, and no Python runs per
+    element. Big-endian files decode to native order, and shards may differ in byte order and
+    in header length.
+
+    Shuffling: with ``shuffle_buffer`` set, the files are cut into pieces of about 8 MiB, the
+    order of the pieces is shuffled (anew each epoch), ``num_parallel_reads`` pieces (8 by
+    default) are read at a time with their rows interleaved, and the rows go through a shuffle
+    buffer of ``shuffle_buffer`` rows. This is not a full uniform shuffle (as ``npyio.dataset(...,
+    shuffle=True)`` is, over whole files): rows of one piece stay near each other in time,
+    the more so the smaller the buffer. It costs only the buffer's memory and reads files in
+    long sequential runs; the alternative, a buffer holding every row, costs the dataset's
+    size in memory. For a better mix, raise ``shuffle_buffer`` (or ``num_parallel_reads``).
+    With ``shuffle_buffer=None`` rows come strictly in order.
+
+    Sharding: ``shard=(n, i)`` splits the rows, not the files: the rows of all files,
+    numbered in order, are cut into ``n`` contiguous ranges that differ in length by at most
+    one row, and worker ``i`` reads only the range ``[total * i // n, total * (i + 1) // n)``.
+    Together the workers see every row exactly once, even with a single file.
+
+    Args:
+        inputs: One ``.npy`` path, a directory (its ``*.npy`` files, sorted by name), a glob
+            pattern (sorted by name), or a sequence of shard paths in order. Any TensorFlow
+            filesystem works (``gs://``, ``ram://``, ...).
+        labels: Like ``inputs``, or ``None`` to yield inputs alone. When inputs and labels
+            are both directories or globs, files pair by file name; otherwise by position.
+            Paired files must have the same number of rows.
+        shuffle_buffer: Rows in the shuffle buffer; ``None`` for no shuffling.
+        seed: Seed of the shuffles (piece order and row buffer). The same seed gives the same
+            sequence of epoch orders.
+        batch_size: Yield batches of this many rows; ``None`` yields single rows.
+        drop_remainder: Drop the last, smaller batch, which makes the batch dim static.
+        num_parallel_reads: When shuffling, how many pieces are read at once (the
+            interleave's cycle length and parallelism; AUTOTUNE, the default, reads 8 with
+            autotuned parallelism). Also how many chunks are decoded in parallel.
+        shard: ``(num_shards, index)`` or a ``tf.distribute.InputContext``: keep only this
+            worker's range of rows (see above).
+
+    Returns:
+        A dataset of rows ``x[i]`` (or pairs ``(x[i], y[i])``), or of batches of them, with
+        the static row shape and dtype of the files.
+
+    Raises:
+        NpyFormatError: When the dataset is built (every header is read then, and every size
+            checked): a missing file, a bad header, a 0-d array, a Fortran-order array of
+            ndim >= 2, a file shorter or longer than its header says, or a shard whose dtype
+            or row shape differs from the first file's. The message starts with the path.
+        ValueError: When the dataset is built: no files found; inputs and labels that do not
+            pair up, or a pair whose row counts differ (both files named); a bad ``shard``,
+            ``shuffle_buffer``, ``batch_size`` or ``num_parallel_reads``.
+        tf.errors.OpError: When iterated, if a file changed size after the dataset was built:
+            ``InvalidArgumentError`` (from npyio's row count, naming the file, or from
+            ``FixedLengthRecordDataset`` for a partial row, naming the file), or rarely an
+            ``InternalError`` from ``FixedLengthRecordDataset`` when the file was cut before
+            the rows being read. ``tf.errors.NotFoundError`` if a file has disappeared.
+            Files must not change while a dataset reads them.
+
+    Example:
+        >>> import numpy as np, npyio, tensorflow as tf
+        >>> for i, n in enumerate((3, 2)):
+        ...     with tf.io.gfile.GFile(f"ram://doc/rows/x{i}.npy", "wb") as f:
+        ...         np.save(f, np.arange(n * 2, dtype=">f8").reshape(n, 2) + 10 * i)
+        >>> ds = npyio.rows(["ram://doc/rows/x0.npy", "ram://doc/rows/x1.npy"], batch_size=2)
+        >>> ds.element_spec
+        TensorSpec(shape=(None, 2), dtype=tf.float64, name=None)
+        >>> [b.numpy().tolist() for b in ds]
+        [[[0.0, 1.0], [2.0, 3.0]], [[4.0, 5.0], [10.0, 11.0]], [[12.0, 13.0]]]
+        >>> [x.numpy().tolist() for x in npyio.rows("ram://doc/rows/x1.npy", shard=(2, 1))]
+        [[12.0, 13.0]]
+    """
+    shuffle_buffer = _positive(shuffle_buffer, "shuffle_buffer")
+    batch_size = _positive(batch_size, "batch_size")
+    if num_parallel_reads is not None and num_parallel_reads != AUTOTUNE:
+        _positive(num_parallel_reads, "num_parallel_reads")
+    xs = _paths.resolve(inputs, "inputs")
+    ys = None if labels is None else _paths.resolve(labels, "labels")
+    if ys is not None:
+        xs, ys = _paths.pair(xs, ys, _is_collection(inputs) and _is_collection(labels))
+    where = _paths.parse_shard(shard) or (1, 0)
+
+    sides = [_side(xs)] + ([] if ys is None else [_side(ys)])
+    if len(sides) == 2:
+        for fx, fy in zip(sides[0].files, sides[1].files, strict=True):
+            if fx.nrows != fy.nrows:
+                raise ValueError(
+                    f"inputs and labels must have the same number of rows: {fx.path} has "
+                    f"{fx.nrows} rows, its labels {fy.path} have {fy.nrows}"
+                )
+    counts = [f.nrows for f in sides[0].files]
+    total = sum(counts)
+    lo, hi = total * where[1] // where[0], total * (where[1] + 1) // where[0]
+
+    widest = max(max(s.row_bytes for s in sides), 1)
+    chunk = max(1, _CHUNK_BYTES // widest)
+    block = None
+    auto = num_parallel_reads in (None, AUTOTUNE)
+    cycle = _CYCLE if auto else int(num_parallel_reads)  # type: ignore[arg-type]
+    if shuffle_buffer is not None:
+        # The pieces read at once should fill the buffer together, each with several chunks.
+        chunk = max(1, min(chunk, shuffle_buffer // (2 * cycle)))
+        block = max(chunk, _BLOCK_BYTES // widest)
+    pieces = _pieces(counts, lo, hi, block)
+
+    columns = []
+    for side in sides:
+        rb = side.row_bytes
+        files = [side.files[j] for j, _, _ in pieces]
+        columns.append((
+            tf.constant([f.path for f in files], tf.string),
+            tf.constant(
+                [f.header.data_offset + a * rb for f, (_, a, _) in zip(files, pieces, strict=True)],
+                tf.int64,
+            ),
+            tf.constant([e - a for _, a, e in pieces], tf.int64),
+            tf.constant(
+                [(f.nrows - e) * rb for f, (_, _, e) in zip(files, pieces, strict=True)], tf.int64
+            ),
+            tf.constant([_little(f.header.dtype) for f in files], tf.bool),
+        ))
+    ds = tf.data.Dataset.from_tensor_slices(tuple(columns))
+
+    @tf.autograph.experimental.do_not_convert
+    def read_piece(*args: tuple[tf.Tensor, ...]) -> tf.data.Dataset:
+        per_side = [
+            _side_chunks(path, offset, count, tail, little, side.row_bytes, chunk)
+            for (path, offset, count, tail, little), side in zip(args, sides, strict=True)
+        ]
+        both = per_side[0] if len(per_side) == 1 else tf.data.Dataset.zip(tuple(per_side))
+        if len(per_side) == 1:
+            return both.filter(lambda raw, n, le, end: tf.logical_not(end))
+        return both.filter(lambda x, y: tf.logical_not(x[3]))
+
+    if shuffle_buffer is None:
+        ds = ds.flat_map(read_piece)
+    else:
+        ds = ds.shuffle(max(len(pieces), 1), seed=seed, reshuffle_each_iteration=True)
+        ds = ds.interleave(
+            read_piece, cycle_length=cycle, block_length=1,
+            num_parallel_calls=AUTOTUNE if auto else cycle, deterministic=True,
+        )
+
+    decoders = [_decoder(side) for side in sides]
+
+    @tf.autograph.experimental.do_not_convert
+    def decode(*elements: tuple[tf.Tensor, ...]) -> tf.Tensor | tuple[tf.Tensor, ...]:
+        if len(sides) == 1:
+            raw, n, little, _ = elements
+            return decoders[0](raw, n, little)
+        return tuple(dec(e[0], e[1], e[2]) for dec, e in zip(decoders, elements, strict=True))
+
+    ds = ds.map(decode, num_parallel_calls=num_parallel_reads, deterministic=True)
+    if shuffle_buffer is None and batch_size is not None:
+        ds = ds.rebatch(batch_size, drop_remainder=drop_remainder)
+    else:
+        ds = _unbatch(ds, any(side.row_bytes == 0 for side in sides))
+    if shuffle_buffer is not None:
+        ds = ds.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
+        if batch_size is not None:
+            ds = ds.batch(batch_size, drop_remainder=drop_remainder)
+    return ds.prefetch(AUTOTUNE)

@@ -1,0 +1,439 @@
+"""npyio.decode_npz / read_npz: bit-exact members of np.savez and np.savez_compressed archives
+(seekable, streamed with data descriptors, zip64), refused archives, corrupt deflate data, no
+Python ops, inspect_npz; and, at the end, npyio.dataset(..., key=...)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import struct
+import zipfile
+from pathlib import Path
+from unittest import mock
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import npyio
+from npyio import _npz
+from tests._npy import assert_same, npy_bytes, tf_message
+
+try:
+    from tests._graph_util import op_types
+except ImportError:  # pragma: no cover - the shared helper is someone else's, in flux
+
+    def op_types(obj: object) -> set[str]:
+        gd = tf.compat.v1.GraphDef.FromString(obj._as_serialized_graph().numpy())  # type: ignore
+        types = {n.op for n in gd.node}
+        for f in gd.library.function:
+            types.update(n.op for n in f.node_def)
+        return types
+
+
+CALLBACK_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc", "GeneratorDataset"})
+
+
+def _members() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return {
+        "flags": rng.integers(0, 2, (7, 3)).astype(bool),
+        "ids": rng.integers(-(2**62), 2**62, (3, 4), dtype=np.int64),
+        "big_endian": rng.standard_normal((5, 2)).astype(">f8"),
+        "empty": np.zeros((0, 3), np.float32),
+        "large": rng.standard_normal((1024, 1024)).astype(np.float32),  # 4 MiB
+        "u32": rng.integers(0, 2**32, 6, dtype=np.uint64).astype(">u4"),
+        "scalar": np.array(1.5 - 2j, ">c8"),
+    }
+
+
+MEMBERS = _members()
+
+
+class _Unseekable(io.RawIOBase):
+    """A write-only stream: zipfile then writes data descriptors (flag bit 3, local sizes 0)."""
+
+    def __init__(self) -> None:
+        self.buffer = io.BytesIO()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b) -> int:  # type: ignore[override]
+        return self.buffer.write(b)
+
+
+def _eocd(data: bytes) -> int:
+    return data.rindex(_npz.EOCD_SIG)
+
+
+def zip64_everywhere() -> mock._patch:
+    """Make Python's zipfile write zip64 structures for a small archive: the zip64 extra field
+    (sizes, local header offsets) in the central directory, and the zip64 end records."""
+    return mock.patch.multiple(zipfile, ZIP64_LIMIT=64, ZIP_FILECOUNT_LIMIT=1)
+
+
+def npz_bytes(arrays: dict[str, np.ndarray], compressed: bool, writer: str = "file") -> bytes:
+    """``writer``: "file" (seekable), "stream" (data descriptors), "zip64" (zip64 structures,
+    with the end record's fields set to 0xFFFF... so that only the zip64 record has them, as
+    in an archive of more than 65535 members or 4 GiB)."""
+    save = np.savez_compressed if compressed else np.savez
+    if writer == "stream":
+        out = _Unseekable()
+        save(out, **arrays)
+        return out.buffer.getvalue()
+    buf = io.BytesIO()
+    if writer == "zip64":
+        with zip64_everywhere():
+            save(buf, **arrays)
+        data = bytearray(buf.getvalue())
+        e = _eocd(data)
+        assert data[e - _npz.LOCATOR_LEN : e - _npz.LOCATOR_LEN + 4] == _npz.LOCATOR_SIG
+        data[e + 8 : e + 20] = b"\xff" * 12  # entries (2 x 2 bytes), directory size and offset
+        return bytes(data)
+    save(buf, **arrays)
+    return buf.getvalue()
+
+
+def write(path: Path, data: bytes) -> str:
+    path.write_bytes(data)
+    return str(path)
+
+
+def central(data: bytes) -> dict[str, int]:
+    """Member name -> position of its central directory entry."""
+    e = _eocd(data)
+    count, _, offset = struct.unpack("<HII", data[e + 10 : e + 20])
+    if data[e - _npz.LOCATOR_LEN : e - _npz.LOCATOR_LEN + 4] == _npz.LOCATOR_SIG:
+        record = struct.unpack("<Q", data[e - 12 : e - 4])[0]
+        count, _, offset = struct.unpack("<QQQ", data[record + 32 : record + 56])
+    out, p = {}, offset
+    for _ in range(count):
+        nlen, xlen, clen = struct.unpack("<HHH", data[p + 28 : p + 34])
+        out[data[p + 46 : p + 46 + nlen].decode()] = p
+        p += 46 + nlen + xlen + clen
+    return out
+
+
+def patched(data: bytes, at: int, fmt: str, *values: int) -> bytes:
+    out = bytearray(data)
+    struct.pack_into(fmt, out, at, *values)
+    return bytes(out)
+
+
+# --- bit-exact ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("writer", ["file", "stream", "zip64"])
+@pytest.mark.parametrize("compressed", [False, True], ids=["savez", "savez_compressed"])
+def test_members_bit_exact(compressed, writer):
+    data = npz_bytes(MEMBERS, compressed, writer)
+    with zip64_everywhere() if writer == "zip64" else contextlib.nullcontext():
+        loaded = np.load(io.BytesIO(data))
+        want = {k: loaded[k] for k in MEMBERS}
+    for key, arr in MEMBERS.items():
+        assert want[key].dtype == arr.dtype and want[key].tobytes() == arr.tobytes(), key
+        for name in (key, key + ".npy"):
+            assert_same(npyio.decode_npz(data, name, arr.dtype, arr.shape), want[key], name)
+
+
+def test_writers_do_what_the_tests_assume():
+    """np.savez: force_zip64 local headers; streamed: data descriptors; zip64: extra fields."""
+    infos = {w: zipfile.ZipFile(io.BytesIO(npz_bytes({"a": np.arange(3)}, False, w))).infolist()
+             for w in ("file", "stream")}
+    assert infos["file"][0].flag_bits & 8 == 0 and infos["stream"][0].flag_bits & 8
+    with zip64_everywhere():
+        data = npz_bytes(MEMBERS, False, "zip64")
+        assert any(len(i.extra) >= 28 for i in zipfile.ZipFile(io.BytesIO(data)).infolist())
+    assert data[_eocd(data) + 8 : _eocd(data) + 20] == b"\xff" * 12
+
+
+def test_read_npz_paths_and_exact_names(tmp_path):
+    a, b = np.arange(3, dtype=np.int16), np.arange(5, dtype=np.int16)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:  # both "x" and "x.npy": the exact name wins
+        zf.writestr("x.npy", npy_bytes(b))
+        zf.writestr("x", npy_bytes(a))
+        zf.writestr("dir/y.npy", npy_bytes(a), compress_type=zipfile.ZIP_DEFLATED)
+    path = write(tmp_path / "a.npz", buf.getvalue())
+    assert_same(npyio.read_npz(path, "x", tf.int16), a)
+    assert_same(npyio.read_npz(tmp_path / "a.npz", "x.npy", np.int16), b)
+    assert_same(npyio.read_npz(path, "dir/y", "int16"), a)
+    ram = "ram://npz/a.npz"
+    with tf.io.gfile.GFile(ram, "wb") as f:
+        f.write(buf.getvalue())
+    assert_same(npyio.read_npz(tf.constant(ram), tf.constant("x"), tf.int16, shape=(None,)), a)
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+def test_zipfile_force_zip64_members(method):
+    """Members written with zf.open(name, "w", force_zip64=True): local headers with sizes
+    0xFFFFFFFF and a zip64 extra field (what numpy does for every member)."""
+    arrays = {"a": np.arange(7, dtype=">i8"), "b": np.eye(3, dtype=np.float16)}
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=method) as zf:
+        for name, arr in arrays.items():
+            with zf.open(name + ".npy", "w", force_zip64=True) as f:
+                f.write(npy_bytes(arr))
+    data = buf.getvalue()
+    local = data.index(_npz.LOCAL_SIG)
+    assert struct.unpack("<II", data[local + 18 : local + 26]) == (0xFFFFFFFF, 0xFFFFFFFF)
+    decode = tf.function(
+        lambda b, k: npyio.decode_npz(b, k, tf.float16, (3, 3)), autograph=False
+    )
+    assert_same(decode(tf.constant(data), tf.constant("b")), arrays["b"])
+    assert_same(npyio.decode_npz(data, "a", tf.int64), arrays["a"])
+
+
+def test_archive_comment_and_prefix_bytes_in_members():
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.comment = b"PK\x05\x06 a comment that looks like an end record" * 100
+        zf.writestr("x.npy", npy_bytes(np.arange(4.0)))
+    assert_same(npyio.decode_npz(buf.getvalue(), "x", tf.float64), np.arange(4.0))
+
+
+def test_decode_in_a_dataset_and_no_python_ops(tmp_path):
+    paths = [write(tmp_path / f"{i}.npz", npz_bytes({"x": np.full(3, i)}, i % 2 == 1))
+             for i in range(4)]
+    ds = tf.data.Dataset.from_tensor_slices(paths).map(lambda p: npyio.read_npz(p, "x", tf.int64))
+    assert [int(v[0]) for v in ds] == [0, 1, 2, 3]
+    types = op_types(ds)
+    assert {"DecodeCompressed", "While"} <= types or {"DecodeCompressed", "StatelessWhile"} <= types
+    assert not types & CALLBACK_OPS
+
+
+# --- refused archives ---------------------------------------------------------------------------
+def refused(path: str, key: str = "x", dtype: object = tf.int64) -> str:
+    with pytest.raises(tf.errors.InvalidArgumentError) as e:
+        npyio.read_npz(path, key, dtype)
+    message = tf_message(e.value)
+    assert message.startswith(f"{path}[{key}]: "), message
+    return message
+
+
+BASE = {"x": np.arange(10, dtype=np.int64), "y": np.ones(3)}
+
+
+def test_missing_member(tmp_path):
+    path = write(tmp_path / "a.npz", npz_bytes(BASE, True))
+    message = refused(path, "z")
+    assert "no such member" in message and "'x.npy', 'y.npy'" in message and "'z'" in message
+    many = npz_bytes({f"m{i:02d}": np.zeros(1) for i in range(12)}, False)
+    many = write(tmp_path / "b.npz", many)
+    assert "'m09.npy', ..., got 'x'" in refused(many)
+
+
+def test_encrypted_member(tmp_path):
+    data = npz_bytes(BASE, False)
+    at = central(data)["x.npy"]
+    local = struct.unpack("<I", data[at + 42 : at + 46])[0]
+    data = patched(patched(data, at + 8, "<H", 1), local + 6, "<H", 1)
+    assert "member is encrypted" in refused(write(tmp_path / "a.npz", data))
+
+
+@pytest.mark.parametrize(
+    "method, text", [(zipfile.ZIP_BZIP2, "12 (bzip2)"), (zipfile.ZIP_LZMA, "14 (lzma)")]
+)
+def test_unsupported_method(tmp_path, method, text):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=method) as zf:
+        zf.writestr("x.npy", npy_bytes(BASE["x"]))
+    message = refused(write(tmp_path / "a.npz", buf.getvalue()))
+    assert "unsupported compression method -- expected 0 (stored) or 8" in message
+    assert message.endswith(f"got {text}")
+
+
+def _truncations(data: bytes) -> dict[str, bytes]:
+    return {
+        "empty": b"",
+        "half": data[: len(data) // 2],
+        "minus-one": data[:-1],
+        "no-end-record": data[: _eocd(data)],
+        "cut-before-directory": data[: central(data)["x.npy"]] + data[_eocd(data):],
+        "head-cut": data[40:],
+    }
+
+
+@pytest.mark.parametrize("compressed", [False, True], ids=["savez", "savez_compressed"])
+def test_truncated(tmp_path, compressed):
+    data = npz_bytes(BASE, compressed)
+    for name, cut in _truncations(data).items():
+        message = refused(write(tmp_path / f"{name}.npz", cut))
+        assert "zip" in message or "header" in message or "past" in message, (name, message)
+
+
+def test_corrupt_structures(tmp_path):
+    data = npz_bytes(BASE, False)
+    e, at = _eocd(data), central(data)["x.npy"]
+    local = struct.unpack("<I", data[at + 42 : at + 46])[0]
+    cases = {
+        "central-signature": (patched(data, at, "<I", 0), "corrupt central directory"),
+        "local-signature": (patched(data, local, "<I", 0), "corrupt local header"),
+        "directory-offset": (patched(data, e + 16, "<I", 0xFFFFFFF0), "central directory runs"),
+        "directory-size": (patched(data, e + 12, "<I", 10**6), "central directory runs"),
+        "entry-count": (patched(data, e + 10, "<H", 9), "corrupt central directory"),
+        "local-offset": (patched(data, at + 42, "<I", len(data) + 5), "corrupt local header"),
+        "compressed-size": (patched(data, at + 20, "<I", 10**6), "member data runs past the end"),
+        "stored-sizes": (patched(data, at + 24, "<I", 7), "stored member's sizes differ"),
+        "local-name": (patched(data, local + 30, "<B", ord("q")), "local header names another"),
+        "name-length": (patched(data, at + 28, "<H", 60000), "corrupt central directory"),
+        "zip64-extra-missing": (patched(data, at + 24, "<I", 0xFFFFFFFF), "zip64 extra field"),
+        "not-a-zip": (npy_bytes(BASE["x"]), "not a zip archive"),
+    }
+    for name, (bad, words) in cases.items():
+        message = refused(write(tmp_path / f"{name}.npz", bad))
+        assert words in message, (name, message)
+
+
+def test_corrupt_zip64_structures(tmp_path):
+    """Bad zip64 end records, and 8-byte values past any end (no int64 overflow)."""
+    data = npz_bytes(BASE, True, "zip64")
+    e = _eocd(data)
+    record = struct.unpack("<Q", data[e - 12 : e - 4])[0]
+    entries = central(data)
+    x_extra = entries["x.npy"] + 46 + len("x.npy") + 4  # uncompressed, compressed size
+    y_extra = entries["y.npy"] + 46 + len("y.npy") + 4  # the same, then the local offset
+    assert struct.unpack("<HH", data[x_extra - 4 : x_extra]) == (1, 16)
+    assert struct.unpack("<HH", data[y_extra - 4 : y_extra]) == (1, 24)
+    cases = {
+        "record-signature": (patched(data, record, "<I", 0), "corrupt zip64 end of central"),
+        "locator-offset": (patched(data, e - 12, "<Q", len(data)), "corrupt zip64 end of central"),
+        "directory-offset-64": (patched(data, record + 48, "<Q", 2**63 + 5), "central directory"),
+        "compressed-size-64": (patched(data, x_extra + 8, "<Q", 2**64 - 1), "runs past the end"),
+        "local-offset-64": (patched(data, y_extra + 16, "<Q", 2**40), "corrupt local header"),
+        "extra-short": (patched(data, x_extra - 2, "<H", 8), "zip64 extra field"),
+    }
+    for name, (bad, words) in cases.items():
+        message = refused(write(tmp_path / f"{name}.npz", bad), "y" if "local" in name else "x")
+        assert words in message, (name, message)
+
+
+def test_member_that_is_not_the_declared_npy(tmp_path):
+    path = write(tmp_path / "a.npz", npz_bytes(BASE, True))
+    assert "dtype mismatch -- expected int32, got int64" in refused(path, "x", tf.int32)
+    message = refused(path, "x.npy", tf.int32)  # the key as given is named
+    assert message.startswith(f"{path}[x.npy]: ")
+
+
+# --- corrupt deflate data -----------------------------------------------------------------------
+def test_deflate_checks(tmp_path):
+    """zlib checks the CRC-32 and size that npyio copies into the gzip trailer (DataLossError);
+    data that ends early is caught by npyio's inflated-size check."""
+    arr = np.arange(5000, dtype=np.int64)
+    data = npz_bytes({"x": arr}, True)
+    at = central(data)["x.npy"]
+    crc, csize, usize = struct.unpack("<III", data[at + 16 : at + 28])
+    with pytest.raises(tf.errors.DataLossError, match="incorrect data check"):
+        npyio.decode_npz(patched(data, at + 16, "<I", crc ^ 1), "x", tf.int64)
+    with pytest.raises(tf.errors.DataLossError, match="incorrect length check"):
+        npyio.decode_npz(patched(data, at + 24, "<I", usize + 1), "x", tf.int64)
+    path = write(tmp_path / "short.npz", patched(data, at + 20, "<I", csize // 2))
+    with pytest.raises((tf.errors.InvalidArgumentError, tf.errors.DataLossError)) as e:
+        npyio.read_npz(path, "x", tf.int64)
+    if isinstance(e.value, tf.errors.InvalidArgumentError):
+        assert "inflated member has the wrong size" in tf_message(e.value)
+        assert tf_message(e.value).startswith(f"{path}[x]: ")
+
+
+def test_random_corruption_of_deflate_data_is_caught():
+    """Flipped bytes in the deflate stream: a TF error, or (rarely: unused padding bits) the
+    right data -- never wrong data, never a crash."""
+    arr = np.random.default_rng(1).integers(0, 100, 3000).astype(np.int32)
+    data = npz_bytes({"x": arr}, True)
+    at = central(data)["x.npy"]
+    local = struct.unpack("<I", data[at + 42 : at + 46])[0]
+    nlen, xlen = struct.unpack("<HH", data[local + 26 : local + 30])
+    start, csize = local + 30 + nlen + xlen, struct.unpack("<I", data[at + 20 : at + 24])[0]
+    decode = tf.function(lambda b: npyio.decode_npz(b, "x", tf.int32), autograph=False)
+    rng = np.random.default_rng(2)
+    errors = 0
+    for _ in range(25):
+        bad = bytearray(data)
+        bad[start + int(rng.integers(0, csize))] ^= int(rng.integers(1, 256))
+        try:
+            got = decode(tf.constant(bytes(bad))).numpy()
+        except (tf.errors.DataLossError, tf.errors.InvalidArgumentError):
+            errors += 1
+        else:
+            assert np.array_equal(got, arr)
+    assert errors >= 20
+
+
+# --- inspect_npz --------------------------------------------------------------------------------
+def test_inspect_npz(tmp_path):
+    for compressed in (False, True):
+        path = write(tmp_path / "a.npz", npz_bytes(MEMBERS, compressed, "stream"))
+        for key, arr in MEMBERS.items():
+            header = _npz.inspect_npz(path, key)
+            assert (header.dtype, header.shape) == (arr.dtype, arr.shape)
+        header, raw = _npz.inspect_npz_prefix(path, "big_endian.npy")
+        assert raw == npy_bytes(MEMBERS["big_endian"])[: header.data_offset]
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_BZIP2) as zf:
+        zf.writestr("x.npy", npy_bytes(BASE["x"]))
+    bz = write(tmp_path / "bz.npz", buf.getvalue())
+    for p, key, words in ((path, "nope", "no such member"), (bz, "x", re.escape("12 (bzip2)")),
+                          (write(tmp_path / "n.npz", b"junk"), "x", "not a readable zip")):
+        with pytest.raises(npyio.NpyFormatError, match=words) as e:
+            _npz.inspect_npz(p, key)
+        assert str(e.value).startswith(f"{p}[{key}]: ")
+    with pytest.raises(npyio.NpyFormatError, match="no such file"):
+        _npz.inspect_npz(tmp_path / "missing.npz", "x")
+
+
+def test_bad_arguments():
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        npyio.decode_npz(b"", "x", "U4")
+    with pytest.raises(ValueError, match="key"):
+        npyio.decode_npz(b"", "", tf.int64)
+    with pytest.raises(ValueError, match="scalar"):
+        npyio.decode_npz([b"", b""], "x", tf.int64)
+
+
+# --- npyio.dataset(..., key=..., label_key=...) --------------------------------------------------
+# These need the lead's integration of npyio._npz into npyio/_dataset.py (key= and label_key=).
+def make_archives(root: Path, n: int = 7, compressed: bool = True) -> str:
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        arrays = {"x": np.full((2, 3), i, np.float32), "y": np.int64(i)}
+        write(root / f"{i:03d}.npz", npz_bytes(arrays, compressed and i % 2 == 0))
+    (root / "ignored.npy").write_bytes(npy_bytes(np.zeros(1)))
+    return str(root)
+
+
+def test_dataset_key_and_label_key(tmp_path):
+    root = make_archives(tmp_path / "d")
+    ds = npyio.dataset(root, key="x", label_key="y", batch_size=3)
+    assert ds.element_spec == (
+        tf.TensorSpec((None, 2, 3), tf.float32), tf.TensorSpec((None,), tf.int64)
+    )
+    got = [(x.numpy(), y.numpy()) for x, y in ds]
+    assert [y.tolist() for _, y in got] == [[0, 1, 2], [3, 4, 5], [6]]
+    for x, y in got:
+        assert (x == y[:, None, None]).all()
+    assert not op_types(ds) & CALLBACK_OPS
+
+
+def test_dataset_key_alone_unbatched_shuffled_with_npy_suffix(tmp_path):
+    root = make_archives(tmp_path / "d")
+    ds = npyio.dataset(root, key="x.npy", shuffle=True, seed=1)
+    assert ds.element_spec == tf.TensorSpec((2, 3), tf.float32)
+    assert sorted(int(x[0, 0]) for x in ds) == list(range(7))
+
+
+def test_dataset_key_with_separate_label_archives(tmp_path):
+    xs, ys = make_archives(tmp_path / "x"), make_archives(tmp_path / "y", compressed=False)
+    ds = npyio.dataset(xs, ys, key="x", label_key="y", batch_size=4, drop_remainder=True)
+    assert [y.numpy().tolist() for _, y in ds] == [[0, 1, 2, 3]]
+
+
+def test_dataset_key_missing_member_names_path_and_key(tmp_path):
+    root = make_archives(tmp_path / "d", n=2)
+    with pytest.raises(npyio.NpyFormatError, match="no such member"):
+        npyio.dataset(root, key="nope")  # the first archive is inspected when built
+    bad = root + "/001.npz"
+    write(Path(bad), npz_bytes({"other": np.zeros((2, 3), np.float32)}, True))
+    ds = npyio.dataset(root, key="x", dtype=tf.float32, shape=(2, 3))
+    with pytest.raises(tf.errors.InvalidArgumentError) as e:
+        list(ds)
+    assert tf_message(e.value).startswith(f"{bad}[x]: no such member")
