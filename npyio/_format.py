@@ -370,7 +370,10 @@ def parse_dtype(dtype: object) -> np.dtype:
     Raises:
         TypeError: if the dtype is not one of the numeric types npyio decodes.
     """
-    as_numpy = getattr(dtype, "as_numpy_dtype", None)  # tf.DType, without importing TensorFlow
+    try:
+        as_numpy = getattr(dtype, "as_numpy_dtype", None)  # tf.DType, without importing TF
+    except KeyError as e:  # a tf.DType with no numpy counterpart: tf.resource, tf.variant
+        raise TypeError(f"unsupported dtype {dtype!r} -- expected one of {SUPPORTED}") from e
     candidate = as_numpy if as_numpy is not None else dtype
     try:
         dt = np.dtype(candidate)  # type: ignore[call-overload]

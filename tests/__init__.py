@@ -1,0 +1,1 @@
+"""npyio's test suite (a package so that the shared helpers import as ``tests._npy``)."""

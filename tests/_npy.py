@@ -1,0 +1,185 @@
+"""Helpers shared by the decoder tests: building ``.npy`` bytes, comparing arrays bit for bit,
+running the reference parser, and reading the text out of TensorFlow's assertion errors."""
+
+from __future__ import annotations
+
+import ast
+import codecs
+import functools
+import io
+import re
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+import npyio
+from npyio import _format as F
+
+VERSIONS = [(1, 0), (2, 0), (3, 0)]
+VERSION_IDS = ["v1", "v2", "v3"]
+
+#: Every dtype npyio decodes, in CODES order.
+DTYPE_NAMES = list(F.CODES.values())
+
+
+def byte_orders(name: str) -> list[str]:
+    """The byte-order characters numpy's writer uses for ``name``: '|' or '<' and '>'."""
+    return ["|"] if np.dtype(name).itemsize == 1 else ["<", ">"]
+
+
+#: (dtype name, stored dtype with its byte order), e.g. ("float32", ">f4").
+STORED_DTYPES = [
+    (name, np.dtype(name).newbyteorder(o).str if o != "|" else np.dtype(name).str)
+    for name in DTYPE_NAMES
+    for o in byte_orders(name)
+]
+
+
+def npy_bytes(arr: np.ndarray, version: tuple[int, int] = (1, 0)) -> bytes:
+    """The bytes numpy's own writer produces for ``arr``."""
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, arr, version=version, allow_pickle=False)
+    return buf.getvalue()
+
+
+def with_header(
+    text: str | bytes,
+    payload: bytes = b"",
+    version: tuple[int, int] = (1, 0),
+    *,
+    hlen: int | None = None,
+) -> bytes:
+    """A file with a hand-made header: magic, version, length field, ``text`` as is, payload.
+
+    ``text`` is used byte for byte (a str is encoded as latin-1), with no padding added.
+    ``hlen`` overrides the length field (default: the length of ``text``).
+    """
+    raw = text.encode("latin-1") if isinstance(text, str) else text
+    size = F.HEADER_LEN_SIZE.get(version, 4)
+    n = len(raw) if hlen is None else hlen
+    return F.MAGIC_PREFIX + bytes(version) + n.to_bytes(size, "little") + raw + payload
+
+
+def header_text(descr: str = "<f4", fortran_order: bool = False, shape: object = (2, 3)) -> str:
+    """A header dict in numpy's own style (no padding)."""
+    return f"{{'descr': {descr!r}, 'fortran_order': {fortran_order}, 'shape': {shape!r}, }}"
+
+
+def np_load(data: bytes) -> np.ndarray:
+    return np.load(io.BytesIO(data), allow_pickle=False)
+
+
+def native(arr: np.ndarray) -> np.ndarray:
+    """``arr`` in C order and native byte order, with the very same bits."""
+    arr = np.array(arr, order="C")  # (np.ascontiguousarray would make a 0-d array 1-d)
+    if arr.dtype.isnative:
+        return arr
+    return arr.byteswap().view(arr.dtype.newbyteorder("="))
+
+
+def assert_same(got: np.ndarray | tf.Tensor, want: np.ndarray, what: object = "") -> None:
+    """Bit-exact equality: same native dtype, same shape, same bytes (NaN payloads, -0.0)."""
+    got = got.numpy() if isinstance(got, tf.Tensor) else np.asarray(got)
+    want = native(want)
+    assert got.dtype == want.dtype and got.dtype.isnative, (what, got.dtype, want.dtype)
+    assert got.shape == want.shape, (what, got.shape, want.shape)
+    if want.dtype == np.bool_:  # np.load keeps bool bytes other than 0/1; npyio gives True
+        want = want.view(np.uint8) != 0
+    assert got.tobytes() == want.tobytes(), (what, got, want)
+
+
+def sample(dtype: str, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
+    """Deterministic values of ``dtype`` (any byte order): random bits plus special values."""
+    dt = np.dtype(dtype)
+    n = int(np.prod(shape))
+    rng = np.random.default_rng(seed)
+    if dt.kind == "b":
+        flat = rng.integers(0, 2, n).astype(bool)
+    else:
+        flat = rng.integers(0, 256, n * dt.itemsize, dtype=np.uint8).view(dt).copy()
+        native_dt = dt.newbyteorder("=")
+        if dt.kind in "fc":
+            specials = [np.nan, -0.0, np.inf, -np.inf, 0.0, 1.5, -2.25]
+        else:
+            info = np.iinfo(native_dt)
+            specials = [info.min, info.max, 0, 1]
+        k = min(n, len(specials))
+        flat[:k] = np.array(specials[:k], dtype=native_dt)
+    return flat.reshape(shape)
+
+
+def write_file(directory: Path, name: str, data: bytes) -> str:
+    path = directory / name
+    path.write_bytes(data)
+    return str(path)
+
+
+def write_gfile(path: str, data: bytes) -> str:
+    with tf.io.gfile.GFile(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def reference(
+    data: bytes,
+    dtype: object,
+    shape: tuple[int | None, ...] | None = None,
+    *,
+    path: str = "<bytes>",
+    max_header_size: int = F.MAX_HEADER_SIZE,
+) -> F.NpyHeader:
+    """The pure-Python reference parser's verdict on a whole file (raises NpyFormatError)."""
+    header = F.read_header(io.BytesIO(data), path, max_header_size=max_header_size)
+    F.check_declared(header, F.parse_dtype(dtype), shape, path)
+    F.check_payload(header, len(data), path)
+    return header
+
+
+@functools.cache
+def decoder(
+    dtype: str,
+    shape: tuple[int | None, ...] | None = None,
+    max_header_size: int = F.MAX_HEADER_SIZE,
+) -> tf.types.experimental.PolymorphicFunction:
+    """One traced ``decode_npy`` per (dtype, shape), for feeding many files without retracing."""
+    return tf.function(
+        lambda b: npyio.decode_npy(b, dtype, shape, max_header_size=max_header_size),
+        input_signature=[tf.TensorSpec([], tf.string)],
+        autograph=False,
+    )
+
+
+@functools.cache
+def reader(
+    dtype: str,
+    shape: tuple[int | None, ...] | None = None,
+    max_header_size: int = F.MAX_HEADER_SIZE,
+) -> tf.types.experimental.PolymorphicFunction:
+    """One traced ``read_npy`` per (dtype, shape)."""
+    return tf.function(
+        lambda p: npyio.read_npy(p, dtype, shape, max_header_size=max_header_size),
+        input_signature=[tf.TensorSpec([], tf.string)],
+        autograph=False,
+    )
+
+
+_GRAPH_ASSERT = re.compile(r"assertion failed: \[(.*?)\]\n\t \[\[\{\{", re.DOTALL)
+_EAGER_ASSERT = re.compile(r"Summarized data: (b(['\"]).*\2)\Z", re.DOTALL)
+
+
+def tf_message(err: tf.errors.OpError) -> str:
+    """The text npyio put in a ``tf.debugging.Assert``, unescaped, whatever the execution mode.
+
+    Eager TensorFlow shows the data as a Python bytes literal; graph mode (``tf.function``,
+    ``tf.data``) shows it C-escaped between brackets. Anything else is returned as is.
+    """
+    message = err.message
+    m = _EAGER_ASSERT.search(message)
+    if m:
+        return ast.literal_eval(m.group(1)).decode("utf-8", "replace")
+    m = _GRAPH_ASSERT.search(message)
+    if m:
+        raw, _ = codecs.escape_decode(m.group(1).encode("utf-8"))
+        return raw.decode("utf-8", "replace")
+    return message

@@ -1,0 +1,298 @@
+"""The ``npyio`` command line: ``inspect`` and ``verify`` on generated trees.
+
+Three real ``python -m npyio`` runs (each starts Python and TensorFlow, ~3 s, so one module
+fixture starts them two at a time) check outputs, ``--json`` and exit codes end to end.
+Everything else calls ``npyio._cli.main`` or ``npyio._verify`` in-process.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from npyio import _cli, _verify
+from npyio import _format as F
+from npyio.errors import NpyFormatError
+from tests._corpus import CORPUS, CORPUS_IDS
+from tests._npy import header_text, npy_bytes, with_header
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _save(path: Path, arr: np.ndarray) -> bytes:
+    data = npy_bytes(arr)
+    path.write_bytes(data)
+    return data
+
+
+def make_tree(root: Path) -> Path:
+    """The generated tree::
+
+        good/    a.npy (float32 (2, 3)), b.npy (the same, Fortran order),
+                 c.npy (>f8 (3,), holds NaN and inf)
+        inputs/  000..005.npy float32 (2, 3): 004 truncated, 005 bad magic; notes.txt
+        labels/  000..005.npy int64 (), and 007.npy, which has no input
+        empty/   notes.txt only: no .npy files
+    """
+    for d in ("good", "inputs", "labels", "empty"):
+        (root / d).mkdir()
+    _save(root / "good/a.npy", np.arange(6, dtype="<f4").reshape(2, 3))
+    _save(root / "good/b.npy", np.asfortranarray(np.arange(6, dtype="<f4").reshape(2, 3)))
+    _save(root / "good/c.npy", np.array([1.0, np.nan, np.inf], ">f8"))
+    for i in range(6):
+        data = _save(root / f"inputs/{i:03d}.npy", np.full((2, 3), i, "<f4"))
+        _save(root / f"labels/{i:03d}.npy", np.int64(i))
+    (root / "inputs/004.npy").write_bytes(data[:-4])
+    (root / "inputs/005.npy").write_bytes(b"PK\x03\x04" + data[4:])
+    (root / "inputs/notes.txt").write_text("not an array\n")
+    (root / "empty/notes.txt").write_text("not an array\n")
+    _save(root / "labels/007.npy", np.int64(7))
+    return root
+
+
+# --- real subprocess runs -------------------------------------------------------------------------
+RUNS = {
+    "verify": ["verify", "inputs", "empty", "nope.npy", "inputs/notes.txt",
+               "--pairs", "inputs", "labels"],
+    "verify-json-full": ["verify", "--json", "--full", "good", "inputs"],
+    "inspect": ["inspect", "good", "inputs/notes.txt", "nope.npy"],
+}
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> Path:
+    return make_tree(tmp_path_factory.mktemp("cli"))
+
+
+@pytest.fixture(scope="module")
+def runs(tree) -> dict[str, subprocess.CompletedProcess[str]]:
+    """Every run in RUNS, from inside the tree (so paths print as given), two at a time."""
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
+
+    def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "npyio", *argv], cwd=tree, env=env,
+            capture_output=True, text=True, timeout=300,
+        )
+
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip(RUNS, pool.map(run, RUNS.values()), strict=True))
+
+
+def test_verify_lists_each_bad_file_with_its_reason(runs):
+    r = runs["verify"]
+    assert r.returncode == _cli.EXIT_BAD_FILES, r.stderr
+    bad = [line for line in r.stdout.splitlines() if ": " in line and not line[0].isspace()]
+    assert bad[:6] == [
+        "inputs/004.npy: " + F.payload_short("24", "20"),
+        "inputs/005.npy: " + F.bad_magic("50 4b 03 04 50 59"),
+        "empty: directory has no .npy files",
+        "nope.npy: no such file or directory",
+        "inputs/notes.txt: " + F.bad_magic("6e 6f 74 20 61 6e"),
+        "labels/007.npy: unpaired -- no file of this name in the inputs directory inputs",
+    ]
+    # notes.txt is ignored in the directory (6 files, not 7) but bad when named
+    assert "inputs: 6 files, 2 bad, " in r.stdout
+    assert "labels: 7 files, 1 bad, " in r.stdout
+    assert r.stdout.rstrip().splitlines()[-1].endswith(
+        "headers and sizes: 6 bad files"
+    ), r.stdout
+    assert "checking: 14/14" in r.stderr  # plain progress lines: stderr is not a terminal
+
+
+def test_verify_json_full(runs, tree):
+    r = runs["verify-json-full"]
+    assert r.returncode == _cli.EXIT_BAD_FILES, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["ok"] is False
+    assert doc["checks"] == "headers, sizes and payloads"
+    assert (doc["files"], doc["bad_files"]) == (9, 2)
+    assert [b["path"] for b in doc["bad"]] == ["inputs/004.npy", "inputs/005.npy"]
+    assert doc["nonfinite"] == [{"path": "good/c.npy", "count": 2}]
+    assert doc["groups"] == [
+        {"dtype": "float32", "shape": [2, 3], "count": 6},
+        {"dtype": "float64", "shape": [3], "count": 1},
+    ]
+    assert [d["path"] for d in doc["directories"]] == ["good", "inputs"]
+    assert doc["bytes"] == sum(
+        p.stat().st_size for d in ("good", "inputs") for p in (tree / d).glob("*.npy")
+    )
+    assert "decoding: 7/7" in r.stderr
+
+
+def in_tree(tree: Path, monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
+    """``main(argv)`` run in-process from inside the tree: (exit status, stdout, stderr)."""
+    monkeypatch.chdir(tree)
+    code = _cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_verify_all_good_exits_0(tree, monkeypatch, capsys):
+    code, out, _ = in_tree(tree, monkeypatch, capsys, "verify", "good", "labels/000.npy")
+    assert code == _cli.EXIT_OK
+    lines = out.splitlines()
+    assert lines[:3] == ["good: 3 files, 456 B", "  2  float32  (2, 3)", "  1  float64  (3,)"]
+    assert lines[-1].startswith("verified 4 files (592 B) in ")
+    assert lines[-1].endswith(", headers and sizes: all good")
+
+
+def test_inspect_rows_summary_and_errors(runs):
+    r = runs["inspect"]
+    assert r.returncode == _cli.EXIT_BAD_FILES
+    assert r.stdout.splitlines() == [
+        "version  dtype          shape   order  header  payload  path",
+        "1.0      float32        (2, 3)  C         128       24  good/a.npy",
+        "1.0      float32        (2, 3)  F         128       24  good/b.npy",
+        "1.0      float64 (>f8)  (3,)    C         128       24  good/c.npy",
+        "",
+        "good: 3 files, 456 B",
+        "  2  float32  (2, 3)",
+        "  1  float64  (3,)",
+    ]
+    errors = [line for line in r.stderr.splitlines() if line.startswith("npyio inspect: ")]
+    assert errors == [
+        "npyio inspect: inputs/notes.txt: " + F.bad_magic("6e 6f 74 20 61 6e"),
+        "npyio inspect: nope.npy: no such file or directory",
+    ]
+
+
+def test_inspect_json(tree, monkeypatch, capsys):
+    code, out, _ = in_tree(tree, monkeypatch, capsys, "inspect", "--json", "inputs", "empty")
+    assert code == _cli.EXIT_BAD_FILES
+    doc = json.loads(out)
+    assert [f["path"] for f in doc["files"]] == [f"inputs/00{i}.npy" for i in range(4)]
+    assert doc["files"][0] == {
+        "path": "inputs/000.npy", "version": "1.0", "dtype": "float32", "descr": "<f4",
+        "shape": [2, 3], "order": "C", "header_bytes": 128, "payload_bytes": 24,
+        "file_bytes": 152,
+    }
+    assert [(b["path"], b["reason"].split(" --")[0]) for b in doc["bad"]] == [
+        ("inputs/004.npy", "payload is shorter than the header says"),
+        ("inputs/005.npy", "not a .npy file: bad magic string"),
+        ("empty", "directory has no .npy files"),
+    ]
+    assert doc["directories"] == [{
+        "path": "inputs", "files": 6, "bad": 2, "bytes": 4 * 152 + 148 + 152,
+        "groups": [{"dtype": "float32", "shape": [2, 3], "count": 4}],
+    }]
+
+
+# --- in-process: arguments and help ---------------------------------------------------------------
+@pytest.mark.parametrize("command", [[], ["inspect"], ["verify"], ["demo"], ["bench"]],
+                         ids=["npyio", "inspect", "verify", "demo", "bench"])
+def test_help_has_examples(command, capsys):
+    with pytest.raises(SystemExit) as info:
+        _cli.main([*command, "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert "examples:\n  npyio " in out
+    if command in (["inspect"], ["verify"]):
+        assert "exit status:" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["verify"], ["verify", "x", "--jobs", "0"], ["inspect"], ["verify", "--pairs", "a"],
+     ["inspect", "x", "--frobnicate"]],
+    ids=["verify-nothing", "jobs-0", "inspect-nothing", "pairs-one-dir", "unknown-option"],
+)
+def test_usage_errors_exit_2(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        _cli.main(argv)
+    assert info.value.code == _cli.EXIT_USAGE
+    assert "error:" in capsys.readouterr().err
+
+
+def test_any_tf_filesystem_and_glob_patterns(capsys):
+    root = "ram://npyio-test-cli"
+    for i in range(3):
+        with tf.io.gfile.GFile(f"{root}/d/{i}.npy", "wb") as f:
+            np.save(f, np.full((4,), i, np.int16))
+    with tf.io.gfile.GFile(f"{root}/d/3.npy", "wb") as f:
+        f.write(npy_bytes(np.zeros(4, np.int16))[:-1])
+    code = _cli.main(["verify", "-q", "--full", f"{root}/d", f"{root}/d/*.npy", f"{root}/e*"])
+    out = capsys.readouterr().out
+    assert code == _cli.EXIT_BAD_FILES
+    assert out.splitlines()[:2] == [
+        f"{root}/d/3.npy: " + F.payload_short("8", "7"),
+        f"{root}/e*: no file matches this pattern",
+    ]
+    assert "verified 4 files" in out  # the directory and the pattern name the same files
+
+
+def test_jobs_give_the_same_verdicts_in_the_same_order(tmp_path):
+    data = npy_bytes(np.zeros((3,), "<u2"))
+    for i in range(_verify.CHUNK * 3 + 7):
+        (tmp_path / f"{i:05d}.npy").write_bytes(data if i % 97 else data[:-1])
+    source = _verify.resolve(str(tmp_path))
+    one = _verify.scan([source], jobs=1, progress=False)
+    four = _verify.scan([source], jobs=4, progress=False)
+    assert [(c.path, c.reason) for c in one.checked] == [(c.path, c.reason) for c in four.checked]
+    assert len(one.issues) == len(range(0, _verify.CHUNK * 3 + 7, 97))
+
+
+# --- in-process: the header check agrees with the reference parser ------------------------------
+def reference_reason(data: bytes) -> str | None:
+    try:
+        header = F.read_header(io.BytesIO(data), "<bytes>")
+        F.check_payload(header, len(data), "<bytes>")
+    except NpyFormatError as e:
+        return e.reason
+    return None
+
+
+LONG_TEXT = header_text("<f4", False, (2, 3)).ljust(_verify.HEAD + 900) + "\n"
+EXTRA = {  # beyond the corpus: headers longer than the first read, good and bad
+    "long-header": with_header(LONG_TEXT, bytes(24)),
+    "long-header-cut": with_header(LONG_TEXT, bytes(24))[: _verify.HEAD + 100],
+    "long-header-v2-short-payload": with_header(LONG_TEXT, bytes(20), (2, 0)),
+    "good-then-cut": npy_bytes(np.zeros((2, 3), "<f4"))[:-1],
+}
+
+
+@pytest.mark.parametrize(
+    "data", [c.data for c in CORPUS] + list(EXTRA.values()), ids=CORPUS_IDS + list(EXTRA)
+)
+def test_check_file_agrees_with_read_header_and_check_payload(tmp_path, data):
+    want = reference_reason(data)
+    path = tmp_path / "f.npy"
+    path.write_bytes(data)
+    cache: _verify.HeaderCache = {}
+    for _ in range(2):  # cold, then with the header cached
+        got = _verify.check_file(str(path), cache)
+        assert got.reason == want
+        assert got.size == len(data)
+
+
+def test_cached_header_still_checks_each_size(tmp_path):
+    data = npy_bytes(np.zeros((2, 3), "<f4"))
+    (tmp_path / "a.npy").write_bytes(data)
+    (tmp_path / "b.npy").write_bytes(data + b"\0\0")
+    cache: _verify.HeaderCache = {}
+    a, b = (_verify.check_file(str(tmp_path / n), cache) for n in ("a.npy", "b.npy"))
+    assert len(cache) == 1
+    assert a.ok and b.reason == F.payload_trailing("24", "26")
+
+
+def test_full_reports_each_file_the_decoder_refuses(tmp_path):
+    """Files that change after the header check: the pipeline goes on past each error."""
+    data = npy_bytes(np.arange(6, dtype="<i4").reshape(2, 3))
+    paths = [str(tmp_path / f"{i}.npy") for i in range(6)]
+    for p in paths:
+        Path(p).write_bytes(data)
+    checked = [_verify.check_file(p, {}) for p in paths]
+    Path(paths[1]).write_bytes(data[:-4])
+    os.remove(paths[4])
+    bad, nonfinite = _verify.decode_files(checked, jobs=2)
+    assert bad == {paths[1]: F.payload_short("24", "20"), paths[4]: "no such file or directory"}
+    assert nonfinite == {}
