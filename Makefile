@@ -3,6 +3,12 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.npyio-installed
+# tensorflow-io 0.37.1 (the last release) loads only with TensorFlow 2.16.x: its backend is
+# tested in a second venv with that pairing.
+TFIO_VENV  := .venv-tfio
+TFIO_PY    := $(TFIO_VENV)/bin/python
+TFIO_STAMP := $(TFIO_VENV)/.npyio-installed
+TFIO_PINS  := "tensorflow-cpu==2.16.2" "tensorflow-io==0.37.1" "numpy<2"
 
 .PHONY: demo test lint bench clean
 
@@ -12,13 +18,22 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
+$(TFIO_STAMP): pyproject.toml
+	@test -x $(TFIO_PY) || $(PYTHON) -m venv $(TFIO_VENV)
+	$(TFIO_PY) -m pip install --quiet --upgrade pip
+	$(TFIO_PY) -m pip install --quiet $(TFIO_PINS) "pytest>=8" "pytest-benchmark>=4" "hypothesis>=6.100"
+	$(TFIO_PY) -m pip install --quiet --no-deps -e .
+	@touch $(TFIO_STAMP)
+
 ## make demo: generate the sample dataset (once) and stream it through npyio
 demo: $(STAMP)
 	$(PY) -m npyio demo
 
-## make test: the whole suite
-test: $(STAMP)
+## make test: the whole suite, then the tfio backend's tests in the TF 2.16 + tensorflow-io venv
+## (there they fail, not skip, if tensorflow-io's ops do not load)
+test: $(STAMP) $(TFIO_STAMP)
 	$(PY) -m pytest
+	NPYIO_TFIO=1 $(TFIO_PY) -m pytest -m tfio tests
 
 ## make lint: ruff and mypy
 lint: $(STAMP)
@@ -30,4 +45,4 @@ bench: $(STAMP)
 	$(PY) -m npyio bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(TFIO_VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache

@@ -1,6 +1,8 @@
 """Decoding backends: how one file path becomes one tensor inside a ``tf.data`` map.
 
 - ``"graph"``: npyio's pure-TensorFlow parser (`npyio.read_npy`). The default.
+- ``"tfio"``: tensorflow-io's C++ numpy op (``npyio._tfio``), imported only when asked for;
+  files it cannot decode correctly fall back to the graph parser (table in README.md).
 - ``"py_function"``: ``tf.py_function`` around ``np.load``, the classic approach, kept for
   comparison and as an escape hatch. It runs Python per element (holding the GIL), and a
   pipeline that uses it cannot be serialized: it fails on tf.data service workers, in
@@ -19,7 +21,7 @@ from npyio import _ops
 from npyio._ops import read_npy
 
 Reader = Callable[[tf.Tensor, np.dtype, tf.TensorShape, '_ops.Hint | None'], tf.Tensor]
-BACKENDS = ("graph", "py_function")
+BACKENDS = ("graph", "tfio", "py_function")
 
 
 def _py_load(path: bytes, dt: np.dtype, shape: tf.TensorShape) -> np.ndarray:
@@ -66,4 +68,15 @@ def reader(backend: str) -> Reader:
         return _read_graph
     if backend == "py_function":
         return _read_py_function
+    if backend == "tfio":
+        from npyio import _tfio  # lazily: importing npyio never imports tensorflow_io
+
+        _tfio.load_ops()  # BackendUnavailableError now, when the pipeline is built
+
+        def read_tfio(
+            path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape, hint: _ops.Hint | None = None
+        ) -> tf.Tensor:
+            return _tfio.read_tfio(path, dt, shape, None if hint is None else hint.header)
+
+        return read_tfio
     raise ValueError(f"unknown backend {backend!r} -- expected one of {', '.join(BACKENDS)}")

@@ -93,20 +93,26 @@ def _first(conds: tf.Tensor, values: tf.Tensor) -> tf.Tensor:
     return tf.gather(values, tf.minimum(index, n - 1))
 
 
-def _decode_batch(
+def _parse_headers(
     contents: tf.Tensor,
-    names: tf.Tensor | None,
-    dt: np.dtype,
-    shape: tf.TensorShape,
-    max_header_size: int,
-    batched: bool,
-) -> tf.Tensor:
-    """Decodes a [B] string tensor of whole files; returns [B, *dims] (or dims when not batched).
+    names: tf.Tensor,
+    declared_code: tf.Tensor,
+    declared_name: tf.Tensor,
+    itemsize: tf.Tensor,
+    declared_dims: tf.Tensor,
+    declared_rank: tf.Tensor,
+    declared_text: tf.Tensor,
+    max_header_size: tf.Tensor,
+) -> tuple[tf.Tensor, ...]:
+    """Parses and checks the headers of a [B] batch of whole files.
 
-    ``names[row]`` is the file named in an error about element ``row``; without ``names`` it is
-    ``<bytes>`` (``<bytes>[row]`` in a batch).
+    Generic over dtype and shape (they come in as tensors), so one graph function serves every
+    call site: ``declared_dims`` holds -1 for a ``None`` dim and ``declared_rank`` is -1 for an
+    unknown rank. ``names[row]`` is the file an error about element ``row`` names.
+
+    Returns ``(offset [B], nbytes, dims [ndim], fortran [B], little_endian [B])`` once the
+    assertion that every file is valid has passed.
     """
-    itemsize = dt.itemsize
     size = tf.cast(tf.strings.length(contents), tf.int64)
     prefix = tf.strings.substr(
         tf.strings.join([tf.strings.substr(contents, 0, _PREFIX), "\0" * _PREFIX]), 0, _PREFIX
@@ -115,8 +121,12 @@ def _decode_batch(
     major, minor = pb[:, 6], pb[:, 7]
     v1 = tf.logical_and(major == 1, minor == 0)
     v23 = tf.logical_and(tf.logical_or(major == 2, major == 3), minor == 0)
-    len_short = pb[:, 8] + 256 * pb[:, 9]
-    hlen = tf.where(v1, len_short, len_short + 65536 * pb[:, 10] + 16777216 * pb[:, 11])
+    weights = tf.constant([1, 256, 65536, 16777216], tf.int64)
+    hlen = tf.where(
+        v1,
+        tf.reduce_sum(pb[:, 8:10] * weights[:2], 1),
+        tf.reduce_sum(pb[:, 8:12] * weights, 1),
+    )
     hstart = tf.where(v1, tf.constant(10, tf.int64), 12)
     offset = hstart + hlen
     header = tf.strings.substr(
@@ -134,120 +144,174 @@ def _decode_batch(
     # Dims are parsed once, from the first element; the others must have the same shape text.
     canon0 = canon[0]
     tokens = tf.strings.split(canon0, ",")
-    ndim = tf.where(canon0 == "", 0, tf.size(tokens))
+    ndim = tf.cast(tf.where(canon0 == "", 0, tf.size(tokens)), tf.int64)
     tokens = tokens[:ndim]
     tokens_ok = _full(tokens, f"-?[0-9]{{1,{F.MAX_DIM_DIGITS}}}")
     dims = tf.strings.to_number(tf.where(tokens_ok, tokens, "0"), tf.int64)
-    fbytes = tf.reduce_prod(tf.cast(tf.maximum(dims, 1), tf.float64)) * itemsize
+    fbytes = tf.reduce_prod(tf.cast(tf.maximum(dims, 1), tf.float64)) * tf.cast(
+        itemsize, tf.float64
+    )
     # float64 rounds near 2**62, so decide there in int64 (exact: no overflow below 1.5 * 2**62)
     small = tf.logical_and(
-        fbytes < 1.5 * F.MAX_NBYTES, tf.reduce_prod(tf.maximum(dims, 1)) * itemsize < F.MAX_NBYTES
+        fbytes < 1.5 * F.MAX_NBYTES,
+        tf.reduce_prod(tf.maximum(dims, 1)) * itemsize < F.MAX_NBYTES,
     )
     nbytes = tf.reduce_prod(dims) * itemsize
     payload_len = size - offset
-
-    declared_code = F.dtype_code(dt)
-    if shape.rank is None:
-        shape_ok = tf.constant(True)
-    else:
-        padded = tf.concat([dims, tf.zeros([shape.rank], tf.int64)], 0)[: shape.rank]
-        known = [i for i, d in enumerate(shape.as_list()) if d is not None]
-        shape_ok = tf.logical_and(
-            ndim == shape.rank,
-            tf.reduce_all(
-                tf.equal(
-                    tf.gather(padded, tf.constant(known, tf.int32)),
-                    tf.constant([shape.as_list()[i] for i in known], tf.int64),
-                )
-            ),
-        )
-
+    padded = tf.concat([dims, tf.zeros_like(declared_dims)], 0)[: tf.size(declared_dims)]
+    shape_ok = tf.logical_or(
+        declared_rank < 0,
+        tf.logical_and(
+            ndim == declared_rank,
+            tf.reduce_all(tf.logical_or(declared_dims < 0, padded == declared_dims)),
+        ),
+    )
+    # from the text, as F does: a 19-digit negative dim is negative, not too large
+    nonnegative = tf.reduce_all(
+        tf.logical_or(tf.strings.substr(tokens, 0, 1) != "-", tokens == "-0")
+    )
     everyone = tf.ones_like(size, tf.bool)
-    checks = [  # (ok per element, message builder for one row), in the reference parser's order
-        (
+    ok = tf.stack(  # in the reference parser's order; the messages below follow it
+        [
             tf.strings.substr(contents, 0, len(F.MAGIC_PREFIX)) == F.MAGIC_PREFIX,
-            lambda r: _fmt(
-                F.bad_magic,
-                tf.where(
-                    size[r] == 0,
-                    "0 bytes",
-                    tf.strings.reduce_join(
-                        tf.gather(_HEX, pb[r, : tf.minimum(size[r], len(F.MAGIC_PREFIX))]),
-                        separator=" ",
-                    ),
-                ),
-            ),
-        ),
-        (size >= F.MAGIC_LEN, lambda r: _fmt(F.too_short, str(F.MAGIC_LEN), _str(size[r]))),
-        (
+            size >= F.MAGIC_LEN,
             tf.logical_or(v1, v23),
-            lambda r: _fmt(
-                F.bad_version, tf.strings.join([_str(major[r]), ".", _str(minor[r])])
-            ),
-        ),
-        (size >= hstart, lambda r: _fmt(F.too_short, _str(hstart[r]), _str(size[r]))),
-        (
+            size >= hstart,
             hlen <= max_header_size,
-            lambda r: _fmt(F.header_too_large, str(max_header_size), _str(hlen[r])),
-        ),
-        (offset <= size, lambda r: _fmt(F.header_past_end, _str(offset[r]), _str(size[r]))),
-        (grammar_ok, lambda r: _grammar_message(header[r])),
-        (
+            offset <= size,
+            grammar_ok,
             canon == canon0,
-            lambda r: _fmt(F.shape_mismatch, _show_canon(canon0), _show_canon(canon[r])),
-        ),
-        (
-            # from the text, as F does: a 19-digit negative dim is negative, not too large
-            everyone & tf.reduce_all((tf.strings.substr(tokens, 0, 1) != "-") | (tokens == "-0")),
-            lambda r: _fmt(F.negative_dim, _show_canon(canon0)),
-        ),
-        (
+            everyone & nonnegative,
             everyone & tf.reduce_all(tokens_ok) & small,
-            lambda r: _fmt(F.too_large, _show_canon(canon0)),
-        ),
-        (
             code == declared_code,
-            lambda r: _fmt(
-                F.dtype_mismatch,
-                dt.name,
-                tf.gather(
-                    list(F.CODES.values()),
-                    tf.argmax(tf.cast(tf.equal(code[r], list(F.CODES)), tf.int32)),
-                ),
-            ),
-        ),
-        (
             everyone & shape_ok,
-            lambda r: _fmt(F.shape_mismatch, F.show_shape(tuple(shape.as_list())), _show_canon(
-                canon[r])) if shape.rank is not None else tf.constant(""),
-        ),
-        (
             payload_len >= nbytes,
-            lambda r: _fmt(F.payload_short, _str(nbytes), _str(payload_len[r])),
-        ),
-        (
             payload_len <= nbytes,
-            lambda r: _fmt(F.payload_trailing, _str(nbytes), _str(payload_len[r])),
-        ),
-    ]
-    ok = tf.stack([c for c, _ in checks], axis=1)  # [B, checks]
+        ],
+        axis=1,
+    )
     all_ok = tf.reduce_all(ok)
 
     def failure() -> tf.Tensor:
         bad = tf.logical_not(ok)
         rows = tf.shape(bad, out_type=tf.int64)[0]
         row = tf.reduce_min(tf.where(tf.reduce_any(bad, axis=1), tf.range(rows), rows))
-        messages = tf.stack([build(row) for _, build in checks])
-        return tf.strings.join([_label(names, row, batched), ": ", _first(bad[row], messages)])
+        numbers = tf.gather(tf.stack([size, hstart, hlen, offset, payload_len], 1), row)
+        n_size, n_hstart, n_hlen, n_offset, n_payload = tf.unstack(_str(numbers))
+        n_nbytes = _str(nbytes)
+        row_bytes = tf.gather(pb, row)
+        got_magic = tf.where(
+            n_size == "0",
+            "0 bytes",
+            tf.strings.reduce_join(
+                tf.gather(_HEX, row_bytes[: tf.minimum(numbers[0], len(F.MAGIC_PREFIX))]),
+                separator=" ",
+            ),
+        )
+        got_version = tf.strings.reduce_join(_str(row_bytes[6:8]), separator=".")
+        got_code = tf.gather(
+            list(F.CODES.values()),
+            tf.argmax(tf.cast(tf.equal(tf.gather(code, row), list(F.CODES)), tf.int32)),
+        )
+        first_shape, row_shape = tf.unstack(
+            _show_canon(tf.stack([canon0, tf.gather(canon, row)]))
+        )
+        messages = tf.stack(
+            [
+                _fmt(F.bad_magic, got_magic),
+                _fmt(F.too_short, str(F.MAGIC_LEN), n_size),
+                _fmt(F.bad_version, got_version),
+                _fmt(F.too_short, n_hstart, n_size),
+                _fmt(F.header_too_large, _str(max_header_size), n_hlen),
+                _fmt(F.header_past_end, n_offset, n_size),
+                _grammar_message(tf.gather(header, row)),
+                _fmt(F.shape_mismatch, first_shape, row_shape),
+                _fmt(F.negative_dim, first_shape),
+                _fmt(F.too_large, first_shape),
+                _fmt(F.dtype_mismatch, declared_name, got_code),
+                _fmt(F.shape_mismatch, declared_text, row_shape),
+                _fmt(F.payload_short, n_nbytes, n_payload),
+                _fmt(F.payload_trailing, n_nbytes, n_payload),
+            ]
+        )
+        reason = _first(tf.gather(bad, row), messages)
+        return tf.strings.join([tf.gather(names, row), ": ", reason])
 
     message = tf.cond(all_ok, lambda: tf.constant(""), failure)
     assertion = tf.debugging.Assert(all_ok, [message], summarize=1)
-    deps = [] if assertion is None else [assertion]
-    with tf.control_dependencies(deps):
-        payload = tf.strings.substr(contents, offset, tf.broadcast_to(nbytes, tf.shape(offset)))
+    with tf.control_dependencies([] if assertion is None else [assertion]):
         is_le = tf.logical_or(order == "<", tf.logical_and(order != ">", _NATIVE_LE))
-        values = _decode_payload(payload, dt, is_le, batched)
-        return _arrange(values, dims, fortran, batched, shape)
+        return tuple(tf.identity(t) for t in (offset, nbytes, dims, fortran, is_le))
+
+
+_PARSE_SIGNATURE = [
+    tf.TensorSpec([None], tf.string),  # contents
+    tf.TensorSpec([None], tf.string),  # names
+    tf.TensorSpec([], tf.string),  # declared_code
+    tf.TensorSpec([], tf.string),  # declared_name
+    tf.TensorSpec([], tf.int64),  # itemsize
+    tf.TensorSpec([None], tf.int64),  # declared_dims
+    tf.TensorSpec([], tf.int64),  # declared_rank
+    tf.TensorSpec([], tf.string),  # declared_text
+    tf.TensorSpec([], tf.int64),  # max_header_size
+]
+
+
+@functools.lru_cache(maxsize=None)
+def _parser() -> tf.types.experimental.ConcreteFunction:
+    """The header parser as one graph function, shared by every dtype, shape and call site.
+
+    Sharing matters: tf.data prepares every function a map function refers to each time an
+    iterator is created, taken branch or not, so each distinct parser would cost every epoch.
+    """
+    return tf.function(
+        _parse_headers, input_signature=_PARSE_SIGNATURE, autograph=False
+    ).get_concrete_function()
+
+
+def _decode_batch(
+    contents: tf.Tensor,
+    names: tf.Tensor | None,
+    dt: np.dtype,
+    shape: tf.TensorShape,
+    max_header_size: int,
+    batched: bool,
+) -> tf.Tensor:
+    """Decodes a [B] string tensor of whole files; returns [B, *dims] (or dims when not batched).
+
+    ``names[row]`` is the file named in an error about element ``row``; without ``names`` it is
+    ``<bytes>`` (``<bytes>[row]`` in a batch).
+    """
+    if names is None:
+        if batched:
+            count = tf.shape(contents, out_type=tf.int64)[0]
+            names = tf.strings.join(["<bytes>[", _str(tf.range(count)), "]"])
+        else:
+            names = tf.constant(["<bytes>"])
+    declared = [] if shape.rank is None else [-1 if d is None else d for d in shape.as_list()]
+    args = [
+        contents,
+        names,
+        tf.constant(F.dtype_code(dt)),
+        tf.constant(dt.name),
+        tf.constant(dt.itemsize, tf.int64),
+        tf.constant(declared, tf.int64, shape=[len(declared)]),
+        tf.constant(-1 if shape.rank is None else shape.rank, tf.int64),
+        tf.constant("" if shape.rank is None else F.show_shape(tuple(shape.as_list()))),
+        tf.constant(max_header_size, tf.int64),
+    ]
+    parser = _parser()
+    if tf.executing_eagerly():
+        offset, nbytes, dims, fortran, is_le = parser(*args)
+    else:
+        # A plain PartitionedCall, not the StatefulPartitionedCall tf.function would emit for a
+        # body with an Assert: tf.data refuses to checkpoint iterators over the latter.
+        offset, nbytes, dims, fortran, is_le = tf.raw_ops.PartitionedCall(
+            args=args, Tout=[tf.int64, tf.int64, tf.int64, tf.bool, tf.bool], f=parser
+        )
+    payload = tf.strings.substr(contents, offset, tf.broadcast_to(nbytes, tf.shape(offset)))
+    values = _decode_payload(payload, dt, is_le, batched)
+    return _arrange(values, dims, fortran, batched, shape)
 
 
 @dataclass(frozen=True)
@@ -291,50 +355,6 @@ def make_hint(dt: np.dtype, shape: tf.TensorShape, header: bytes | None = None) 
     return Hint(header, len(header) + parsed.nbytes, little, parsed.fortran_order)
 
 
-def _label(names: tf.Tensor | None, row: tf.Tensor, batched: bool) -> tf.Tensor:
-    if names is not None:
-        return names[row]
-    if batched:
-        return tf.strings.join(["<bytes>[", _str(row), "]"])
-    return tf.constant("<bytes>")
-
-
-@functools.lru_cache(maxsize=256)
-def _full_parser(
-    dt: np.dtype, shape: tf.TensorShape, max_header_size: int, batched: bool, named: bool
-) -> Callable[..., tf.Tensor]:
-    """The full parser as a graph function that is never inlined.
-
-    Called from a ``tf.cond`` branch, it stays one call op there: the fast path then pays
-    nothing for the parser's ~150 ops (a lowered branch would drag them all along as dead
-    ops on every element). Eagerly, it runs as one graph instead of op by op.
-    """
-
-    def parse(contents: tf.Tensor, names: tf.Tensor) -> tf.Tensor:
-        return _decode_batch(
-            contents, names if named else None, dt, shape, max_header_size, batched
-        )
-
-    function = tf.function(
-        parse,
-        input_signature=[tf.TensorSpec([None], tf.string)] * 2,
-        autograph=False,
-        experimental_attributes={"_noinline": True},
-    ).get_concrete_function()
-    out_type = _TF_DTYPES[dt.name]
-
-    def call(contents: tf.Tensor, names: tf.Tensor) -> tf.Tensor:
-        if tf.executing_eagerly():
-            return function(contents, names)
-        # A plain PartitionedCall, not the StatefulPartitionedCall tf.function would emit for a
-        # body with an Assert: tf.data refuses to checkpoint iterators over the latter.
-        return tf.raw_ops.PartitionedCall(
-            args=[contents, names], Tout=[out_type], f=function
-        )[0]
-
-    return call
-
-
 def _decode_hinted(
     contents: tf.Tensor,
     names: tf.Tensor | None,
@@ -346,10 +366,9 @@ def _decode_hinted(
 ) -> tf.Tensor:
     """Decodes [B] files: a fast path for files whose header bytes equal ``hint``'s, the full
     parser for any other (returns [B, *dims], or dims when not batched)."""
-    parser = _full_parser(dt, shape, max_header_size, batched, names is not None)
 
     def full() -> tf.Tensor:
-        out = parser(contents, contents if names is None else names)
+        out = _decode_batch(contents, names, dt, shape, max_header_size, batched)
         out.set_shape(tf.TensorShape([None]).concatenate(shape) if batched else shape)
         return out
 
@@ -529,6 +548,7 @@ def read_npy(
     *,
     name: str | None = None,
     max_header_size: int = F.MAX_HEADER_SIZE,
+    backend: str = "graph",
     _hint_header: bytes | None = None,
 ) -> tf.Tensor:
     """Reads a ``.npy`` file with ``tf.io.read_file`` and decodes it with graph ops only.
@@ -541,12 +561,18 @@ def read_npy(
         shape: Optional static shape the file must have; ``None`` dims match any size.
         name: Optional name for the op's name scope.
         max_header_size: Refuse headers longer than this many bytes.
+        backend: ``"graph"`` (npyio's parser, the default), ``"tfio"`` (tensorflow-io's numpy
+            op where it decodes correctly, else the graph parser) or ``"py_function"``
+            (``np.load`` in a ``tf.py_function``: not serializable).
 
     Returns:
         A tensor of ``dtype`` and the file's shape, in C order.
 
     Raises:
         TypeError: When the op is built, for a dtype npyio does not decode or a bad ``shape``.
+        ValueError: When the op is built, for an unknown backend.
+        BackendUnavailableError: When the op is built, for ``backend="tfio"`` without
+            tensorflow-io ops that load with the installed TensorFlow.
         tf.errors.NotFoundError: When the op runs, if the file does not exist (TensorFlow's
             message names the path).
         tf.errors.InvalidArgumentError: When the op runs, for a file that is not a valid
@@ -562,6 +588,12 @@ def read_npy(
     """
     dt = F.parse_dtype(dtype)
     static = _static_shape(shape)
+    if backend != "graph":
+        from npyio import _backends  # noqa: PLC0415 - _backends imports this module
+
+        hint = None if _hint_header is None else make_hint(dt, static, _hint_header)
+        with tf.name_scope(name or "read_npy"):
+            return _backends.reader(backend)(tf.convert_to_tensor(path, tf.string), dt, static, hint)
     with tf.name_scope(name or "read_npy"):
         path = tf.convert_to_tensor(path, tf.string, name="path")
         if path.shape.rank != 0:
