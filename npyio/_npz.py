@@ -392,7 +392,9 @@ def _extract(contents: tf.Tensor, key: tf.Tensor, name: tf.Tensor) -> tf.Tensor:
 
     def failure() -> tf.Tensor:
         messages = tf.stack([build() for _, build in checks])
-        return tf.strings.join([name, ": ", _ops._first(tf.logical_not(ok), messages)])
+        return tf.strings.join(
+            [name, ": ", tf.gather(messages, _ops._first_index(tf.logical_not(ok)))]
+        )
 
     message = tf.cond(all_ok, lambda: tf.constant(""), failure)
     assertion = tf.debugging.Assert(all_ok, [message], summarize=1)

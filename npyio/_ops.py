@@ -71,26 +71,40 @@ def _group(text: tf.Tensor, pattern: str, group: int = 1) -> tf.Tensor:
     return tf.strings.regex_replace(text, pattern, f"\\{group}")
 
 
-def _grammar_message(header: tf.Tensor) -> tf.Tensor:
-    """The layered reason for a header that failed HEADER_RE (scalar), as F.parse_header_text."""
-    conds = [tf.logical_not(_full(header, F.DICT_RE))]
-    msgs: list[tf.Tensor | str] = [F.not_a_dict()]
-    for _key, has_key, has_entry, snippet, reason in F.LAYERS:
-        conds.append(tf.logical_not(_full(header, has_key)))
-        msgs.append(F.bad_keys())
-        conds.append(tf.logical_not(_full(header, has_entry)))
-        text = tf.strings.substr(_group(header, snippet), 0, F.SNIPPET_LEN)
-        msgs.append(_fmt(F.REASONS[reason], tf.where(text == "", "nothing", text)))
-    conds.append(tf.constant(True))
-    msgs.append(F.bad_keys())
-    return _first(tf.stack(conds), tf.stack([tf.convert_to_tensor(m) for m in msgs]))
+def _template(reason: Callable[..., str], nargs: int) -> list[str]:
+    parts = reason(*([_SENTINEL] * nargs)).split(_SENTINEL)
+    return parts + [""] * (3 - len(parts))
 
 
-def _first(conds: tf.Tensor, values: tf.Tensor) -> tf.Tensor:
-    """values[i] for the first i where conds[i] holds (conds must hold somewhere)."""
-    n = tf.shape(conds, out_type=tf.int64)[0]
-    index = tf.reduce_min(tf.where(conds, tf.range(n), n))
-    return tf.gather(values, tf.minimum(index, n - 1))
+# Reason k's message is PRE[k] + a[k] + MID[k] + b[k] + POST[k]; the order matches the checks
+# in _parse_headers, with the grammar check expanded into its five layered reasons (6-10).
+_TEMPLATES = [
+    list(part)
+    for part in zip(
+        *(
+            _template(reason, nargs)
+            for reason, nargs in (
+                (F.bad_magic, 1), (F.too_short, 2), (F.bad_version, 1), (F.too_short, 2),
+                (F.header_too_large, 2), (F.header_past_end, 2), (F.not_a_dict, 0),
+                (F.bad_keys, 0), (F.bad_descr, 1), (F.bad_fortran, 1), (F.bad_shape, 1),
+                (F.shape_mismatch, 2), (F.negative_dim, 1), (F.too_large, 1),
+                (F.dtype_mismatch, 2), (F.shape_mismatch, 2), (F.payload_short, 2),
+                (F.payload_trailing, 2),
+            )
+        ),
+        strict=True,
+    )
+]
+# The layered grammar checks, in F.parse_header_text's order, and the reason each one's failure
+# gives (a final "always fails" entry gives bad_keys).
+_GRAMMAR_LAYERS = [F.DICT_RE] + [p for layer in F.LAYERS for p in (layer[1], layer[2])]
+_GRAMMAR_REASON = [6, 7, 8, 7, 9, 7, 10, 7]
+
+
+def _first_index(flags: tf.Tensor) -> tf.Tensor:
+    """The index of the first True in a rank-1 bool tensor (its size if none)."""
+    n = tf.shape(flags, out_type=tf.int64)[0]
+    return tf.reduce_min(tf.where(flags, tf.range(n), n))
 
 
 def _parse_headers(
@@ -193,15 +207,34 @@ def _parse_headers(
     all_ok = tf.reduce_all(ok)
 
     def failure() -> tf.Tensor:
+        # Every reason is PRE + a + MID + b + POST (see _TEMPLATES): pick the row and reason,
+        # then gather; few ops, because tf.data prepares this branch at every iterator start.
         bad = tf.logical_not(ok)
-        rows = tf.shape(bad, out_type=tf.int64)[0]
-        row = tf.reduce_min(tf.where(tf.reduce_any(bad, axis=1), tf.range(rows), rows))
+        row = _first_index(tf.reduce_any(bad, axis=1))
+        check = _first_index(tf.gather(bad, row))
+        text = tf.gather(header, row)
+        layers = tf.logical_not(
+            tf.stack([_full(text, p) for p in _GRAMMAR_LAYERS] + [tf.constant(False)])
+        )
+        snippets = tf.strings.substr(
+            tf.stack([_group(text, layer[3]) for layer in F.LAYERS]), 0, F.SNIPPET_LEN
+        )
+        snip_d, snip_f, snip_s = tf.unstack(tf.where(snippets == "", "nothing", snippets))
+        reason = tf.where(
+            check < 6,
+            check,
+            tf.where(
+                check == 6,
+                tf.gather(tf.constant(_GRAMMAR_REASON, tf.int64), _first_index(layers)),
+                check + 4,
+            ),
+        )
         numbers = tf.gather(tf.stack([size, hstart, hlen, offset, payload_len], 1), row)
         n_size, n_hstart, n_hlen, n_offset, n_payload = tf.unstack(_str(numbers))
         n_nbytes = _str(nbytes)
         row_bytes = tf.gather(pb, row)
         got_magic = tf.where(
-            n_size == "0",
+            numbers[0] == 0,
             "0 bytes",
             tf.strings.reduce_join(
                 tf.gather(_HEX, row_bytes[: tf.minimum(numbers[0], len(F.MAGIC_PREFIX))]),
@@ -213,29 +246,17 @@ def _parse_headers(
             list(F.CODES.values()),
             tf.argmax(tf.cast(tf.equal(tf.gather(code, row), list(F.CODES)), tf.int32)),
         )
-        first_shape, row_shape = tf.unstack(
-            _show_canon(tf.stack([canon0, tf.gather(canon, row)]))
-        )
-        messages = tf.stack(
-            [
-                _fmt(F.bad_magic, got_magic),
-                _fmt(F.too_short, str(F.MAGIC_LEN), n_size),
-                _fmt(F.bad_version, got_version),
-                _fmt(F.too_short, n_hstart, n_size),
-                _fmt(F.header_too_large, _str(max_header_size), n_hlen),
-                _fmt(F.header_past_end, n_offset, n_size),
-                _grammar_message(tf.gather(header, row)),
-                _fmt(F.shape_mismatch, first_shape, row_shape),
-                _fmt(F.negative_dim, first_shape),
-                _fmt(F.too_large, first_shape),
-                _fmt(F.dtype_mismatch, declared_name, got_code),
-                _fmt(F.shape_mismatch, declared_text, row_shape),
-                _fmt(F.payload_short, n_nbytes, n_payload),
-                _fmt(F.payload_trailing, n_nbytes, n_payload),
-            ]
-        )
-        reason = _first(tf.gather(bad, row), messages)
-        return tf.strings.join([tf.gather(names, row), ": ", reason])
+        first, this = tf.unstack(_show_canon(tf.stack([canon0, tf.gather(canon, row)])))
+        a = [got_magic, str(F.MAGIC_LEN), got_version, n_hstart, _str(max_header_size),
+             n_offset, "", "", snip_d, snip_f, snip_s, first, first, first, declared_name,
+             declared_text, n_nbytes, n_nbytes]
+        b = ["", n_size, "", n_size, n_hlen, n_size, "", "", "", "", "", this, "", "",
+             got_code, this, n_payload, n_payload]
+        pre, mid, post = (tf.gather(t, reason) for t in _TEMPLATES)
+        return tf.strings.join([
+            tf.gather(names, row), ": ", pre, tf.gather(tf.stack(a), reason), mid,
+            tf.gather(tf.stack(b), reason), post,
+        ])
 
     message = tf.cond(all_ok, lambda: tf.constant(""), failure)
     assertion = tf.debugging.Assert(all_ok, [message], summarize=1)
@@ -307,7 +328,9 @@ def _decode_batch(
         # A plain PartitionedCall, not the StatefulPartitionedCall tf.function would emit for a
         # body with an Assert: tf.data refuses to checkpoint iterators over the latter.
         offset, nbytes, dims, fortran, is_le = tf.raw_ops.PartitionedCall(
-            args=args, Tout=[tf.int64, tf.int64, tf.int64, tf.bool, tf.bool], f=parser
+            args=[*args, *parser.captured_inputs],
+            Tout=[tf.int64, tf.int64, tf.int64, tf.bool, tf.bool],
+            f=parser,
         )
     payload = tf.strings.substr(contents, offset, tf.broadcast_to(nbytes, tf.shape(offset)))
     values = _decode_payload(payload, dt, is_le, batched)
@@ -414,19 +437,12 @@ def _decode_payload(
         values = raw(True)
     elif isinstance(is_le, bool):
         values = raw(is_le)
-    else:
-        if batched:
-            values = tf.cond(
-                tf.reduce_all(is_le),
-                lambda: raw(True),
-                lambda: tf.cond(
-                    tf.reduce_any(is_le),
-                    lambda: tf.where(is_le[:, None], raw(True), raw(False)),
-                    lambda: raw(False),
-                ),
-            )
-        else:
-            values = tf.cond(is_le[0], lambda: raw(True), lambda: raw(False))
+    else:  # one cond: the common all-little-endian case pays for nothing else
+        values = tf.cond(
+            tf.reduce_all(is_le),
+            lambda: raw(True),
+            lambda: tf.where(is_le[:, None], raw(True), raw(False)),
+        )
     if dt.name == "bool":
         return tf.not_equal(values, 0)
     if raw_type != _TF_DTYPES[dt.name]:
@@ -442,8 +458,8 @@ def _arrange(
     shape: tf.TensorShape,
 ) -> tf.Tensor:
     """[B, count] -> [B, *dims] (or dims), undoing Fortran order where the header says so."""
-    lead = tf.shape(values, out_type=tf.int64)[:1] if batched else tf.zeros([0], tf.int64)
-    skip = 1 if batched else 0
+    lead = tf.shape(values, out_type=tf.int64)[:1]
+    skip = 1
 
     def c_order() -> tf.Tensor:
         return tf.reshape(values, tf.concat([lead, dims], 0))
@@ -454,21 +470,12 @@ def _arrange(
         perm = tf.concat([tf.range(skip), tf.reverse(tf.range(skip, ndim + skip), [0])], 0)
         return tf.transpose(flipped, perm)
 
-    if batched:
-        any_f = tf.reduce_any(fortran)
-        out = tf.cond(
-            any_f,
-            lambda: tf.cond(
-                tf.reduce_all(fortran),
-                f_order,
-                lambda: _where_rows(fortran, f_order(), c_order()),
-            ),
-            c_order,
-        )
-        out.set_shape(tf.TensorShape([values.shape[0]]).concatenate(shape))
-    else:
-        out = tf.cond(fortran[0], f_order, c_order)
-        out.set_shape(shape)
+    out = tf.cond(
+        tf.reduce_any(fortran), lambda: _where_rows(fortran, f_order(), c_order()), c_order
+    )
+    if not batched:
+        out = tf.reshape(out, dims)
+    out.set_shape(tf.TensorShape([values.shape[0]]).concatenate(shape) if batched else shape)
     return out
 
 
