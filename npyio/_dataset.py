@@ -12,6 +12,10 @@ from npyio import _format as F
 from npyio.errors import NpyFormatError
 
 AUTOTUNE = tf.data.AUTOTUNE
+# Files at least this large are decoded one by one (decode_raw of the whole file, then an
+# aligned slice that shares its buffer) rather than as a batch of raw bytes: for them copies,
+# not per-op overhead, are the cost (bench/README.md has the measurements).
+_LARGE_FILE = 512 * 1024
 
 
 @dataclass(frozen=True)
@@ -173,7 +177,8 @@ def dataset(
     if shuffle:
         ds = ds.shuffle(len(xs), seed=seed, reshuffle_each_iteration=reshuffle_each_iteration)
     static = all(side.shape.is_fully_defined() for side in sides)
-    if batch_size is not None and static and not ignore_errors and backend == "graph":
+    large = any(side.hint is None or side.hint.size >= _LARGE_FILE for side in sides)
+    if batch_size is not None and static and not large and not ignore_errors and backend == "graph":
         # Batch raw bytes, then decode a whole batch with one set of ops: the per-element map is
         # just read_file, like the read-only floor.
         def read(*paths: tf.Tensor) -> tuple[tf.Tensor, ...]:

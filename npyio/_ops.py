@@ -403,9 +403,17 @@ def _decode_hinted(
 
     def known() -> tf.Tensor:
         offset = len(hint.header)
-        payload = tf.strings.substr(contents, offset, hint.size - offset)
-        values = _decode_payload(payload, dt, hint.little_endian, batched)
         dims = shape.as_list()
+        if not batched and offset % dt.itemsize == 0:
+            # Decode the whole file and drop the header's items: slicing the front of a 1-d
+            # tensor at an aligned offset shares its buffer, so the payload is copied once.
+            raw = tf.io.decode_raw(
+                contents[0], _RAW_DTYPES[dt.name], little_endian=hint.little_endian
+            )
+            values = _native(raw[offset // dt.itemsize :], dt)[None]
+        else:
+            payload = tf.strings.substr(contents, offset, hint.size - offset)
+            values = _decode_payload(payload, dt, hint.little_endian, batched)
         if hint.fortran_order:
             values = tf.reshape(values, [-1, *dims[::-1]])
             values = tf.transpose(values, [0, *range(len(dims), 0, -1)])
@@ -443,9 +451,14 @@ def _decode_payload(
             lambda: raw(True),
             lambda: tf.where(is_le[:, None], raw(True), raw(False)),
         )
+    return _native(values, dt)
+
+
+def _native(values: tf.Tensor, dt: np.dtype) -> tf.Tensor:
+    """decode_raw's output (see _RAW_DTYPES) as ``dt``: bool is nonzero, uint32/64 bitcast."""
     if dt.name == "bool":
         return tf.not_equal(values, 0)
-    if raw_type != _TF_DTYPES[dt.name]:
+    if values.dtype != _TF_DTYPES[dt.name]:
         return tf.bitcast(values, _TF_DTYPES[dt.name])
     return values
 

@@ -267,3 +267,21 @@ def test_keras_fit_evaluate_predict(tmp_path, jit_compile):
     assert history.history["loss"][-1] < history.history["loss"][0]
     predictions = model.predict(npyio.dataset(xs, batch_size=8), verbose=0)
     assert predictions.shape == (64, 1)
+
+
+def test_large_files_take_the_per_file_path(tmp_path):
+    # >= 512 KiB per file: decoded one by one (whole-file decode_raw + aligned slice), not as
+    # a batch of raw bytes; the results must be the same, big-endian and Fortran files too.
+    from npyio import _dataset
+
+    rng = np.random.default_rng(1)
+    arrays = [rng.random((300, 500), dtype=np.float32) for _ in range(5)]
+    arrays[3] = np.asfortranarray(arrays[3])
+    root = str(tmp_path)
+    for i, a in enumerate(arrays):
+        _write(f"{root}/{i}.npy", a.astype(">f4") if i == 2 else a)
+    assert 300 * 500 * 4 >= _dataset._LARGE_FILE
+    ds = npyio.dataset(root, batch_size=2)
+    assert ds.element_spec == tf.TensorSpec((None, 300, 500), tf.float32)
+    got = np.concatenate([b.numpy() for b in ds])
+    np.testing.assert_array_equal(got, np.stack(arrays))
