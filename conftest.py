@@ -5,7 +5,7 @@ import os
 # Level 1 hides TensorFlow's INFO lines but keeps its warnings, which ignore_errors=True uses.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis import HealthCheck, settings
 
 settings.register_profile(
     "ci",

@@ -8,6 +8,7 @@ machine's state (page cache, CPU frequency, other load) as fairly as possible.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -82,8 +83,9 @@ def pipelines(
     ys = [os.path.join(root, "labels", f"{i:0{width}d}.npy") for i in range(profile.count)]
     out: dict[str, Callable[[], tuple[int, float]]] = {}
     for backend in backends:
-        ds = dataset(xs, ys, batch_size=BATCH, backend=backend)
-        out[f"npyio {backend}"] = lambda ds=ds: _pipelines.drain(ds)
+        out[f"npyio {backend}"] = functools.partial(
+            _pipelines.drain, dataset(xs, ys, batch_size=BATCH, backend=backend)
+        )
     baseline = _pipelines.py_function_pipeline(
         xs, ys, profile.input_shape, profile.label_shape, BATCH
     )
@@ -103,11 +105,11 @@ def pipelines(
 def available_backends() -> list[str]:
     backends = ["graph"]
     try:
-        from npyio import _tfio  # noqa: PLC0415
+        from npyio import _tfio
 
         _tfio.load_ops()
         backends.append("tfio")
-    except Exception:  # noqa: BLE001 - tfio is optional; any failure means "not available"
+    except Exception:
         pass
     return backends
 
@@ -168,8 +170,8 @@ def machine() -> str:
 
 
 def table(results: list[Result]) -> str:
-    head = (f"| profile | pipeline | samples/s | MB/s | vs py_function | vs floor | "
-            f"peak RSS MiB |\n|---|---|---:|---:|---:|---:|---:|")
+    head = ("| profile | pipeline | samples/s | MB/s | vs py_function | vs floor | "
+            "peak RSS MiB |\n|---|---|---:|---:|---:|---:|---:|")
     lines = [head]
     for r in results:
         lines.append(
@@ -190,10 +192,10 @@ def to_json(results: list[Result]) -> str:
 def plot(results: list[Result], path: str) -> None:
     """A bar chart of samples/s relative to the floor, one group per profile."""
     try:
-        import matplotlib  # noqa: PLC0415
+        import matplotlib
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt  # noqa: PLC0415
+        import matplotlib.pyplot as plt
     except ImportError as e:
         raise SystemExit(
             "--plot needs matplotlib: pip install 'npyio[plot]'"

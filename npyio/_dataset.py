@@ -142,8 +142,11 @@ def dataset(
         ...         with tf.io.gfile.GFile(f"ram://doc/ds/{side}/{i}.npy", "wb") as f:
         ...             np.save(f, value)
         >>> ds = npyio.dataset("ram://doc/ds/x", "ram://doc/ds/y", batch_size=2)
-        >>> ds.element_spec
-        (TensorSpec(shape=(None, 2, 2), dtype=tf.float32, name=None), TensorSpec(shape=(None,), dtype=tf.int64, name=None))
+        >>> x_spec, y_spec = ds.element_spec
+        >>> x_spec
+        TensorSpec(shape=(None, 2, 2), dtype=tf.float32, name=None)
+        >>> y_spec
+        TensorSpec(shape=(None,), dtype=tf.int64, name=None)
         >>> [y.numpy().tolist() for _, y in ds]
         [[0, 1], [2]]
     """

@@ -298,7 +298,7 @@ def parse_header_text(text: str) -> tuple[np.dtype, tuple[int, ...], bool]:
     order, code = descr.group(1), descr.group(2)
     if order in ("", "|", "="):
         order = NATIVE_ORDER
-    dtype = np.dtype(CODES[code]).newbyteorder(order)
+    dtype = np.dtype(CODES[code]).newbyteorder(order)  # type: ignore[arg-type]
     tokens = [t for t in re.sub(WS, "", shape_m.group(1)).split(",") if t]
     shown = "(" + ", ".join(tokens) + ("," if len(tokens) == 1 else "") + ")"
     if any(t.startswith("-") and t != "-0" for t in tokens):
@@ -375,8 +375,10 @@ def parse_dtype(dtype: object) -> np.dtype:
     except KeyError as e:  # a tf.DType with no numpy counterpart: tf.resource, tf.variant
         raise TypeError(f"unsupported dtype {dtype!r} -- expected one of {SUPPORTED}") from e
     candidate = as_numpy if as_numpy is not None else dtype
+    if candidate is None:  # np.dtype(None) would mean float64
+        raise TypeError(f"unsupported dtype None -- expected one of {SUPPORTED}")
     try:
-        dt = np.dtype(candidate)  # type: ignore[call-overload]
+        dt = np.dtype(candidate)  # type: ignore[arg-type]
     except TypeError as e:
         raise TypeError(f"unsupported dtype {dtype!r} -- expected one of {SUPPORTED}") from e
     if dt.name not in CODES.values() or dt.fields is not None or dt.subdtype is not None:

@@ -10,7 +10,9 @@ from npyio import _format as F
 from npyio.errors import NpyFormatError
 
 
-def inspect(path: str | os.PathLike[str], *, max_header_size: int = F.MAX_HEADER_SIZE) -> F.NpyHeader:
+def inspect(
+    path: str | os.PathLike[str], *, max_header_size: int = F.MAX_HEADER_SIZE
+) -> F.NpyHeader:
     """Reads and checks the header of a ``.npy`` file, without reading its payload.
 
     Pure Python: it reads only the header bytes, through ``tf.io.gfile``, so any TensorFlow
@@ -33,8 +35,9 @@ def inspect(path: str | os.PathLike[str], *, max_header_size: int = F.MAX_HEADER
         >>> import numpy as np, npyio, tensorflow as tf
         >>> with tf.io.gfile.GFile("ram://doc/b.npy", "wb") as f:
         ...     np.save(f, np.zeros((4, 3), dtype=">f8"))
-        >>> npyio.inspect("ram://doc/b.npy")
-        NpyHeader(version=(1, 0), dtype=dtype('>f8'), shape=(4, 3), fortran_order=False, data_offset=128)
+        >>> header = npyio.inspect("ram://doc/b.npy")
+        >>> header.version, header.dtype, header.shape, header.fortran_order, header.data_offset
+        ((1, 0), dtype('>f8'), (4, 3), False, 128)
     """
     path = os.fspath(path)
     try:

@@ -278,7 +278,7 @@ _PARSE_SIGNATURE = [
 ]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parser() -> tf.types.experimental.ConcreteFunction:
     """The header parser as one graph function, shared by every dtype, shape and call site.
 
@@ -363,7 +363,8 @@ def make_hint(dt: np.dtype, shape: tf.TensorShape, header: bytes | None = None) 
     dims = tuple(int(d) for d in shape.as_list())
     if header is None:
         buf = io.BytesIO()
-        d = {"descr": dt.newbyteorder(F.NATIVE_ORDER).str, "fortran_order": False, "shape": dims}
+        descr = dt.newbyteorder(F.NATIVE_ORDER).str  # type: ignore[arg-type]
+        d = {"descr": descr, "fortran_order": False, "shape": dims}
         np.lib.format.write_array_header_1_0(buf, d)
         header = buf.getvalue()
     try:
@@ -500,7 +501,7 @@ def _where_rows(mask: tf.Tensor, a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
 
 def _static_shape(shape: ShapeLike) -> tf.TensorShape:
     try:
-        return tf.TensorShape(shape)  # type: ignore[arg-type]
+        return tf.TensorShape(shape)
     except (TypeError, ValueError) as e:
         raise TypeError(f"shape must be None or a sequence of ints and None, got {shape!r}") from e
 
@@ -609,11 +610,12 @@ def read_npy(
     dt = F.parse_dtype(dtype)
     static = _static_shape(shape)
     if backend != "graph":
-        from npyio import _backends  # noqa: PLC0415 - _backends imports this module
+        from npyio import _backends
 
         hint = None if _hint_header is None else make_hint(dt, static, _hint_header)
         with tf.name_scope(name or "read_npy"):
-            return _backends.reader(backend)(tf.convert_to_tensor(path, tf.string), dt, static, hint)
+            path = tf.convert_to_tensor(path, tf.string)
+            return _backends.reader(backend)(path, dt, static, hint)
     with tf.name_scope(name or "read_npy"):
         path = tf.convert_to_tensor(path, tf.string, name="path")
         if path.shape.rank != 0:

@@ -118,5 +118,7 @@ def parse_shard(shard: object) -> tuple[int, int] | None:
                 f"shard must be (num_shards, index) or a tf.distribute.InputContext, got {shard!r}"
             ) from e
     if not (isinstance(n, int) and isinstance(i, int) and n >= 1 and 0 <= i < n):
-        raise ValueError(f"shard must satisfy num_shards >= 1 and 0 <= index < num_shards, got {shard!r}")
+        raise ValueError(
+            f"shard must satisfy num_shards >= 1 and 0 <= index < num_shards, got {shard!r}"
+        )
     return n, i

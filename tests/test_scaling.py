@@ -194,7 +194,8 @@ def test_dataset_graph_serializes_without_python_state(pairs):
     # The whole pipeline, paths and shapes included, is a graph: serialize it and rebuild it
     # from the graph alone.
     ds = npyio.dataset(*pairs, batch_size=4, shuffle=True, seed=2)
-    graph = ds._as_serialized_graph(external_state_policy=tf.data.experimental.ExternalStatePolicy.FAIL)
+    policy = tf.data.experimental.ExternalStatePolicy.FAIL
+    graph = ds._as_serialized_graph(external_state_policy=policy)
     rebuilt = tf.data.experimental.from_variant(
         tf.raw_ops.DatasetFromGraph(graph_def=graph), ds.element_spec
     )
