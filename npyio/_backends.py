@@ -29,6 +29,7 @@ def _py_load(path: bytes, dt: np.dtype, shape: tf.TensorShape) -> np.ndarray:
     with tf.io.gfile.GFile(name, "rb") as f:
         header = F.read_header(f, name)
         F.check_declared(header, dt, None if shape.rank is None else tuple(shape.as_list()), name)
+        F.check_payload(header, f.size(), name)  # the same policy as the graph parser
         f.seek(0)
         array = np.load(f, allow_pickle=False)
     return np.asarray(array, dtype=dt, order="C")  # keeps 0-d arrays 0-d

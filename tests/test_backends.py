@@ -1,0 +1,71 @@
+"""One conformance suite for every backend: read_npy(..., backend=b) on numpy-written files.
+
+Every backend must decode what numpy writes bit-exactly, or refuse it with an error that names
+the file, under the same policy (npyio/_format.py). The ``tfio`` backend runs here too, in the
+tfio venv (``NPYIO_TFIO=1``); elsewhere its cases are deselected (tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import npyio
+from tests._corpus import CORPUS, CORPUS_IDS
+from tests._npy import STORED_DTYPES, assert_same, npy_bytes, sample, write_file
+
+BACKENDS = [
+    pytest.param("graph", id="graph"),
+    pytest.param("py_function", id="py_function"),
+    pytest.param("tfio", id="tfio", marks=pytest.mark.tfio),
+]
+SHAPES = [(), (0, 3), (5,), (2, 3, 4)]
+CASES = [
+    (stored, shape, fortran, version)
+    for _name, stored in STORED_DTYPES
+    for shape, fortran, version in itertools.product(SHAPES, (False, True), ((1, 0), (3, 0)))
+]
+
+
+def _case_id(case) -> str:
+    dtype, shape, fortran, version = case
+    return f"{dtype}-{'x'.join(map(str, shape)) or 'scalar'}-{'F' if fortran else 'C'}-v{version[0]}"
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("conformance")
+    out = {}
+    for i, case in enumerate(CASES):
+        dtype, shape, fortran, version = case
+        arr = sample(dtype, shape, seed=i)
+        if fortran:
+            arr = np.asfortranarray(arr)
+        out[case] = (write_file(root, f"{i}.npy", npy_bytes(arr, version)), arr)
+    return out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_backend_decodes_what_numpy_writes(backend, files):
+    readers = {}
+    for case, (path, arr) in files.items():
+        key = (arr.dtype.newbyteorder("=").name, arr.shape)
+        if key not in readers:  # one traced function per dtype and shape
+            readers[key] = tf.function(
+                lambda p, d=key[0], s=key[1]: npyio.read_npy(p, d, s, backend=backend)
+            )
+        got = readers[key](tf.constant(path))
+        assert got.shape == arr.shape
+        assert_same(got, arr, _case_id(case))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", CORPUS, ids=CORPUS_IDS)
+def test_every_backend_refuses_bad_files_naming_them(backend, case, tmp_path):
+    path = write_file(tmp_path, f"bad-{case.id}.npy", case.data)
+    with pytest.raises(tf.errors.OpError) as info:
+        npyio.read_npy(path, case.dtype, case.shape, backend=backend)
+    assert path in str(info.value), str(info.value)[:500]
