@@ -124,8 +124,8 @@ def _parse_headers(
     call site: ``declared_dims`` holds -1 for a ``None`` dim and ``declared_rank`` is -1 for an
     unknown rank. ``names[row]`` is the file an error about element ``row`` names.
 
-    Returns ``(offset [B], nbytes, dims [ndim], fortran [B], little_endian [B])`` once the
-    assertion that every file is valid has passed.
+    Returns ``(payload [B, nbytes] uint8 in native byte order and C order, dims [ndim])`` once
+    the assertion that every file is valid has passed.
     """
     size = tf.cast(tf.strings.length(contents), tf.int64)
     prefix = tf.strings.substr(
@@ -261,8 +261,29 @@ def _parse_headers(
     message = tf.cond(all_ok, lambda: tf.constant(""), failure)
     assertion = tf.debugging.Assert(all_ok, [message], summarize=1)
     with tf.control_dependencies([] if assertion is None else [assertion]):
-        is_le = tf.logical_or(order == "<", tf.logical_and(order != ">", _NATIVE_LE))
-        return tuple(tf.identity(t) for t in (offset, nbytes, dims, fortran, is_le))
+        payload = tf.strings.substr(contents, offset, tf.broadcast_to(nbytes, tf.shape(offset)))
+        raw = tf.io.decode_raw(payload, tf.uint8)  # [B, nbytes]: one copy of the payload
+    count = tf.shape(raw, out_type=tf.int64)[0]
+    # Byte order and Fortran order are undone here on bytes, generically: in native order a
+    # swap reverses each item's bytes (each half's, for complex), whatever the dtype.
+    is_le = tf.logical_or(order == "<", tf.logical_and(order != ">", _NATIVE_LE))
+    swap = tf.logical_and(tf.not_equal(is_le, _NATIVE_LE), itemsize > 1)
+    unit = tf.where(tf.strings.substr(declared_code, 0, 1) == "c", itemsize // 2, itemsize)
+
+    def swapped() -> tf.Tensor:
+        items = tf.reverse(tf.reshape(raw, [count, -1, unit]), [2])
+        return tf.where(swap[:, None], tf.reshape(items, [count, -1]), raw)
+
+    raw = tf.cond(tf.reduce_any(swap), swapped, lambda: raw)
+
+    def c_order() -> tf.Tensor:
+        ndim_ = tf.size(dims)
+        items = tf.reshape(raw, tf.concat([[count], tf.reverse(dims, [0]), [itemsize]], 0))
+        perm = tf.concat([[0], tf.range(ndim_, 0, -1), [ndim_ + 1]], 0)
+        return tf.where(fortran[:, None], tf.reshape(tf.transpose(items, perm), [count, -1]), raw)
+
+    raw = tf.cond(tf.reduce_any(fortran), c_order, lambda: raw)
+    return raw, dims
 
 
 _PARSE_SIGNATURE = [
@@ -323,18 +344,23 @@ def _decode_batch(
     ]
     parser = _parser()
     if tf.executing_eagerly():
-        offset, nbytes, dims, fortran, is_le = parser(*args)
+        raw, dims = parser(*args)
     else:
         # A plain PartitionedCall, not the StatefulPartitionedCall tf.function would emit for a
         # body with an Assert: tf.data refuses to checkpoint iterators over the latter.
-        offset, nbytes, dims, fortran, is_le = tf.raw_ops.PartitionedCall(
-            args=[*args, *parser.captured_inputs],
-            Tout=[tf.int64, tf.int64, tf.int64, tf.bool, tf.bool],
-            f=parser,
+        raw, dims = tf.raw_ops.PartitionedCall(
+            args=[*args, *parser.captured_inputs], Tout=[tf.uint8, tf.int64], f=parser
         )
-    payload = tf.strings.substr(contents, offset, tf.broadcast_to(nbytes, tf.shape(offset)))
-    values = _decode_payload(payload, dt, is_le, batched)
-    return _arrange(values, dims, fortran, batched, shape)
+    raw_type = _RAW_DTYPES[dt.name]
+    if raw_type != tf.uint8:  # bitcast shares the buffer
+        count = tf.shape(raw, out_type=tf.int64)[0]
+        size = dt.itemsize if raw_type.size == dt.itemsize else raw_type.size
+        raw = tf.bitcast(tf.reshape(raw, [count, -1, size]), raw_type)
+    values = _native(raw, dt)
+    lead = tf.shape(values, out_type=tf.int64)[:1] if batched else tf.zeros([0], tf.int64)
+    out = tf.reshape(values, tf.concat([lead, dims], 0))
+    out.set_shape(tf.TensorShape([contents.shape[0]]).concatenate(shape) if batched else shape)
+    return out
 
 
 @dataclass(frozen=True)
@@ -414,7 +440,7 @@ def _decode_hinted(
             values = _native(raw[offset // dt.itemsize :], dt)[None]
         else:
             payload = tf.strings.substr(contents, offset, hint.size - offset)
-            values = _decode_payload(payload, dt, hint.little_endian, batched)
+            values = _decode_payload(payload, dt, hint.little_endian)
         if hint.fortran_order:
             values = tf.reshape(values, [-1, *dims[::-1]])
             values = tf.transpose(values, [0, *range(len(dims), 0, -1)])
@@ -429,29 +455,9 @@ def _decode_hinted(
     return out
 
 
-def _decode_payload(
-    payload: tf.Tensor, dt: np.dtype, is_le: tf.Tensor | bool, batched: bool
-) -> tf.Tensor:
-    """[B] equal-length payloads -> [B, count] values in native order.
-
-    ``is_le`` says per element whether the payload is little-endian (a Python bool when it is
-    known for all).
-    """
-    raw_type = _RAW_DTYPES[dt.name]
-
-    def raw(little_endian: bool) -> tf.Tensor:
-        return tf.io.decode_raw(payload, raw_type, little_endian=little_endian)
-
-    if dt.itemsize == 1:
-        values = raw(True)
-    elif isinstance(is_le, bool):
-        values = raw(is_le)
-    else:  # one cond: the common all-little-endian case pays for nothing else
-        values = tf.cond(
-            tf.reduce_all(is_le),
-            lambda: raw(True),
-            lambda: tf.where(is_le[:, None], raw(True), raw(False)),
-        )
+def _decode_payload(payload: tf.Tensor, dt: np.dtype, little_endian: bool) -> tf.Tensor:
+    """[B] equal-length payloads, all in one known byte order -> [B, count] native values."""
+    values = tf.io.decode_raw(payload, _RAW_DTYPES[dt.name], little_endian=little_endian)
     return _native(values, dt)
 
 
@@ -462,41 +468,6 @@ def _native(values: tf.Tensor, dt: np.dtype) -> tf.Tensor:
     if values.dtype != _TF_DTYPES[dt.name]:
         return tf.bitcast(values, _TF_DTYPES[dt.name])
     return values
-
-
-def _arrange(
-    values: tf.Tensor,
-    dims: tf.Tensor,
-    fortran: tf.Tensor,
-    batched: bool,
-    shape: tf.TensorShape,
-) -> tf.Tensor:
-    """[B, count] -> [B, *dims] (or dims), undoing Fortran order where the header says so."""
-    lead = tf.shape(values, out_type=tf.int64)[:1]
-    skip = 1
-
-    def c_order() -> tf.Tensor:
-        return tf.reshape(values, tf.concat([lead, dims], 0))
-
-    def f_order() -> tf.Tensor:
-        flipped = tf.reshape(values, tf.concat([lead, tf.reverse(dims, [0])], 0))
-        ndim = tf.size(dims)
-        perm = tf.concat([tf.range(skip), tf.reverse(tf.range(skip, ndim + skip), [0])], 0)
-        return tf.transpose(flipped, perm)
-
-    out = tf.cond(
-        tf.reduce_any(fortran), lambda: _where_rows(fortran, f_order(), c_order()), c_order
-    )
-    if not batched:
-        out = tf.reshape(out, dims)
-    out.set_shape(tf.TensorShape([values.shape[0]]).concatenate(shape) if batched else shape)
-    return out
-
-
-def _where_rows(mask: tf.Tensor, a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
-    rank = tf.rank(a)
-    mask = tf.reshape(mask, tf.concat([tf.shape(mask), tf.ones([rank - 1], tf.int32)], 0))
-    return tf.where(mask, a, b)
 
 
 def _static_shape(shape: ShapeLike) -> tf.TensorShape:
