@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -24,9 +25,12 @@ Reader = Callable[[tf.Tensor, np.dtype, tf.TensorShape, '_ops.Hint | None'], tf.
 BACKENDS = ("graph", "tfio", "py_function")
 
 
-def _py_load(path: bytes, dt: np.dtype, shape: tf.TensorShape) -> np.ndarray:
+def _py_load(
+    path: bytes, dt: np.dtype, shape: tf.TensorShape, max_file_size: int | None = None
+) -> np.ndarray:
     name = path.decode()
     with tf.io.gfile.GFile(name, "rb") as f:
+        F.check_file_size(f.size(), max_file_size, name)
         header = F.read_header(f, name)
         F.check_declared(header, dt, None if shape.rank is None else tuple(shape.as_list()), name)
         F.check_payload(header, f.size(), name)  # the same policy as the graph parser
@@ -36,12 +40,16 @@ def _py_load(path: bytes, dt: np.dtype, shape: tf.TensorShape) -> np.ndarray:
 
 
 def _read_py_function(
-    path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape, hint: _ops.Hint | None = None
+    path: tf.Tensor,
+    dt: np.dtype,
+    shape: tf.TensorShape,
+    hint: _ops.Hint | None = None,
+    max_file_size: int | None = None,
 ) -> tf.Tensor:
     def load(p: tf.Tensor) -> np.ndarray:
         name = p.numpy().decode()
         try:
-            return _py_load(p.numpy(), dt, shape)
+            return _py_load(p.numpy(), dt, shape, max_file_size)
         except (OSError, ValueError, tf.errors.OpError) as e:
             # tf.py_function turns the exception into an op error; keep the file in its message.
             if name in str(e):
@@ -54,21 +62,36 @@ def _read_py_function(
 
 
 def _read_graph(
-    path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape, hint: _ops.Hint | None = None
+    path: tf.Tensor,
+    dt: np.dtype,
+    shape: tf.TensorShape,
+    hint: _ops.Hint | None = None,
+    max_file_size: int | None = None,
+    max_header_size: int = F.MAX_HEADER_SIZE,
 ) -> tf.Tensor:
-    return read_npy(path, dt, shape, _hint_header=None if hint is None else hint.header)
+    header = None if hint is None else hint.header
+    return read_npy(
+        path, dt, shape, max_file_size=max_file_size, max_header_size=max_header_size,
+        _hint_header=header,
+    )
 
 
-def reader(backend: str) -> Reader:
-    """The per-file read function of ``backend``.
+def reader(
+    backend: str, max_file_size: int | None = None, max_header_size: int = F.MAX_HEADER_SIZE
+) -> Reader:
+    """The per-file read function of ``backend``, refusing files over ``max_file_size``.
 
     Raises:
-        ValueError: for an unknown backend name.
+        ValueError: for an unknown backend name, or ``max_file_size`` with ``"tfio"``.
     """
     if backend == "graph":
-        return _read_graph
+        return functools.partial(
+            _read_graph, max_file_size=max_file_size, max_header_size=max_header_size
+        )
     if backend == "py_function":
-        return _read_py_function
+        return functools.partial(_read_py_function, max_file_size=max_file_size)
+    if backend == "tfio" and max_file_size is not None:
+        raise ValueError("max_file_size is not supported by the tfio backend")
     if backend == "tfio":
         from npyio import _tfio  # lazily: importing npyio never imports tensorflow_io
 

@@ -29,7 +29,12 @@ class _Side:
 
 
 def _side(
-    first: str, dtype: object, shape: object, what: str, member: str | None = None
+    first: str,
+    dtype: object,
+    shape: object,
+    what: str,
+    member: str | None = None,
+    max_header_size: int = F.MAX_HEADER_SIZE,
 ) -> _Side:
     """The element dtype and static shape: from the arguments, else from ``first``'s header.
 
@@ -43,7 +48,7 @@ def _side(
     elif dtype is None or shape is None:
         try:
             with tf.io.gfile.GFile(first, "rb") as f:
-                header = F.read_header(f, first)
+                header = F.read_header(f, first, max_header_size=max_header_size)
                 f.seek(0)
                 raw = f.read(header.data_offset)
         except tf.errors.NotFoundError as e:
@@ -78,6 +83,8 @@ def dataset(
     shard: object = None,
     key: str | None = None,
     label_key: str | None = None,
+    max_file_size: int | None = None,
+    max_header_size: int = F.MAX_HEADER_SIZE,
 ) -> tf.data.Dataset:
     """A ``tf.data.Dataset`` of ``.npy`` files (and their labels), decoded in graph mode.
 
@@ -119,6 +126,10 @@ def dataset(
             then list ``*.npz``). Needs ``backend="graph"``.
         label_key: The labels' member. Without ``labels``, labels are read from the same
             archives as the inputs; with separate label archives it defaults to ``key``.
+        max_file_size: Refuse (or, with ``ignore_errors``, skip) files larger than this many
+            bytes; ``None`` for no limit. Not supported with ``backend="tfio"`` or ``key``.
+        max_header_size: Refuse headers longer than this many bytes (10,000 by default, as
+            numpy), also when the first header is read to build the element spec.
 
     Returns:
         A dataset of ``x`` or ``(x, y)``, batched when ``batch_size`` is set.
@@ -150,7 +161,10 @@ def dataset(
         >>> [y.numpy().tolist() for _, y in ds]
         [[0, 1], [2]]
     """
-    read_file = _backends.reader(backend)
+    max_file_size = F.parse_limit(max_file_size, "max_file_size")
+    read_file = _backends.reader(backend, max_file_size, max_header_size)
+    if key is not None and max_file_size is not None:
+        raise ValueError("max_file_size is not supported with key (.npz archives)")
     if key is None and label_key is not None:
         raise ValueError("label_key needs key: it names a member of .npz archives")
     if key is not None and backend != "graph":
@@ -171,10 +185,12 @@ def dataset(
         if not xs:
             raise ValueError(f"shard {where[1]} of {where[0]} has no files ({len(xs)} in all)")
 
-    sides = [_side(xs[0], dtype, shape, "inputs", key)]
+    sides = [_side(xs[0], dtype, shape, "inputs", key, max_header_size)]
     if ys is not None:
         member = key if label_key is None else label_key
-        sides.append(_side(ys[0], label_dtype, label_shape, "labels", member))
+        sides.append(
+            _side(ys[0], label_dtype, label_shape, "labels", member, max_header_size)
+        )
     columns = [xs] if ys is None else [xs, ys]
     ds = tf.data.Dataset.from_tensor_slices(tuple(columns))
     if shuffle:
@@ -196,7 +212,7 @@ def dataset(
         def decode(*raw: tf.Tensor) -> tf.Tensor | tuple[tf.Tensor, ...]:
             out = tuple(
                 _ops._decode_hinted(contents, names, side.dtype, side.shape,
-                                    F.MAX_HEADER_SIZE, True, side.hint)
+                                    max_header_size, True, side.hint, max_file_size)
                 for side, names, contents in zip(sides, raw[::2], raw[1::2])
             )
             return out[0] if len(out) == 1 else out

@@ -161,6 +161,10 @@ SHAPE_EXTRACT = rf"(?s).*{KEY_SHAPE}{WS}:{WS}\(([^)]*)\).*"
 # --- error wording, shared with the graph parser ---------------------------------------------
 # Each function returns the reason (the message without "{path}: "). The graph parser calls them
 # with placeholder strings and splices tensors in, so both sides use the same words.
+def file_too_large(limit: str, got: str) -> str:
+    return f"file is too large -- expected at most {limit} bytes (max_file_size), got {got}"
+
+
 def bad_magic(got: str) -> str:
     return f"not a .npy file: bad magic string -- expected {MAGIC_HEX}, got {got}"
 
@@ -346,6 +350,23 @@ def read_header(
     except ValueError as e:
         raise NpyFormatError(path, str(e)) from e
     return NpyHeader(version, dtype, shape, fortran_order, data_offset)
+
+
+def check_file_size(file_size: int, max_file_size: int | None, path: str) -> None:
+    """Refuses a file larger than ``max_file_size`` bytes (``None``: no limit).
+
+    Raises:
+        NpyFormatError: naming ``path``.
+    """
+    if max_file_size is not None and file_size > max_file_size:
+        raise NpyFormatError(path, file_too_large(str(max_file_size), str(file_size)))
+
+
+def parse_limit(value: int | None, name: str) -> int | None:
+    """Checks a size limit argument: ``None`` or a non-negative int."""
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+        raise ValueError(f"{name} must be None or a non-negative int, got {value!r}")
+    return value
 
 
 def check_payload(header: NpyHeader, file_size: int, path: str) -> None:

@@ -11,7 +11,10 @@ from npyio.errors import NpyFormatError
 
 
 def inspect(
-    path: str | os.PathLike[str], *, max_header_size: int = F.MAX_HEADER_SIZE
+    path: str | os.PathLike[str],
+    *,
+    max_header_size: int = F.MAX_HEADER_SIZE,
+    max_file_size: int | None = None,
 ) -> F.NpyHeader:
     """Reads and checks the header of a ``.npy`` file, without reading its payload.
 
@@ -22,6 +25,8 @@ def inspect(
     Args:
         path: The file to inspect.
         max_header_size: Refuse headers longer than this many bytes.
+        max_file_size: Refuse files larger than this many bytes (from the file system's size,
+            checked first); ``None`` for no limit.
 
     Returns:
         An `NpyHeader` with the version, dtype (with its byte order), shape, fortran_order and
@@ -42,6 +47,8 @@ def inspect(
     path = os.fspath(path)
     try:
         with tf.io.gfile.GFile(path, "rb") as f:
+            if F.parse_limit(max_file_size, "max_file_size") is not None:
+                F.check_file_size(f.size(), max_file_size, path)
             return F.read_header(f, path, max_header_size=max_header_size)
     except tf.errors.NotFoundError as e:
         raise NpyFormatError(path, "no such file") from e

@@ -77,14 +77,15 @@ def _template(reason: Callable[..., str], nargs: int) -> list[str]:
 
 
 # Reason k's message is PRE[k] + a[k] + MID[k] + b[k] + POST[k]; the order matches the checks
-# in _parse_headers, with the grammar check expanded into its five layered reasons (6-10).
+# in _parse_headers, with the grammar check expanded into its five layered reasons (7-11).
 _TEMPLATES = [
     list(part)
     for part in zip(
         *(
             _template(reason, nargs)
             for reason, nargs in (
-                (F.bad_magic, 1), (F.too_short, 2), (F.bad_version, 1), (F.too_short, 2),
+                (F.file_too_large, 2), (F.bad_magic, 1), (F.too_short, 2), (F.bad_version, 1),
+                (F.too_short, 2),
                 (F.header_too_large, 2), (F.header_past_end, 2), (F.not_a_dict, 0),
                 (F.bad_keys, 0), (F.bad_descr, 1), (F.bad_fortran, 1), (F.bad_shape, 1),
                 (F.shape_mismatch, 2), (F.negative_dim, 1), (F.too_large, 1),
@@ -98,7 +99,7 @@ _TEMPLATES = [
 # The layered grammar checks, in F.parse_header_text's order, and the reason each one's failure
 # gives (a final "always fails" entry gives bad_keys).
 _GRAMMAR_LAYERS = [F.DICT_RE] + [p for layer in F.LAYERS for p in (layer[1], layer[2])]
-_GRAMMAR_REASON = [6, 7, 8, 7, 9, 7, 10, 7]
+_GRAMMAR_REASON = [7, 8, 9, 8, 10, 8, 11, 8]
 
 
 def _first_index(flags: tf.Tensor) -> tf.Tensor:
@@ -117,12 +118,14 @@ def _parse_headers(
     declared_rank: tf.Tensor,
     declared_text: tf.Tensor,
     max_header_size: tf.Tensor,
+    max_file_size: tf.Tensor,
 ) -> tuple[tf.Tensor, ...]:
     """Parses and checks the headers of a [B] batch of whole files.
 
     Generic over dtype and shape (they come in as tensors), so one graph function serves every
     call site: ``declared_dims`` holds -1 for a ``None`` dim and ``declared_rank`` is -1 for an
-    unknown rank. ``names[row]`` is the file an error about element ``row`` names.
+    unknown rank; ``max_file_size`` is -1 for no limit. ``names[row]`` is the file an error
+    about element ``row`` names.
 
     Returns ``(payload [B, nbytes] uint8 in native byte order and C order, dims [ndim])`` once
     the assertion that every file is valid has passed.
@@ -187,6 +190,7 @@ def _parse_headers(
     everyone = tf.ones_like(size, tf.bool)
     ok = tf.stack(  # in the reference parser's order; the messages below follow it
         [
+            tf.logical_or(max_file_size < 0, size <= max_file_size),
             tf.strings.substr(contents, 0, len(F.MAGIC_PREFIX)) == F.MAGIC_PREFIX,
             size >= F.MAGIC_LEN,
             tf.logical_or(v1, v23),
@@ -221,10 +225,10 @@ def _parse_headers(
         )
         snip_d, snip_f, snip_s = tf.unstack(tf.where(snippets == "", "nothing", snippets))
         reason = tf.where(
-            check < 6,
+            check < 7,
             check,
             tf.where(
-                check == 6,
+                check == 7,
                 tf.gather(tf.constant(_GRAMMAR_REASON, tf.int64), _first_index(layers)),
                 check + 4,
             ),
@@ -247,10 +251,10 @@ def _parse_headers(
             tf.argmax(tf.cast(tf.equal(tf.gather(code, row), list(F.CODES)), tf.int32)),
         )
         first, this = tf.unstack(_show_canon(tf.stack([canon0, tf.gather(canon, row)])))
-        a = [got_magic, str(F.MAGIC_LEN), got_version, n_hstart, _str(max_header_size),
-             n_offset, "", "", snip_d, snip_f, snip_s, first, first, first, declared_name,
-             declared_text, n_nbytes, n_nbytes]
-        b = ["", n_size, "", n_size, n_hlen, n_size, "", "", "", "", "", this, "", "",
+        a = [_str(max_file_size), got_magic, str(F.MAGIC_LEN), got_version, n_hstart,
+             _str(max_header_size), n_offset, "", "", snip_d, snip_f, snip_s, first, first,
+             first, declared_name, declared_text, n_nbytes, n_nbytes]
+        b = [n_size, "", n_size, "", n_size, n_hlen, n_size, "", "", "", "", "", this, "", "",
              got_code, this, n_payload, n_payload]
         pre, mid, post = (tf.gather(t, reason) for t in _TEMPLATES)
         return tf.strings.join([
@@ -296,6 +300,7 @@ _PARSE_SIGNATURE = [
     tf.TensorSpec([], tf.int64),  # declared_rank
     tf.TensorSpec([], tf.string),  # declared_text
     tf.TensorSpec([], tf.int64),  # max_header_size
+    tf.TensorSpec([], tf.int64),  # max_file_size, -1 for none
 ]
 
 
@@ -318,6 +323,7 @@ def _decode_batch(
     shape: tf.TensorShape,
     max_header_size: int,
     batched: bool,
+    max_file_size: int | None = None,
 ) -> tf.Tensor:
     """Decodes a [B] string tensor of whole files; returns [B, *dims] (or dims when not batched).
 
@@ -341,6 +347,7 @@ def _decode_batch(
         tf.constant(-1 if shape.rank is None else shape.rank, tf.int64),
         tf.constant("" if shape.rank is None else F.show_shape(tuple(shape.as_list()))),
         tf.constant(max_header_size, tf.int64),
+        tf.constant(-1 if max_file_size is None else max_file_size, tf.int64),
     ]
     parser = _parser()
     if tf.executing_eagerly():
@@ -413,12 +420,20 @@ def _decode_hinted(
     max_header_size: int,
     batched: bool,
     hint: Hint | None,
+    max_file_size: int | None = None,
 ) -> tf.Tensor:
     """Decodes [B] files: a fast path for files whose header bytes equal ``hint``'s, the full
     parser for any other (returns [B, *dims], or dims when not batched)."""
+    if hint is not None and (
+        len(hint.header) > max_header_size
+        or (max_file_size is not None and hint.size > max_file_size)
+    ):
+        hint = None  # such files must be refused: leave them to the full parser
 
     def full() -> tf.Tensor:
-        out = _decode_batch(contents, names, dt, shape, max_header_size, batched)
+        out = _decode_batch(
+            contents, names, dt, shape, max_header_size, batched, max_file_size
+        )
         out.set_shape(tf.TensorShape([None]).concatenate(shape) if batched else shape)
         return out
 
@@ -485,6 +500,7 @@ def decode_npy(
     *,
     name: str | None = None,
     max_header_size: int = F.MAX_HEADER_SIZE,
+    max_file_size: int | None = None,
 ) -> tf.Tensor:
     """Decodes the bytes of a whole ``.npy`` file into a tensor, with graph ops only.
 
@@ -498,6 +514,7 @@ def decode_npy(
             ``None`` (the default) any shape is accepted and the result's rank is unknown.
         name: Optional name for the op's name scope.
         max_header_size: Refuse headers longer than this many bytes.
+        max_file_size: Refuse files larger than this many bytes (``None``: no limit).
 
     Returns:
         A tensor of ``dtype`` with the file's shape (``[batch, *shape]`` for a batch), in C
@@ -518,6 +535,7 @@ def decode_npy(
     """
     dt = F.parse_dtype(dtype)
     static = _static_shape(shape)
+    max_file_size = F.parse_limit(max_file_size, "max_file_size")
     with tf.name_scope(name or "decode_npy"):
         contents = tf.convert_to_tensor(contents, tf.string, name="contents")
         if contents.shape.rank not in (0, 1):
@@ -528,7 +546,7 @@ def decode_npy(
         batched = contents.shape.rank == 1
         return _decode_hinted(
             contents if batched else contents[None], None, dt, static, max_header_size,
-            batched, hint,
+            batched, hint, max_file_size,
         )
 
 
@@ -540,6 +558,7 @@ def read_npy(
     *,
     name: str | None = None,
     max_header_size: int = F.MAX_HEADER_SIZE,
+    max_file_size: int | None = None,
     backend: str = "graph",
     _hint_header: bytes | None = None,
 ) -> tf.Tensor:
@@ -553,6 +572,9 @@ def read_npy(
         shape: Optional static shape the file must have; ``None`` dims match any size.
         name: Optional name for the op's name scope.
         max_header_size: Refuse headers longer than this many bytes.
+        max_file_size: Refuse files larger than this many bytes (``None``: no limit). The file
+            is read before it is refused: to avoid reading huge files, check sizes first
+            (``npyio verify``).
         backend: ``"graph"`` (npyio's parser, the default), ``"tfio"`` (tensorflow-io's numpy
             op where it decodes correctly, else the graph parser) or ``"py_function"``
             (``np.load`` in a ``tf.py_function``: not serializable).
@@ -594,5 +616,5 @@ def read_npy(
         contents = tf.io.read_file(path)
         return _decode_hinted(
             contents[None], path[None], dt, static, max_header_size, False,
-            make_hint(dt, static, _hint_header),
+            make_hint(dt, static, _hint_header), max_file_size,
         )
