@@ -10,7 +10,7 @@ TFIO_PY    := $(TFIO_VENV)/bin/python
 TFIO_STAMP := $(TFIO_VENV)/.npyio-installed
 TFIO_PINS  := "tensorflow-cpu==2.16.2" "tensorflow-io==0.37.1" "numpy<2"
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench fuzz clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -43,6 +43,13 @@ lint: $(STAMP)
 ## make bench: measure the pipelines for real (see bench/README.md)
 bench: $(STAMP)
 	$(PY) -m npyio bench
+
+## make fuzz: fuzz the parsers against np.load for FUZZ_SECONDS (default 300), randomly;
+## failures are saved under tests/data/regressions/ (FUZZERS=damaged,batch picks targets)
+FUZZ_SECONDS ?= 300
+FUZZERS ?=
+fuzz: $(STAMP)
+	$(PY) -m tests.fuzz --seconds $(FUZZ_SECONDS) $(if $(FUZZERS),--fuzzers $(FUZZERS))
 
 clean:
 	rm -rf $(VENV) $(TFIO_VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache

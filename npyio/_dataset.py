@@ -162,6 +162,7 @@ def dataset(
         [[0, 1], [2]]
     """
     max_file_size = F.parse_limit(max_file_size, "max_file_size")
+    max_header_size = F.parse_limit(max_header_size, "max_header_size", allow_none=False)
     read_file = _backends.reader(backend, max_file_size, max_header_size)
     if key is not None and max_file_size is not None:
         raise ValueError("max_file_size is not supported with key (.npz archives)")

@@ -40,7 +40,12 @@ line is refused too)::
 Every header numpy's writer produces matches this grammar, and ``np.load`` accepts every header
 that matches it. What numpy would also accept but npyio refuses: comments, line continuations,
 line breaks before the dict, integers with leading zeros or underscores, unary ``+``, and dims
-of more than 18 digits. Byte
+of more than 18 digits; also string literals other than a plain quoted key or descr (prefixes,
+triple quotes, escapes, implicit concatenation); redundant parentheses (around a key, a value, a
+dim or the shape); a unary minus apart from its number (``- 0``); repeated keys (numpy keeps the
+last); descrs numpy reads but never writes (``'float32'``, ``'<f'``, ``'d'``, a ``(descr, ())``
+tuple); Python 2 long suffixes (``(2L, 3L)``); hexadecimal, octal and binary integers; and
+zero-size shapes whose other dims reach 2**62 bytes. Byte
 order ``"|"`` or ``"="`` on a multi-byte type means the reading machine's order, as in numpy.
 
 Refused outright: object (pickle), string, unicode, datetime, timedelta, void, structured and
@@ -58,7 +63,7 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -303,9 +308,9 @@ def parse_header_text(text: str) -> tuple[np.dtype, tuple[int, ...], bool]:
     if order in ("", "|", "="):
         order = NATIVE_ORDER
     dtype = np.dtype(CODES[code]).newbyteorder(order)  # type: ignore[arg-type]
-    tokens = [t for t in re.sub(WS, "", shape_m.group(1)).split(",") if t]
+    tokens = ["0" if t == "-0" else t for t in re.sub(WS, "", shape_m.group(1)).split(",") if t]
     shown = "(" + ", ".join(tokens) + ("," if len(tokens) == 1 else "") + ")"
-    if any(t.startswith("-") and t != "-0" for t in tokens):
+    if any(t.startswith("-") for t in tokens):
         raise ValueError(negative_dim(shown))
     if any(len(t.lstrip("-")) > MAX_DIM_DIGITS for t in tokens):
         raise ValueError(too_large(shown))
@@ -362,10 +367,13 @@ def check_file_size(file_size: int, max_file_size: int | None, path: str) -> Non
         raise NpyFormatError(path, file_too_large(str(max_file_size), str(file_size)))
 
 
-def parse_limit(value: int | None, name: str) -> int | None:
-    """Checks a size limit argument: ``None`` or a non-negative int."""
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-        raise ValueError(f"{name} must be None or a non-negative int, got {value!r}")
+def parse_limit(value: Any, name: str, *, allow_none: bool = True) -> Any:
+    """Checks a size limit argument: a non-negative int (or ``None`` where that means none)."""
+    if value is None and allow_none:
+        return value
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        expected = "None or a non-negative int" if allow_none else "a non-negative int"
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
     return value
 
 

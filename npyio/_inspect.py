@@ -47,6 +47,7 @@ def inspect(
     path = os.fspath(path)
     try:
         with tf.io.gfile.GFile(path, "rb") as f:
+            F.parse_limit(max_header_size, "max_header_size", allow_none=False)
             if F.parse_limit(max_file_size, "max_file_size") is not None:
                 F.check_file_size(f.size(), max_file_size, path)
             return F.read_header(f, path, max_header_size=max_header_size)

@@ -34,6 +34,7 @@ _RAW_DTYPES: dict[str, tf.DType] = {
     "uint64": tf.int64,
 }
 _HEX = [f"{i:02x}" for i in range(256)]
+_ITEMSIZES = [np.dtype(name).itemsize for name in F.CODES.values()]
 _PREFIX = F.MAGIC_LEN + 4  # magic, version and the longest header-length field
 _NATIVE_LE = F.NATIVE_ORDER == "<"
 _SENTINEL = "\x00"
@@ -157,6 +158,8 @@ def _parse_headers(
     canon = tf.strings.regex_replace(
         tf.strings.regex_replace(_group(header, F.SHAPE_EXTRACT), F.WS, ""), ",$", ""
     )
+    for _ in range(2):  # "-0" is 0, as in F (twice: a match consumes the comma after it)
+        canon = tf.strings.regex_replace(canon, "(^|,)-0(,|$)", "\\1" "0" "\\2")  # RE2: \1, then 0
 
     # Dims are parsed once, from the first element; the others must have the same shape text.
     canon0 = canon[0]
@@ -165,13 +168,18 @@ def _parse_headers(
     tokens = tokens[:ndim]
     tokens_ok = _full(tokens, f"-?[0-9]{{1,{F.MAX_DIM_DIGITS}}}")
     dims = tf.strings.to_number(tf.where(tokens_ok, tokens, "0"), tf.int64)
+    # The size limit uses each file's own item size, as F does (the dtype is checked later).
+    file_itemsize = tf.gather(
+        tf.constant(_ITEMSIZES, tf.int64),
+        tf.argmax(tf.cast(tf.equal(code[:, None], list(F.CODES)), tf.int32), 1),
+    )
     fbytes = tf.reduce_prod(tf.cast(tf.maximum(dims, 1), tf.float64)) * tf.cast(
-        itemsize, tf.float64
+        file_itemsize, tf.float64
     )
     # float64 rounds near 2**62, so decide there in int64 (exact: no overflow below 1.5 * 2**62)
     small = tf.logical_and(
         fbytes < 1.5 * F.MAX_NBYTES,
-        tf.reduce_prod(tf.maximum(dims, 1)) * itemsize < F.MAX_NBYTES,
+        tf.reduce_prod(tf.maximum(dims, 1)) * file_itemsize < F.MAX_NBYTES,
     )
     nbytes = tf.reduce_prod(dims) * itemsize
     payload_len = size - offset
@@ -200,7 +208,7 @@ def _parse_headers(
             grammar_ok,
             canon == canon0,
             everyone & nonnegative,
-            everyone & tf.reduce_all(tokens_ok) & small,
+            tf.reduce_all(tokens_ok) & small,
             code == declared_code,
             everyone & shape_ok,
             payload_len >= nbytes,
@@ -536,6 +544,7 @@ def decode_npy(
     dt = F.parse_dtype(dtype)
     static = _static_shape(shape)
     max_file_size = F.parse_limit(max_file_size, "max_file_size")
+    max_header_size = F.parse_limit(max_header_size, "max_header_size", allow_none=False)
     with tf.name_scope(name or "decode_npy"):
         contents = tf.convert_to_tensor(contents, tf.string, name="contents")
         if contents.shape.rank not in (0, 1):

@@ -1,0 +1,122 @@
+"""The fuzz targets, each a Hypothesis strategy and a body that runs the oracle.
+
+One definition serves three runners: ``test_fuzz.py`` (a short, derandomized run in
+``make test``), ``python -m tests.fuzz`` (``make fuzz``: random, for as long as asked, saving
+failures as regression files) and ``atheris_harness.py``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from npyio import _format as F
+from tests.fuzz import _oracle as O
+from tests.fuzz import strategies as S
+
+#: The input of the body that failed last (the fuzz driver saves it as a regression file).
+LAST_FAILURE: list[tuple[str, Any]] = []
+#: Inputs each target has checked in this process.
+RUNS: Counter[str] = Counter()
+
+
+@dataclass(frozen=True)
+class Fuzzer:
+    """A fuzz target.
+
+    Attributes:
+        name: Its id (``make fuzz FUZZERS=name``, regression file names).
+        strategy: Draws one input.
+        body: Checks one input (raises on a broken invariant).
+        ci_examples: Examples in the ``make test`` run.
+    """
+
+    name: str
+    strategy: st.SearchStrategy
+    body: Callable[[Any], object]
+    ci_examples: int
+
+    def run(self, value: Any) -> None:
+        """The body, remembering ``value`` if it fails."""
+        RUNS[self.name] += 1
+        try:
+            self.body(value)
+        except BaseException:
+            LAST_FAILURE[:] = [(self.name, value)]
+            raise
+
+    def test(self, parent: settings | None = None, **overrides: Any) -> Callable[[], None]:
+        """A Hypothesis test of this target: at least ``ci_examples`` examples by default."""
+        base = parent or settings.default
+        options = {
+            "max_examples": max(self.ci_examples, base.max_examples),
+            "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large,
+                                      HealthCheck.filter_too_much],
+            **overrides,
+        }
+
+        @settings(base, **options)
+        @given(self.strategy)
+        def fuzz(value: Any) -> None:
+            self.run(value)
+
+        fuzz.__name__ = fuzz.__qualname__ = f"fuzz_{self.name.replace('-', '_')}"
+        return fuzz
+
+
+@st.composite
+def _cases(draw: st.DrawFn, files: st.SearchStrategy, other_dtypes: bool = True) -> O.Case:
+    data, name = draw(files)
+    dtype = draw(S.declared(name)) if other_dtypes else name
+    return O.Case(data, dtype, None, via_path=draw(st.integers(0, 7)) == 0)
+
+
+@st.composite
+def _static_cases(draw: st.DrawFn) -> O.Case:
+    data, dtype, shape = draw(S.static_files())
+    return O.Case(data, dtype, shape, via_path=draw(st.integers(0, 7)) == 0)
+
+
+#: Header limits the limits fuzzer reads with: a few, since each one is a trace of its own.
+#: numpy's writer makes headers of 118 (version 1.0) and 116 bytes (2.0, 3.0).
+HEADER_LIMITS = [F.MAX_HEADER_SIZE, 0, 64, 115, 116, 117, 118, 119, 200]
+
+
+@st.composite
+def _limit_cases(draw: st.DrawFn) -> O.Case:
+    data, name = draw(st.one_of(S.valid_files().map(lambda f: f[:2]), S.damaged_files()))
+    n = len(data)
+    max_file_size = draw(st.one_of(
+        st.none(), st.sampled_from([n - 1, n, n + 1, 0]).map(lambda v: max(v, 0)),
+        st.integers(0, n + 16),
+    ))
+    return O.Case(data, name, None, via_path=draw(st.integers(0, 3)) == 0,
+                  max_header_size=draw(st.sampled_from(HEADER_LIMITS)),
+                  max_file_size=max_file_size)
+
+
+def _check(case: O.Case) -> None:
+    O.check(case, known_bugs=True)
+
+
+def _check_batch(batch: tuple[list[bytes], str]) -> None:
+    O.check_batch(*batch, known_bugs=True)
+
+
+FUZZERS: dict[str, Fuzzer] = {
+    f.name: f
+    for f in (
+        Fuzzer("damaged", _cases(S.damaged_files()), _check, 300),
+        Fuzzer("lenient", _cases(S.lenient_files(), other_dtypes=False), _check, 150),
+        Fuzzer("properties", _cases(S.mutated_files()), _check, 100),
+        Fuzzer("random", _cases(S.random_files()), _check, 100),
+        Fuzzer("static", _static_cases(), _check, 100),
+        Fuzzer("batch", S.batches(), _check_batch, 60),
+        Fuzzer("limits", _limit_cases(), _check, 100),
+    )
+}
