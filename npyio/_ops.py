@@ -128,8 +128,9 @@ def _parse_headers(
     unknown rank; ``max_file_size`` is -1 for no limit. ``names[row]`` is the file an error
     about element ``row`` names.
 
-    Returns ``(payload [B, nbytes] uint8 in native byte order and C order, dims [ndim])`` once
-    the assertion that every file is valid has passed.
+    Returns ``(payload [B, nbytes] uint8 in native byte order and C order, dims [ndim], ok,
+    message)``: when ``ok`` is false the payload is empty and ``message`` names the first bad
+    file and what is wrong; the caller must assert ``ok`` before using the payload.
     """
     size = tf.cast(tf.strings.length(contents), tf.int64)
     prefix = tf.strings.substr(
@@ -271,10 +272,15 @@ def _parse_headers(
         ])
 
     message = tf.cond(all_ok, lambda: tf.constant(""), failure)
-    assertion = tf.debugging.Assert(all_ok, [message], summarize=1)
-    with tf.control_dependencies([] if assertion is None else [assertion]):
-        payload = tf.strings.substr(contents, offset, tf.broadcast_to(nbytes, tf.shape(offset)))
-        raw = tf.io.decode_raw(payload, tf.uint8)  # [B, nbytes]: one copy of the payload
+    # No assertion in here: TensorFlow keeps ~1 KiB for every error raised inside a called
+    # function, so the caller asserts. Until it has, every op below must be total: a bad batch
+    # decodes as empty arrays (nothing is allocated from a lying header).
+    nbytes = tf.where(all_ok, nbytes, 0)
+    dims = tf.where(all_ok, dims, tf.zeros_like(dims))
+    payload = tf.strings.substr(
+        contents, tf.where(all_ok, offset, 0), tf.broadcast_to(nbytes, tf.shape(offset))
+    )
+    raw = tf.io.decode_raw(payload, tf.uint8)  # [B, nbytes]: one copy of the payload
     count = tf.shape(raw, out_type=tf.int64)[0]
     # Byte order and Fortran order are undone here on bytes, generically: in native order a
     # swap reverses each item's bytes (each half's, for complex), whatever the dtype.
@@ -295,7 +301,7 @@ def _parse_headers(
         return tf.where(fortran[:, None], tf.reshape(tf.transpose(items, perm), [count, -1]), raw)
 
     raw = tf.cond(tf.reduce_any(fortran), c_order, lambda: raw)
-    return raw, dims
+    return raw, dims, all_ok, message
 
 
 _PARSE_SIGNATURE = [
@@ -359,13 +365,16 @@ def _decode_batch(
     ]
     parser = _parser()
     if tf.executing_eagerly():
-        raw, dims = parser(*args)
+        raw, dims, ok, message = parser(*args)
     else:
-        # A plain PartitionedCall, not the StatefulPartitionedCall tf.function would emit for a
-        # body with an Assert: tf.data refuses to checkpoint iterators over the latter.
-        raw, dims = tf.raw_ops.PartitionedCall(
-            args=[*args, *parser.captured_inputs], Tout=[tf.uint8, tf.int64], f=parser
+        raw, dims, ok, message = tf.raw_ops.PartitionedCall(
+            args=[*args, *parser.captured_inputs],
+            Tout=[tf.uint8, tf.int64, tf.bool, tf.string],
+            f=parser,
         )
+    assertion = tf.debugging.Assert(ok, [message], summarize=1)
+    with tf.control_dependencies([] if assertion is None else [assertion]):
+        raw, dims = tf.identity(raw), tf.identity(dims)
     raw_type = _RAW_DTYPES[dt.name]
     if raw_type != tf.uint8:  # bitcast shares the buffer
         count = tf.shape(raw, out_type=tf.int64)[0]
