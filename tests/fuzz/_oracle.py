@@ -37,7 +37,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import tensorflow as tf
-from numpy.lib import _format_impl as numpy_format
+
+try:  # numpy >= 2
+    from numpy.lib import _format_impl as numpy_format
+except ImportError:  # numpy 1.x, as in the tfio venv
+    from numpy.lib import format as numpy_format  # type: ignore[no-redef]
 
 import npyio
 from npyio import _format as F
