@@ -18,21 +18,9 @@ import tensorflow as tf
 
 import npyio
 from npyio import _rows
+from tests._graph_util import PYTHON_OPS as CALLBACK_OPS
+from tests._graph_util import op_types
 from tests._npy import assert_same, header_text, native, tf_message, with_header
-
-try:
-    from tests._graph_util import op_types
-except ImportError:  # pragma: no cover - the shared helper is someone else's, in flux
-
-    def op_types(obj: object) -> set[str]:
-        gd = tf.compat.v1.GraphDef.FromString(obj._as_serialized_graph().numpy())  # type: ignore
-        types = {n.op for n in gd.node}
-        for f in gd.library.function:
-            types.update(n.op for n in f.node_def)
-        return types
-
-
-CALLBACK_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc", "GeneratorDataset"})
 
 
 def save(path: Path | str, arr: np.ndarray) -> str:
