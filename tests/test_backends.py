@@ -32,7 +32,8 @@ CASES = [
 
 def _case_id(case) -> str:
     dtype, shape, fortran, version = case
-    return f"{dtype}-{'x'.join(map(str, shape)) or 'scalar'}-{'F' if fortran else 'C'}-v{version[0]}"
+    dims = "x".join(map(str, shape)) or "scalar"
+    return f"{dtype}-{dims}-{'F' if fortran else 'C'}-v{version[0]}"
 
 
 @pytest.fixture(scope="module")
