@@ -16,6 +16,17 @@ import tensorflow as tf
 import npyio
 from npyio import _format as F
 
+#: The matrix shapes (0-d, zero-size, 1-d to 6-d) and memory layouts every decoder is held to.
+SHAPES = {
+    "0d": (),
+    "zero": (0,),
+    "zero-3d": (3, 0, 2),
+    "1d": (5,),
+    "2d": (3, 4),
+    "6d": (2, 1, 3, 1, 2, 2),
+}
+LAYOUTS = ["C", "F"]
+
 VERSIONS = [(1, 0), (2, 0), (3, 0)]
 VERSION_IDS = ["v1", "v2", "v3"]
 

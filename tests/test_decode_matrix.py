@@ -17,6 +17,8 @@ import npyio
 from npyio import _format as F
 from tests._npy import (
     DTYPE_NAMES,
+    LAYOUTS,
+    SHAPES,
     STORED_DTYPES,
     VERSION_IDS,
     VERSIONS,
@@ -30,16 +32,6 @@ from tests._npy import (
     write_file,
     write_gfile,
 )
-
-SHAPES = {
-    "0d": (),
-    "zero": (0,),
-    "zero-3d": (3, 0, 2),
-    "1d": (5,),
-    "2d": (3, 4),
-    "6d": (2, 1, 3, 1, 2, 2),
-}
-LAYOUTS = ["C", "F"]
 
 
 def make(stored: str, shape: tuple[int, ...], layout: str, seed: int = 0) -> np.ndarray:

@@ -32,6 +32,8 @@ from npyio import _tfio
 from npyio.errors import BackendUnavailableError
 from tests._npy import (
     DTYPE_NAMES,
+    LAYOUTS,
+    SHAPES,
     VERSION_IDS,
     VERSIONS,
     assert_same,
@@ -46,15 +48,6 @@ from tests._npy import (
 
 tfio = pytest.mark.tfio
 
-SHAPES = {
-    "0d": (),
-    "zero": (0,),
-    "zero-3d": (3, 0, 2),
-    "1d": (5,),
-    "2d": (3, 4),
-    "6d": (2, 1, 3, 1, 2, 2),
-}
-LAYOUTS = ["C", "F"]
 #: What tfio decodes itself; every other dtype goes to the graph parser.
 TFIO_NAMES = [
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
