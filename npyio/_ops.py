@@ -292,7 +292,9 @@ def _parse_headers(
         items = tf.reverse(tf.reshape(raw, [count, -1, unit]), [2])
         return tf.where(swap[:, None], tf.reshape(items, [count, -1]), raw)
 
-    raw = tf.cond(tf.reduce_any(swap), swapped, lambda: raw)
+    # Both rearrangements only run on a good batch: a bad one's dims say nothing about its
+    # (empty) payload, and a reshape error here would hide npyio's message.
+    raw = tf.cond(tf.logical_and(all_ok, tf.reduce_any(swap)), swapped, lambda: raw)
 
     def c_order() -> tf.Tensor:
         ndim_ = tf.size(dims)
@@ -300,7 +302,7 @@ def _parse_headers(
         perm = tf.concat([[0], tf.range(ndim_, 0, -1), [ndim_ + 1]], 0)
         return tf.where(fortran[:, None], tf.reshape(tf.transpose(items, perm), [count, -1]), raw)
 
-    raw = tf.cond(tf.reduce_any(fortran), c_order, lambda: raw)
+    raw = tf.cond(tf.logical_and(all_ok, tf.reduce_any(fortran)), c_order, lambda: raw)
     return raw, dims, all_ok, message
 
 

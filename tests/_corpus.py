@@ -179,6 +179,14 @@ CORPUS: list[Bad] = [
         shape=(2, 3), header_level=False),
     Bad("zero-size-with-payload", _h(_entry(shape="(0,)"), b"\0" * 4), F.payload_trailing("0", "4"),
         header_level=False),
+    # A bad 0-d Fortran-order or big-endian file: the reorder steps must not run on its dims.
+    Bad("fortran-scalar-payload-empty", _h(_entry(fortran="True", shape="()"), b""),
+        F.payload_short("4", "0"), header_level=False),
+    Bad("fortran-scalar-trailing", _h(_entry(fortran="True", shape="()"), bytes(6)),
+        F.payload_trailing("4", "6"), header_level=False),
+    Bad("big-endian-fortran-scalar-payload-empty",
+        _h(_entry("'>f4'", fortran="True", shape="()"), b""), F.payload_short("4", "0"),
+        header_level=False),
     Bad("huge-claim-tiny-file", _h(_entry("'<f8'", shape=f"({10**12},)"), bytes(16)),
         F.payload_short(str(8 * 10**12), "16"), dtype="float64", header_level=False),
     # -- declared dtype / shape differ (never reinterpreted) --------------------------------------
