@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from npyio import _backends, _npz, _ops, _paths
 from npyio import _format as F
+from npyio._map import parallel_map
 from npyio.errors import NpyFormatError
 
 AUTOTUNE = tf.data.AUTOTUNE
@@ -219,13 +220,13 @@ def dataset(
             )
             return out[0] if len(out) == 1 else out
 
-        ds = ds.map(read, num_parallel_calls=num_parallel_calls, deterministic=deterministic)
+        ds = parallel_map(ds, read, num_parallel_calls, deterministic)
         ds = ds.batch(batch_size, drop_remainder=drop_remainder)
         # Whole batches keep their order, whatever ``deterministic`` says: an unordered map here
         # could deliver the short final batch before a full one, which ``map(...).batch(...)``
         # never does. Decoding a batch takes about the same time for every batch, so ordering
         # costs next to nothing.
-        ds = ds.map(decode, num_parallel_calls=num_parallel_calls, deterministic=True)
+        ds = parallel_map(ds, decode, num_parallel_calls, deterministic=True)
     else:
         def load(*paths: tf.Tensor) -> tf.Tensor | tuple[tf.Tensor, ...]:
             out = tuple(read_one(p, side) for p, side in zip(paths, sides))
@@ -236,7 +237,14 @@ def dataset(
                 return _npz.read_npz_member(path, side.member, side.dtype, side.shape, side.hint)
             return read_file(path, side.dtype, side.shape, side.hint)
 
-        ds = ds.map(load, num_parallel_calls=num_parallel_calls, deterministic=deterministic)
+        if backend == "py_function" or ignore_errors:
+            # py_function: the classic pipeline, exactly as users write it. ignore_errors:
+            # TensorFlow keeps about 1 KiB for every error a single-device function raises
+            # (tests/test_limits.py measures it), so where errors are expected the map stays
+            # a plain Dataset.map.
+            ds = ds.map(load, num_parallel_calls=num_parallel_calls, deterministic=deterministic)
+        else:
+            ds = parallel_map(ds, load, num_parallel_calls, deterministic)
         if ignore_errors:
             ds = ds.ignore_errors(log_warning=True)
         if batch_size is not None:

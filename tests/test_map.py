@@ -1,0 +1,79 @@
+"""npyio._map.parallel_map: Dataset.map semantics, run as a single-device function."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import npyio
+from npyio._map import ATTRIBUTES, parallel_map
+from tests._graph_util import graph_def
+
+
+def _map_functions(ds: tf.data.Dataset) -> list[tf.compat.v1.FunctionDef]:
+    """The functions of the map (and map-and-batch) nodes in ``ds``'s graph."""
+    gd = graph_def(ds)
+    names = {n.attr["f"].func.name for n in gd.node if "Map" in n.op}
+    return [f for f in gd.library.function if f.signature.name in names]
+
+
+@pytest.mark.parametrize("calls", [None, 1, 3, tf.data.AUTOTUNE])
+def test_same_elements_as_dataset_map(calls):
+    ds = tf.data.Dataset.range(50).map(lambda i: (i, tf.strings.as_string(i)))
+
+    def fn(i, s):
+        return {"sum": i * 2}, (tf.strings.join([s, "!"]), tf.fill([2], i))
+
+    order = None if calls is None else True
+    ours = parallel_map(ds, fn, calls, deterministic=order)
+    theirs = ds.map(fn, num_parallel_calls=calls, deterministic=order)
+    assert ours.element_spec == theirs.element_spec
+    assert ours.cardinality().numpy() == 50
+    got, want = list(ours.as_numpy_iterator()), list(theirs.as_numpy_iterator())
+    assert len(got) == len(want) == 50
+    for a, b in zip(got, want):
+        tf.nest.map_structure(np.testing.assert_array_equal, a, b)
+
+
+def test_single_argument_and_captured_tensors():
+    table = tf.constant([10, 20, 30], tf.int64)
+    ds = parallel_map(tf.data.Dataset.range(3), lambda i: tf.gather(table, i))
+    assert list(ds.as_numpy_iterator()) == [10, 20, 30]
+
+
+def test_unordered_keeps_every_element():
+    ds = parallel_map(tf.data.Dataset.range(500), lambda i: i + 1, 4, deterministic=False)
+    assert sorted(ds.as_numpy_iterator()) == list(range(1, 501))
+
+
+def test_refuses_ragged_elements():
+    ds = tf.data.Dataset.from_tensors(tf.ragged.constant([[1], [2, 3]]))
+    with pytest.raises(TypeError, match="dense tensor elements"):
+        parallel_map(ds, lambda r: r)
+
+
+def test_function_carries_the_single_device_attributes():
+    ds = parallel_map(tf.data.Dataset.range(3), lambda i: i * 2, 2)
+    (f,) = _map_functions(ds)
+    for key, value in ATTRIBUTES.items():
+        assert f.attr[key].b is value, key
+
+
+def test_npyio_dataset_maps_are_single_device_except_ignore_errors(tmp_path):
+    # The decode maps must keep the attributes (they save Grappler and partitioning at every
+    # iterator start); ignore_errors and the py_function baseline use Dataset.map.
+    for i in range(4):
+        np.save(tmp_path / f"{i}.npy", np.full((2, 2), i, np.float32))
+        np.save(tmp_path / f"big{i}.npy", np.zeros((400, 400), np.float32))  # per-file path
+    small = sorted(str(p) for p in tmp_path.glob("?.npy"))
+    big = sorted(str(p) for p in tmp_path.glob("big*.npy"))
+
+    def single_device(ds: tf.data.Dataset) -> list[bool]:
+        return [f.attr["experimental_ints_on_device"].b for f in _map_functions(ds)]
+
+    assert single_device(npyio.dataset(small, batch_size=2)) == [True, True]
+    assert single_device(npyio.dataset(small)) == [True]
+    assert single_device(npyio.dataset(big, batch_size=2)) == [True]
+    assert single_device(npyio.dataset(small, ignore_errors=True)) == [False]
+    assert single_device(npyio.dataset(small, backend="py_function")) == [False]
