@@ -56,11 +56,14 @@ def _str(x: tf.Tensor) -> tf.Tensor:
     return tf.strings.as_string(x)
 
 
-def _show_canon(canon: tf.Tensor) -> tf.Tensor:
+def _show_canon(canon: tf.Tensor, k: _Consts | None = None) -> tf.Tensor:
     """'64,64,3' -> '(64, 64, 3)', '3' -> '(3,)', '' -> '()', like F.show_shape."""
-    one = tf.logical_and(canon != "", tf.logical_not(tf.strings.regex_full_match(canon, ".*,.*")))
+    k = k or _Consts()
+    blank = k.str("")
+    one = tf.logical_and(canon != blank, tf.logical_not(_full(canon, ".*,.*")))
+    comma = tf.where(one, k.str(","), blank)
     return tf.strings.join(
-        ["(", tf.strings.regex_replace(canon, ",", ", "), tf.where(one, ",", ""), ")"]
+        [k.str("("), tf.strings.regex_replace(canon, ",", ", "), comma, k.str(")")]
     )
 
 
@@ -103,10 +106,43 @@ _GRAMMAR_LAYERS = [F.DICT_RE] + [p for layer in F.LAYERS for p in (layer[1], lay
 _GRAMMAR_REASON = [7, 8, 9, 8, 10, 8, 11, 8]
 
 
-def _first_index(flags: tf.Tensor) -> tf.Tensor:
+class _Consts:
+    """One Const node per distinct literal in the graph being built.
+
+    tf.data reads every node of the parser again at each iterator start (``Dataset.reduce``
+    even rewrites the whole graph each time), and Python literals otherwise become a Const node
+    at every use. A cache made for a ``tf.cond`` branch takes its parent's constants first
+    (they enter the branch as inputs) and creates only the ones its parent lacks.
+    """
+
+    def __init__(self, parent: _Consts | None = None) -> None:
+        self._parent = parent
+        self._cache: dict[tuple[str, str], tf.Tensor] = {}
+
+    def _find(self, key: tuple[str, str]) -> tf.Tensor | None:
+        if key in self._cache:
+            return self._cache[key]
+        return None if self._parent is None else self._parent._find(key)
+
+    def __call__(self, value: object, dtype: tf.DType = tf.int64) -> tf.Tensor:
+        key = (repr(value), dtype.name)
+        found = self._find(key)
+        if found is None:
+            found = self._cache[key] = tf.constant(value, dtype)
+        return found
+
+    def str(self, value: object) -> tf.Tensor:
+        return self(value, tf.string)
+
+    def i32(self, value: object) -> tf.Tensor:
+        return self(value, tf.int32)
+
+
+def _first_index(flags: tf.Tensor, k: _Consts | None = None) -> tf.Tensor:
     """The index of the first True in a rank-1 bool tensor (its size if none)."""
-    n = tf.shape(flags, out_type=tf.int64)[0]
-    return tf.reduce_min(tf.where(flags, tf.range(n), n))
+    k = k or _Consts()
+    n = tf.size(flags, out_type=tf.int64)
+    return tf.reduce_min(tf.where(flags, tf.range(k(0), n, k(1)), n), axis=k.i32(0))
 
 
 def _parse_headers(
@@ -131,22 +167,35 @@ def _parse_headers(
     Returns ``(payload [B, nbytes] uint8 in native byte order and C order, dims [ndim], ok,
     message)``: when ``ok`` is false the payload is empty and ``message`` names the first bad
     file and what is wrong; the caller must assert ``ok`` before using the payload.
+
+    Written for a small graph (see `_Consts`): every literal is shared, rows and columns are
+    taken with ``gather``/``unstack`` rather than slicing.
     """
+    k = _Consts()
+    axis0, axis1 = k.i32(0), k.i32(1)
+    c0, c1 = k(0), k(1)
+
+    def at(t: tf.Tensor, i: tf.Tensor) -> tf.Tensor:
+        return tf.gather(t, i, axis=axis0)
+
+    def upto(t: tf.Tensor, n: tf.Tensor) -> tf.Tensor:  # t[:n] of a rank-1 tensor
+        return at(t, tf.range(c0, n, c1))
+
     size = tf.cast(tf.strings.length(contents), tf.int64)
+    width = k.i32(_PREFIX)
     prefix = tf.strings.substr(
-        tf.strings.join([tf.strings.substr(contents, 0, _PREFIX), "\0" * _PREFIX]), 0, _PREFIX
+        tf.strings.join([tf.strings.substr(contents, axis0, width), k.str("\0" * _PREFIX)]),
+        axis0,
+        width,
     )
     pb = tf.cast(tf.io.decode_raw(prefix, tf.uint8), tf.int64)  # [B, 12]
-    major, minor = pb[:, 6], pb[:, 7]
-    v1 = tf.logical_and(major == 1, minor == 0)
-    v23 = tf.logical_and(tf.logical_or(major == 2, major == 3), minor == 0)
-    weights = tf.constant([1, 256, 65536, 16777216], tf.int64)
-    hlen = tf.where(
-        v1,
-        tf.reduce_sum(pb[:, 8:10] * weights[:2], 1),
-        tf.reduce_sum(pb[:, 8:12] * weights, 1),
-    )
-    hstart = tf.where(v1, tf.constant(10, tf.int64), 12)
+    cols = tf.unstack(pb, num=_PREFIX, axis=1)
+    major, minor = cols[6], cols[7]
+    v1 = tf.logical_and(major == c1, minor == c0)
+    v23 = tf.logical_and(tf.logical_or(major == k(2), major == k(3)), minor == c0)
+    short = cols[8] + cols[9] * k(256)
+    hlen = tf.where(v1, short, short + cols[10] * k(65536) + cols[11] * k(16777216))
+    hstart = tf.where(v1, k(10), k(12))
     offset = hstart + hlen
     header = tf.strings.substr(
         contents, tf.minimum(hstart, size), tf.minimum(hlen, max_header_size)
@@ -155,7 +204,7 @@ def _parse_headers(
     grammar_ok = _full(header, F.HEADER_RE)
     order = _group(header, F.DESCR_EXTRACT, 1)
     code = _group(header, F.DESCR_EXTRACT, 2)
-    fortran = _group(header, F.FORTRAN_EXTRACT) == "True"
+    fortran = _group(header, F.FORTRAN_EXTRACT) == k.str("True")
     canon = tf.strings.regex_replace(
         tf.strings.regex_replace(_group(header, F.SHAPE_EXTRACT), F.WS, ""), ",$", ""
     )
@@ -163,45 +212,56 @@ def _parse_headers(
         canon = tf.strings.regex_replace(canon, "(^|,)-0(,|$)", "\\1" "0" "\\2")  # RE2: \1, then 0
 
     # Dims are parsed once, from the first element; the others must have the same shape text.
-    canon0 = canon[0]
-    tokens = tf.strings.split(canon0, ",")
-    ndim = tf.cast(tf.where(canon0 == "", 0, tf.size(tokens)), tf.int64)
-    tokens = tokens[:ndim]
+    canon0 = at(canon, c0)
+    # (the raw op: tf.strings.split of a scalar adds ~40 ops of ragged bookkeeping)
+    tokens = tf.raw_ops.StringSplitV2(
+        input=tf.expand_dims(canon0, axis0), sep=k.str(","), maxsplit=-1
+    ).values
+    ndim = tf.where(canon0 == k.str(""), c0, tf.size(tokens, out_type=tf.int64))
+    tokens = upto(tokens, ndim)
     tokens_ok = _full(tokens, f"-?[0-9]{{1,{F.MAX_DIM_DIGITS}}}")
-    dims = tf.strings.to_number(tf.where(tokens_ok, tokens, "0"), tf.int64)
+    dims = tf.strings.to_number(tf.where(tokens_ok, tokens, k.str("0")), tf.int64)
     # The size limit uses each file's own item size, as F does (the dtype is checked later).
-    file_itemsize = tf.gather(
-        tf.constant(_ITEMSIZES, tf.int64),
-        tf.argmax(tf.cast(tf.equal(code[:, None], list(F.CODES)), tf.int32), 1),
+    code_index = tf.argmax(
+        tf.cast(tf.equal(tf.expand_dims(code, axis1), k.str(list(F.CODES))), tf.int32), axis1
     )
-    fbytes = tf.reduce_prod(tf.cast(tf.maximum(dims, 1), tf.float64)) * tf.cast(
+    file_itemsize = at(k(_ITEMSIZES), code_index)
+    some_dims = tf.maximum(dims, c1)
+    fbytes = tf.reduce_prod(tf.cast(some_dims, tf.float64), axis0) * tf.cast(
         file_itemsize, tf.float64
     )
     # float64 rounds near 2**62, so decide there in int64 (exact: no overflow below 1.5 * 2**62)
     small = tf.logical_and(
-        fbytes < 1.5 * F.MAX_NBYTES,
-        tf.reduce_prod(tf.maximum(dims, 1)) * file_itemsize < F.MAX_NBYTES,
+        fbytes < k(1.5 * F.MAX_NBYTES, tf.float64),
+        tf.reduce_prod(some_dims, axis0) * file_itemsize < k(F.MAX_NBYTES),
     )
-    nbytes = tf.reduce_prod(dims) * itemsize
+    nbytes = tf.reduce_prod(dims, axis0) * itemsize
     payload_len = size - offset
-    padded = tf.concat([dims, tf.zeros_like(declared_dims)], 0)[: tf.size(declared_dims)]
+    padded = upto(
+        tf.concat([dims, tf.zeros_like(declared_dims)], axis0),
+        tf.size(declared_dims, out_type=tf.int64),
+    )
     shape_ok = tf.logical_or(
-        declared_rank < 0,
+        declared_rank < c0,
         tf.logical_and(
             ndim == declared_rank,
-            tf.reduce_all(tf.logical_or(declared_dims < 0, padded == declared_dims)),
+            tf.reduce_all(tf.logical_or(declared_dims < c0, padded == declared_dims), axis0),
         ),
     )
     # from the text, as F does: a 19-digit negative dim is negative, not too large
     nonnegative = tf.reduce_all(
-        tf.logical_or(tf.strings.substr(tokens, 0, 1) != "-", tokens == "-0")
+        tf.logical_or(
+            tf.strings.substr(tokens, axis0, axis1) != k.str("-"), tokens == k.str("-0")
+        ),
+        axis0,
     )
-    everyone = tf.ones_like(size, tf.bool)
+    everyone = tf.equal(size, size)  # [B] of True, to broadcast the per-batch checks
     ok = tf.stack(  # in the reference parser's order; the messages below follow it
         [
-            tf.logical_or(max_file_size < 0, size <= max_file_size),
-            tf.strings.substr(contents, 0, len(F.MAGIC_PREFIX)) == F.MAGIC_PREFIX,
-            size >= F.MAGIC_LEN,
+            tf.logical_or(max_file_size < c0, size <= max_file_size),
+            tf.strings.substr(contents, axis0, k.i32(len(F.MAGIC_PREFIX)))
+            == k.str(F.MAGIC_PREFIX),
+            size >= k(F.MAGIC_LEN),
             tf.logical_or(v1, v23),
             size >= hstart,
             hlen <= max_header_size,
@@ -209,7 +269,7 @@ def _parse_headers(
             grammar_ok,
             canon == canon0,
             everyone & nonnegative,
-            tf.reduce_all(tokens_ok) & small,
+            tf.reduce_all(tokens_ok, axis0) & small,
             code == declared_code,
             everyone & shape_ok,
             payload_len >= nbytes,
@@ -217,92 +277,110 @@ def _parse_headers(
         ],
         axis=1,
     )
-    all_ok = tf.reduce_all(ok)
+    all_ok = tf.reduce_all(ok, axis=k.i32([0, 1]))
 
     def failure() -> tf.Tensor:
         # Every reason is PRE + a + MID + b + POST (see _TEMPLATES): pick the row and reason,
         # then gather; few ops, because tf.data prepares this branch at every iterator start.
+        kf = _Consts(k)
+        magic = len(F.MAGIC_PREFIX)
         bad = tf.logical_not(ok)
-        row = _first_index(tf.reduce_any(bad, axis=1))
-        check = _first_index(tf.gather(bad, row))
-        text = tf.gather(header, row)
+        row = _first_index(tf.reduce_any(bad, axis=axis1), kf)
+        check = _first_index(at(bad, row), kf)
+        text = at(header, row)
         layers = tf.logical_not(
-            tf.stack([_full(text, p) for p in _GRAMMAR_LAYERS] + [tf.constant(False)])
+            tf.stack([_full(text, p) for p in _GRAMMAR_LAYERS] + [kf(False, tf.bool)])
         )
         snippets = tf.strings.substr(
-            tf.stack([_group(text, layer[3]) for layer in F.LAYERS]), 0, F.SNIPPET_LEN
+            tf.stack([_group(text, layer[3]) for layer in F.LAYERS]),
+            axis0,
+            kf.i32(F.SNIPPET_LEN),
         )
-        snip_d, snip_f, snip_s = tf.unstack(tf.where(snippets == "", "nothing", snippets))
+        snip_d, snip_f, snip_s = tf.unstack(
+            tf.where(snippets == kf.str(""), kf.str("nothing"), snippets), num=3
+        )
         reason = tf.where(
-            check < 7,
+            check < kf(7),
             check,
             tf.where(
-                check == 7,
-                tf.gather(tf.constant(_GRAMMAR_REASON, tf.int64), _first_index(layers)),
-                check + 4,
+                check == kf(7),
+                at(kf(_GRAMMAR_REASON), _first_index(layers, kf)),
+                check + kf(4),
             ),
         )
-        numbers = tf.gather(tf.stack([size, hstart, hlen, offset, payload_len], 1), row)
-        n_size, n_hstart, n_hlen, n_offset, n_payload = tf.unstack(_str(numbers))
+        numbers = at(tf.stack([size, hstart, hlen, offset, payload_len], 1), row)
+        n_size, n_hstart, n_hlen, n_offset, n_payload = tf.unstack(_str(numbers), num=5)
         n_nbytes = _str(nbytes)
-        row_bytes = tf.gather(pb, row)
+        row_bytes = at(pb, row)
         got_magic = tf.where(
-            numbers[0] == 0,
-            "0 bytes",
+            at(numbers, c0) == c0,
+            kf.str("0 bytes"),
             tf.strings.reduce_join(
-                tf.gather(_HEX, row_bytes[: tf.minimum(numbers[0], len(F.MAGIC_PREFIX))]),
+                at(kf.str(_HEX), upto(row_bytes, tf.minimum(at(numbers, c0), kf(magic)))),
+                axis=axis0,
                 separator=" ",
             ),
         )
-        got_version = tf.strings.reduce_join(_str(row_bytes[6:8]), separator=".")
-        got_code = tf.gather(
-            list(F.CODES.values()),
-            tf.argmax(tf.cast(tf.equal(tf.gather(code, row), list(F.CODES)), tf.int32)),
+        got_version = tf.strings.reduce_join(
+            _str(at(row_bytes, kf([6, 7]))), axis=axis0, separator="."
         )
-        first, this = tf.unstack(_show_canon(tf.stack([canon0, tf.gather(canon, row)])))
-        a = [_str(max_file_size), got_magic, str(F.MAGIC_LEN), got_version, n_hstart,
-             _str(max_header_size), n_offset, "", "", snip_d, snip_f, snip_s, first, first,
+        got_code = at(
+            kf.str(list(F.CODES.values())),
+            tf.argmax(tf.cast(tf.equal(at(code, row), kf.str(list(F.CODES))), tf.int32), axis0),
+        )
+        first, this = tf.unstack(_show_canon(tf.stack([canon0, at(canon, row)]), kf), num=2)
+        blank = kf.str("")
+        a = [_str(max_file_size), got_magic, kf.str(str(F.MAGIC_LEN)), got_version, n_hstart,
+             _str(max_header_size), n_offset, blank, blank, snip_d, snip_f, snip_s, first, first,
              first, declared_name, declared_text, n_nbytes, n_nbytes]
-        b = [n_size, "", n_size, "", n_size, n_hlen, n_size, "", "", "", "", "", this, "", "",
-             got_code, this, n_payload, n_payload]
-        pre, mid, post = (tf.gather(t, reason) for t in _TEMPLATES)
+        b = [n_size, blank, n_size, blank, n_size, n_hlen, n_size, blank, blank, blank, blank,
+             blank, this, blank, blank, got_code, this, n_payload, n_payload]
+        pre, mid, post = (at(kf.str(t), reason) for t in _TEMPLATES)
         return tf.strings.join([
-            tf.gather(names, row), ": ", pre, tf.gather(tf.stack(a), reason), mid,
-            tf.gather(tf.stack(b), reason), post,
+            at(names, row), kf.str(": "), pre, at(tf.stack(a), reason), mid,
+            at(tf.stack(b), reason), post,
         ])
 
-    message = tf.cond(all_ok, lambda: tf.constant(""), failure)
+    message = tf.cond(all_ok, lambda: k.str(""), failure)
     # No assertion in here: TensorFlow keeps ~1 KiB for every error raised inside a called
     # function, so the caller asserts. Until it has, every op below must be total: a bad batch
     # decodes as empty arrays (nothing is allocated from a lying header).
-    nbytes = tf.where(all_ok, nbytes, 0)
+    nbytes = tf.where(all_ok, nbytes, c0)
     dims = tf.where(all_ok, dims, tf.zeros_like(dims))
     payload = tf.strings.substr(
-        contents, tf.where(all_ok, offset, 0), tf.broadcast_to(nbytes, tf.shape(offset))
+        contents, tf.where(all_ok, offset, c0), tf.broadcast_to(nbytes, tf.shape(offset))
     )
     raw = tf.io.decode_raw(payload, tf.uint8)  # [B, nbytes]: one copy of the payload
-    count = tf.shape(raw, out_type=tf.int64)[0]
+    count = at(tf.shape(raw, out_type=tf.int64), c0)
     # Byte order and Fortran order are undone here on bytes, generically: in native order a
     # swap reverses each item's bytes (each half's, for complex), whatever the dtype.
-    is_le = tf.logical_or(order == "<", tf.logical_and(order != ">", _NATIVE_LE))
-    swap = tf.logical_and(tf.not_equal(is_le, _NATIVE_LE), itemsize > 1)
-    unit = tf.where(tf.strings.substr(declared_code, 0, 1) == "c", itemsize // 2, itemsize)
+    is_le = tf.logical_or(
+        order == k.str("<"), tf.logical_and(order != k.str(">"), k(_NATIVE_LE, tf.bool))
+    )
+    swap = tf.logical_and(tf.not_equal(is_le, k(_NATIVE_LE, tf.bool)), itemsize > c1)
+    complex_ = tf.strings.substr(declared_code, axis0, axis1) == k.str("c")
+    unit = tf.where(complex_, itemsize // k(2), itemsize)
 
     def swapped() -> tf.Tensor:
-        items = tf.reverse(tf.reshape(raw, [count, -1, unit]), [2])
-        return tf.where(swap[:, None], tf.reshape(items, [count, -1]), raw)
+        kb = _Consts(k)
+        items = tf.reverse(tf.reshape(raw, tf.stack([count, kb(-1), unit])), kb.i32([2]))
+        flat = tf.reshape(items, tf.stack([count, kb(-1)]))
+        return tf.where(tf.expand_dims(swap, axis1), flat, raw)
 
     # Both rearrangements only run on a good batch: a bad one's dims say nothing about its
     # (empty) payload, and a reshape error here would hide npyio's message.
-    raw = tf.cond(tf.logical_and(all_ok, tf.reduce_any(swap)), swapped, lambda: raw)
+    raw = tf.cond(tf.logical_and(all_ok, tf.reduce_any(swap, axis0)), swapped, lambda: raw)
 
     def c_order() -> tf.Tensor:
+        kb = _Consts(k)
         ndim_ = tf.size(dims)
-        items = tf.reshape(raw, tf.concat([[count], tf.reverse(dims, [0]), [itemsize]], 0))
-        perm = tf.concat([[0], tf.range(ndim_, 0, -1), [ndim_ + 1]], 0)
-        return tf.where(fortran[:, None], tf.reshape(tf.transpose(items, perm), [count, -1]), raw)
+        shape = tf.concat([[count], tf.reverse(dims, kb.i32([0])), [itemsize]], axis0)
+        items = tf.reshape(raw, shape)
+        perm = tf.concat([[0], tf.range(ndim_, 0, -1), [ndim_ + 1]], axis0)
+        flat = tf.reshape(tf.transpose(items, perm), tf.stack([count, kb(-1)]))
+        return tf.where(tf.expand_dims(fortran, axis1), flat, raw)
 
-    raw = tf.cond(tf.logical_and(all_ok, tf.reduce_any(fortran)), c_order, lambda: raw)
+    raw = tf.cond(tf.logical_and(all_ok, tf.reduce_any(fortran, axis0)), c_order, lambda: raw)
     return raw, dims, all_ok, message
 
 

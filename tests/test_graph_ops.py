@@ -104,3 +104,19 @@ def test_walker_finds_npyio_inside_a_python_callback_free_map_of_a_map():
     ds = tf.data.Dataset.from_tensors(npy_bytes(np.arange(3, dtype="i1"))).map(inner)
     assert op_types(ds) >= NESTED
     assert not python_ops(ds)
+
+
+def test_parser_graph_stays_small():
+    # tf.data reads every node of every function a map refers to at each iterator start
+    # (Dataset.reduce even rewrites them all), so the fallback parser's size is paid every
+    # epoch, used or not: ~0.05 ms a node on the bench machine (bench/README.md). 524 nodes
+    # before literals were shared and tf.strings.split's ragged bookkeeping was dropped; 322
+    # after. A budget, so that growth is a decision.
+    from npyio import _ops
+
+    gd = graph_def(_ops._parser())
+    nodes = len(gd.node) + sum(len(f.node_def) for f in gd.library.function)
+    assert nodes <= 360, f"the parser has grown to {nodes} nodes"
+    consts = [n.attr["value"].SerializeToString(deterministic=True)
+              + n.attr["dtype"].SerializeToString() for n in gd.node if n.op == "Const"]
+    assert len(consts) == len(set(consts)), "a literal is repeated in the parser's graph"
