@@ -213,12 +213,13 @@ def dataset(
             return name, _npz.npz_member(tf.io.read_file(path), side.member, name)
 
         def decode(*raw: tf.Tensor) -> tf.Tensor | tuple[tf.Tensor, ...]:
-            out = tuple(
-                _ops._decode_hinted(contents, names, side.dtype, side.shape,
-                                    max_header_size, True, side.hint, max_file_size)
+            parts = [
+                _ops.Part(contents, names, side.dtype, side.shape, side.hint, max_header_size,
+                          max_file_size)
                 for side, names, contents in zip(sides, raw[::2], raw[1::2])
-            )
-            return out[0] if len(out) == 1 else out
+            ]
+            out = _ops._decode_group(parts, batched=True)
+            return out[0] if len(out) == 1 else tuple(out)
 
         ds = parallel_map(ds, read, num_parallel_calls, deterministic)
         ds = ds.batch(batch_size, drop_remainder=drop_remainder)
@@ -229,7 +230,16 @@ def dataset(
         ds = parallel_map(ds, decode, num_parallel_calls, deterministic=True)
     else:
         def load(*paths: tf.Tensor) -> tf.Tensor | tuple[tf.Tensor, ...]:
-            out = tuple(read_one(p, side) for p, side in zip(paths, sides))
+            if backend == "graph" and all(side.member is None for side in sides):
+                # .npy files: inputs and labels share one header fast-path cond
+                parts = [
+                    _ops.Part(tf.expand_dims(tf.io.read_file(p), 0), tf.expand_dims(p, 0),
+                              side.dtype, side.shape, side.hint, max_header_size, max_file_size)
+                    for p, side in zip(paths, sides)
+                ]
+                out = tuple(_ops._decode_group(parts, batched=False))
+            else:
+                out = tuple(read_one(p, side) for p, side in zip(paths, sides))
             return out[0] if len(out) == 1 else out
 
         def read_one(path: tf.Tensor, side: _Side) -> tf.Tensor:

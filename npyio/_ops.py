@@ -361,26 +361,24 @@ def _parse_headers(
     complex_ = tf.strings.substr(declared_code, axis0, axis1) == k.str("c")
     unit = tf.where(complex_, itemsize // k(2), itemsize)
 
-    def swapped() -> tf.Tensor:
+    def reorder() -> tf.Tensor:
+        # One branch for both steps (a tf.cond costs as much as ~25 ops at every iterator
+        # start); each step keeps the rows that do not need it.
         kb = _Consts(k)
         items = tf.reverse(tf.reshape(raw, tf.stack([count, kb(-1), unit])), kb.i32([2]))
         flat = tf.reshape(items, tf.stack([count, kb(-1)]))
-        return tf.where(tf.expand_dims(swap, axis1), flat, raw)
-
-    # Both rearrangements only run on a good batch: a bad one's dims say nothing about its
-    # (empty) payload, and a reshape error here would hide npyio's message.
-    raw = tf.cond(tf.logical_and(all_ok, tf.reduce_any(swap, axis0)), swapped, lambda: raw)
-
-    def c_order() -> tf.Tensor:
-        kb = _Consts(k)
+        native = tf.where(tf.expand_dims(swap, axis1), flat, raw)
         ndim_ = tf.size(dims)
         shape = tf.concat([[count], tf.reverse(dims, kb.i32([0])), [itemsize]], axis0)
-        items = tf.reshape(raw, shape)
         perm = tf.concat([[0], tf.range(ndim_, 0, -1), [ndim_ + 1]], axis0)
-        flat = tf.reshape(tf.transpose(items, perm), tf.stack([count, kb(-1)]))
-        return tf.where(tf.expand_dims(fortran, axis1), flat, raw)
+        items = tf.transpose(tf.reshape(native, shape), perm)
+        flat = tf.reshape(items, tf.stack([count, kb(-1)]))
+        return tf.where(tf.expand_dims(fortran, axis1), flat, native)
 
-    raw = tf.cond(tf.logical_and(all_ok, tf.reduce_any(fortran, axis0)), c_order, lambda: raw)
+    # Only a good batch is rearranged: a bad one's dims say nothing about its (empty) payload,
+    # and a reshape error here would hide npyio's message.
+    needed = tf.logical_or(tf.reduce_any(swap, axis0), tf.reduce_any(fortran, axis0))
+    raw = tf.cond(tf.logical_and(all_ok, needed), reorder, lambda: raw)
     return raw, dims, all_ok, message
 
 
@@ -509,6 +507,91 @@ def make_hint(dt: np.dtype, shape: tf.TensorShape, header: bytes | None = None) 
     return Hint(header, len(header) + parsed.nbytes, little, parsed.fortran_order)
 
 
+@dataclass(frozen=True)
+class Part:
+    """One tensor of a `_decode_group`: [B] whole files of one dtype and static shape."""
+
+    contents: tf.Tensor
+    names: tf.Tensor | None
+    dt: np.dtype
+    shape: tf.TensorShape
+    hint: Hint | None
+    max_header_size: int = F.MAX_HEADER_SIZE
+    max_file_size: int | None = None
+
+    def usable_hint(self) -> Hint | None:
+        """The hint, unless files like it must be refused (then the full parser says why)."""
+        hint = self.hint
+        if hint is None or len(hint.header) > self.max_header_size:
+            return None
+        if self.max_file_size is not None and hint.size > self.max_file_size:
+            return None
+        return hint
+
+
+def _decode_group(parts: Sequence[Part], batched: bool) -> list[tf.Tensor]:
+    """Decodes several [B] file tensors (a dataset's inputs and labels, say).
+
+    Parts with a usable hint share one ``tf.cond``: when every file of every such part starts
+    with its hint's header bytes and has its size, the fast path decodes them all; otherwise
+    the full parser decodes them all. One cond, not one per part, because tf.data prepares
+    each again at every iterator start. Returns [B, *dims] (or dims when not batched) per part.
+    """
+
+    def spec(part: Part, lead: int | None) -> tf.TensorShape:
+        return tf.TensorShape([lead]).concatenate(part.shape) if batched else part.shape
+
+    def full(part: Part) -> tf.Tensor:
+        out = _decode_batch(
+            part.contents, part.names, part.dt, part.shape, part.max_header_size, batched,
+            part.max_file_size,
+        )
+        out.set_shape(spec(part, None))
+        return out
+
+    def known(part: Part, hint: Hint) -> tf.Tensor:
+        offset, dt, contents = len(hint.header), part.dt, part.contents
+        dims = part.shape.as_list()
+        if not batched and offset % dt.itemsize == 0:
+            # Decode the whole file and drop the header's items: slicing the front of a 1-d
+            # tensor at an aligned offset shares its buffer, so the payload is copied once.
+            raw = tf.io.decode_raw(
+                tf.reshape(contents, []), _RAW_DTYPES[dt.name], little_endian=hint.little_endian
+            )
+            values = tf.expand_dims(_native(raw[offset // dt.itemsize :], dt), 0)
+        else:
+            payload = tf.strings.substr(contents, offset, hint.size - offset)
+            values = _decode_payload(payload, dt, hint.little_endian)
+        if hint.fortran_order:
+            values = tf.reshape(values, [-1, *dims[::-1]])
+            values = tf.transpose(values, [0, *range(len(dims), 0, -1)])
+        return tf.reshape(values, [-1, *dims] if batched else dims)
+
+    hints = [part.usable_hint() for part in parts]
+    out: list[tf.Tensor] = [full(part) for part, hint in zip(parts, hints) if hint is None]
+    fast = [(part, hint) for part, hint in zip(parts, hints) if hint is not None]
+    if fast:
+        same = [
+            tf.logical_and(
+                tf.strings.substr(part.contents, 0, len(hint.header)) == hint.header,
+                tf.strings.length(part.contents) == hint.size,
+            )
+            for part, hint in fast
+        ]
+        decoded = tf.cond(
+            tf.reduce_all(tf.concat(same, 0)),
+            lambda: [known(part, hint) for part, hint in fast],
+            lambda: [full(part) for part, _ in fast],
+        )
+        decoded = list(decoded) if isinstance(decoded, (list, tuple)) else [decoded]
+        out += decoded
+    order = [i for i, h in enumerate(hints) if h is None] + [i for i, h in enumerate(hints) if h]
+    by_index = dict(zip(order, out))
+    for i, tensor in by_index.items():
+        tensor.set_shape(spec(parts[i], parts[i].contents.shape[0]))
+    return [by_index[i] for i in range(len(parts))]
+
+
 def _decode_hinted(
     contents: tf.Tensor,
     names: tf.Tensor | None,
@@ -521,50 +604,8 @@ def _decode_hinted(
 ) -> tf.Tensor:
     """Decodes [B] files: a fast path for files whose header bytes equal ``hint``'s, the full
     parser for any other (returns [B, *dims], or dims when not batched)."""
-    if hint is not None and (
-        len(hint.header) > max_header_size
-        or (max_file_size is not None and hint.size > max_file_size)
-    ):
-        hint = None  # such files must be refused: leave them to the full parser
-
-    def full() -> tf.Tensor:
-        out = _decode_batch(
-            contents, names, dt, shape, max_header_size, batched, max_file_size
-        )
-        out.set_shape(tf.TensorShape([None]).concatenate(shape) if batched else shape)
-        return out
-
-    if hint is None:
-        out = full()
-        if batched:
-            out.set_shape(tf.TensorShape([contents.shape[0]]).concatenate(shape))
-        return out
-
-    def known() -> tf.Tensor:
-        offset = len(hint.header)
-        dims = shape.as_list()
-        if not batched and offset % dt.itemsize == 0:
-            # Decode the whole file and drop the header's items: slicing the front of a 1-d
-            # tensor at an aligned offset shares its buffer, so the payload is copied once.
-            raw = tf.io.decode_raw(
-                contents[0], _RAW_DTYPES[dt.name], little_endian=hint.little_endian
-            )
-            values = _native(raw[offset // dt.itemsize :], dt)[None]
-        else:
-            payload = tf.strings.substr(contents, offset, hint.size - offset)
-            values = _decode_payload(payload, dt, hint.little_endian)
-        if hint.fortran_order:
-            values = tf.reshape(values, [-1, *dims[::-1]])
-            values = tf.transpose(values, [0, *range(len(dims), 0, -1)])
-        return tf.reshape(values, [-1, *dims] if batched else dims)
-
-    same = tf.logical_and(
-        tf.strings.substr(contents, 0, len(hint.header)) == hint.header,
-        tf.strings.length(contents) == hint.size,
-    )
-    out = tf.cond(tf.reduce_all(same), known, full)
-    out.set_shape(tf.TensorShape([contents.shape[0]]).concatenate(shape) if batched else shape)
-    return out
+    part = Part(contents, names, dt, shape, hint, max_header_size, max_file_size)
+    return _decode_group([part], batched)[0]
 
 
 def _decode_payload(payload: tf.Tensor, dt: np.dtype, little_endian: bool) -> tf.Tensor:
