@@ -296,3 +296,23 @@ def test_full_reports_each_file_the_decoder_refuses(tmp_path):
     bad, nonfinite = _verify.decode_files(checked, jobs=2)
     assert bad == {paths[1]: F.payload_short("24", "20"), paths[4]: "no such file or directory"}
     assert nonfinite == {}
+
+
+def test_demo_end_to_end(tmp_path, capsys):
+    # What `make demo` runs, on 20 pairs: generates the data once, streams it, compares.
+    argv = ["demo", "--count", "20", "--cache", str(tmp_path)]
+    assert _cli.main(argv) == 0
+    first = capsys.readouterr()
+    out = first.out
+    assert "writing 20 pairs" in first.err + first.out
+    assert "dataset: 20 pairs in " in out
+    assert "first batch: inputs (8, 64, 64, 3) float32, labels (8, 10) float32" in out
+    lines = [line.split() for line in out.splitlines() if "samples/s" in line]
+    assert [line[0] for line in lines] == ["npyio", "py_function(np.load)"]
+    assert all(line[1] == "20" for line in lines), lines
+    assert "npyio / py_function: " in out
+    written = sorted(p.name for p in (tmp_path / "demo-64x64x3-n20" / "inputs").iterdir())
+    assert len(written) == 20
+    assert _cli.main(argv) == 0  # the second run reuses the data
+    again = capsys.readouterr()
+    assert "writing" not in again.err + again.out
