@@ -29,9 +29,11 @@ from typing import Any
 
 import tensorflow as tf
 
-#: Attributes of every function npyio maps over a dataset: a tf.data function (so that Grappler
-#: leaves it to tf.data, as with ``Dataset.map``) that runs on one device.
-ATTRIBUTES = {"_tf_data_function": True, "experimental_ints_on_device": True}
+#: Attributes of every function npyio maps over a dataset: it runs on one device. (Not also
+#: ``_tf_data_function``, which ``Dataset.map`` sets: with both, a map function with several
+#: outputs in a pipeline built inside a ``tf.function`` fails in tf.data's graph optimizations,
+#: "Expected only one fetch node".)
+ATTRIBUTES = {"experimental_ints_on_device": True}
 
 
 def _spec(value: Any) -> tf.TensorSpec:

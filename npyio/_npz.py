@@ -445,6 +445,7 @@ def npz_member(contents: tf.Tensor, key: tf.Tensor | str, name: tf.Tensor) -> tf
     be ``path[key]``. For `npyio.dataset`'s batched path: read with ``tf.io.read_file``, take
     the member with this, then batch and decode the ``.npy`` bytes.
     """
+    _ops.require_tf2()
     return _extractor()(contents, _key_tensor(key), name)
 
 

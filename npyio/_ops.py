@@ -507,6 +507,18 @@ def make_hint(dt: np.dtype, shape: tf.TensorShape, header: bytes | None = None) 
     return Hint(header, len(header) + parsed.nbytes, little, parsed.fortran_order)
 
 
+def require_tf2() -> None:
+    """Refuses to build graph ops in a TF1-style graph (``tf.Graph().as_default()``, a session,
+    ``disable_eager_execution``), where ``tensor == value`` compares identities, not values:
+    the checks would be wrong there, so npyio says so instead of failing obscurely."""
+    if not tf.compat.v1.executing_eagerly_outside_functions():
+        raise RuntimeError(
+            "npyio builds its ops for TensorFlow 2 (eager execution, tf.function, tf.data); "
+            "it does not support TF1-style graphs (tf.Graph().as_default(), tf.compat.v1 "
+            "sessions, disable_eager_execution)"
+        )
+
+
 @dataclass(frozen=True)
 class Part:
     """One tensor of a `_decode_group`: [B] whole files of one dtype and static shape."""
@@ -567,6 +579,7 @@ def _decode_group(parts: Sequence[Part], batched: bool) -> list[tf.Tensor]:
             values = tf.transpose(values, [0, *range(len(dims), 0, -1)])
         return tf.reshape(values, [-1, *dims] if batched else dims)
 
+    require_tf2()
     hints = [part.usable_hint() for part in parts]
     out: list[tf.Tensor] = [full(part) for part, hint in zip(parts, hints) if hint is None]
     fast = [(part, hint) for part, hint in zip(parts, hints) if hint is not None]

@@ -342,6 +342,7 @@ def rows(
         >>> [x.numpy().tolist() for x in npyio.rows("ram://doc/rows/x1.npy", shard=(2, 1))]
         [[12.0, 13.0]]
     """
+    _ops.require_tf2()
     shuffle_buffer = _positive(shuffle_buffer, "shuffle_buffer")
     batch_size = _positive(batch_size, "batch_size")
     if num_parallel_reads is not None and num_parallel_reads != AUTOTUNE:

@@ -120,3 +120,21 @@ def test_parser_graph_stays_small():
     consts = [n.attr["value"].SerializeToString(deterministic=True)
               + n.attr["dtype"].SerializeToString() for n in gd.node if n.op == "Const"]
     assert len(consts) == len(set(consts)), "a literal is repeated in the parser's graph"
+
+
+def test_tf1_style_graphs_are_refused_clearly(tmp_path):
+    # In a TF1-style graph `tensor == value` compares identities, so npyio's checks would be
+    # wrong there: every entry point says so when it is built instead.
+    path = write_file(tmp_path, "a.npy", npy_bytes(np.zeros((2, 2), np.float32)))
+    calls = {
+        "decode_npy": lambda: npyio.decode_npy(tf.constant(b"x"), "float32", (2, 2)),
+        "read_npy": lambda: npyio.read_npy(path, "float32", (2, 2)),
+        "dataset": lambda: npyio.dataset([path], batch_size=2),
+        "rows": lambda: npyio.rows(path),
+        "read_npz": lambda: npyio.read_npz(path, "x", "float32"),
+    }
+    for name, call in calls.items():
+        with tf.Graph().as_default(), pytest.raises(RuntimeError, match="TF1-style graphs"):
+            call()
+            pytest.fail(name)
+    assert npyio.read_npy(path, "float32", (2, 2)).shape == (2, 2)  # eager again: fine

@@ -77,3 +77,27 @@ def test_npyio_dataset_maps_are_single_device_except_ignore_errors(tmp_path):
     assert single_device(npyio.dataset(big, batch_size=2)) == [True]
     assert single_device(npyio.dataset(small, ignore_errors=True)) == [False]
     assert single_device(npyio.dataset(small, backend="py_function")) == [False]
+
+
+def test_pipelines_built_inside_a_tf_function(tmp_path):
+    # tf.data optimizes the functions of a pipeline built inside a tf.function; a map function
+    # with an int32 output among several, with both experimental_ints_on_device and
+    # _tf_data_function set, failed there ("Expected only one fetch node"), so the maps carry
+    # only the first.
+    xs, ys = [], []
+    for i in range(5):
+        xs.append(str(tmp_path / f"x{i}.npy"))
+        ys.append(str(tmp_path / f"y{i}.npy"))
+        np.save(xs[-1], np.full((2, 2), i, np.float32))
+        np.save(ys[-1], np.int32(i))
+
+    @tf.function
+    def totals():
+        pairs = parallel_map(tf.data.Dataset.range(3), lambda i: (i, tf.cast(i * 2, tf.int32)))
+        pair_total = pairs.reduce(tf.constant(0, tf.int32), lambda a, e: a + e[1])
+        ds = npyio.dataset(xs, ys, dtype="float32", shape=(2, 2), label_dtype="int32",
+                           label_shape=(), batch_size=2)
+        label_total = ds.reduce(tf.constant(0, tf.int32), lambda a, e: a + tf.reduce_sum(e[1]))
+        return pair_total, label_total
+
+    assert [t.numpy() for t in totals()] == [6, 10]
