@@ -30,9 +30,9 @@ from typing import Any
 import tensorflow as tf
 
 #: Attributes of every function npyio maps over a dataset: it runs on one device. (Not also
-#: ``_tf_data_function``, which ``Dataset.map`` sets: with both, a map function with several
-#: outputs in a pipeline built inside a ``tf.function`` fails in tf.data's graph optimizations,
-#: "Expected only one fetch node".)
+#: ``_tf_data_function``, which ``Dataset.map`` sets: with both, a map function with an int32
+#: output among several, in a pipeline built inside a ``tf.function``, fails in tf.data's graph
+#: optimizations, "Expected only one fetch node".)
 ATTRIBUTES = {"experimental_ints_on_device": True}
 
 
