@@ -114,7 +114,7 @@ def dataset(
         label_dtype: The labels' dtype, as ``dtype``.
         label_shape: The labels' shape, as ``shape``.
         num_parallel_calls: Files read and decoded in parallel (AUTOTUNE by default).
-        deterministic: Passed to ``Dataset.map``; ``False`` trades the order of samples for
+        deterministic: As for ``Dataset.map``: ``False`` trades the order of samples for
             speed. Batches stay full except the last one, as with ``map(...).batch(...)``.
         prefetch: Batches to prefetch (AUTOTUNE by default); ``None`` or 0 for none.
         backend: ``"graph"`` (npyio's parser) or ``"py_function"`` (``np.load`` in a

@@ -581,28 +581,25 @@ def _decode_group(parts: Sequence[Part], batched: bool) -> list[tf.Tensor]:
 
     require_tf2()
     hints = [part.usable_hint() for part in parts]
-    out: list[tf.Tensor] = [full(part) for part, hint in zip(parts, hints) if hint is None]
-    fast = [(part, hint) for part, hint in zip(parts, hints) if hint is not None]
+    out = {i: full(part) for i, (part, hint) in enumerate(zip(parts, hints)) if hint is None}
+    fast = {i: hint for i, hint in enumerate(hints) if hint is not None}
     if fast:
         same = [
             tf.logical_and(
-                tf.strings.substr(part.contents, 0, len(hint.header)) == hint.header,
-                tf.strings.length(part.contents) == hint.size,
+                tf.strings.substr(parts[i].contents, 0, len(hint.header)) == hint.header,
+                tf.strings.length(parts[i].contents) == hint.size,
             )
-            for part, hint in fast
+            for i, hint in fast.items()
         ]
         decoded = tf.cond(
             tf.reduce_all(tf.concat(same, 0)),
-            lambda: [known(part, hint) for part, hint in fast],
-            lambda: [full(part) for part, _ in fast],
+            lambda: [known(parts[i], hint) for i, hint in fast.items()],
+            lambda: [full(parts[i]) for i in fast],
         )
-        decoded = list(decoded) if isinstance(decoded, (list, tuple)) else [decoded]
-        out += decoded
-    order = [i for i, h in enumerate(hints) if h is None] + [i for i, h in enumerate(hints) if h]
-    by_index = dict(zip(order, out))
-    for i, tensor in by_index.items():
+        out.update(zip(fast, tf.nest.flatten(decoded)))
+    for i, tensor in out.items():
         tensor.set_shape(spec(parts[i], parts[i].contents.shape[0]))
-    return [by_index[i] for i in range(len(parts))]
+    return [out[i] for i in range(len(parts))]
 
 
 def _decode_hinted(
