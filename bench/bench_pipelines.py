@@ -11,7 +11,9 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio import _bench, _pipelines, _sample
+from npyio.cli import bench as _bench
+from npyio.cli import pipelines as _pipelines
+from npyio.cli import sample as _sample
 
 COUNT = 40
 

@@ -23,7 +23,7 @@ import os, resource, sys, json
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf
 import npyio
-from npyio import _pipelines
+from npyio.cli import pipelines as _pipelines
 
 def rss_mib():
     with open("/proc/self/statm") as f:

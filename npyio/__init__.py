@@ -4,8 +4,9 @@ Files are read with ``tf.io.read_file`` and decoded by a pure-TensorFlow ``.npy`
 input pipeline built with npyio runs no Python per element, scales across ``tf.data``'s parallel
 map, serializes, and has static shapes.
 
-The names that need TensorFlow are imported on first use, so that ``import npyio`` (and the
-``npyio inspect``/``verify`` commands) start without loading TensorFlow.
+The names that need TensorFlow are imported on first use, so that ``import npyio``,
+``npyio.inspect`` and the ``npyio inspect``/``verify`` commands run without loading TensorFlow
+(it is imported only for a path that is not local: ``gs://``, ``ram://``, ...).
 """
 
 from __future__ import annotations
@@ -13,15 +14,16 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from npyio._format import NpyHeader
+from npyio._npy.format import NpyHeader
 from npyio.errors import BackendUnavailableError, NpyFormatError, NpyioError
 
 if TYPE_CHECKING:
-    from npyio._dataset import dataset
-    from npyio._inspect import inspect
-    from npyio._npz import decode_npz, read_npz
-    from npyio._ops import decode_npy, read_npy
-    from npyio._rows import rows
+    from npyio._backends import read_npy
+    from npyio._data.dataset import dataset
+    from npyio._data.rows import rows
+    from npyio._npy.decode import decode_npy
+    from npyio._npy.head import inspect
+    from npyio._npz.read import decode_npz, read_npz
 
 __all__ = [
     "BackendUnavailableError",
@@ -39,13 +41,13 @@ __all__ = [
 __version__ = "0.1.0"
 
 _LAZY = {
-    "dataset": "npyio._dataset",
-    "decode_npy": "npyio._ops",
-    "decode_npz": "npyio._npz",
-    "inspect": "npyio._inspect",
-    "read_npy": "npyio._ops",
-    "read_npz": "npyio._npz",
-    "rows": "npyio._rows",
+    "dataset": "npyio._data.dataset",
+    "decode_npy": "npyio._npy.decode",
+    "decode_npz": "npyio._npz.read",
+    "inspect": "npyio._npy.head",
+    "read_npy": "npyio._backends",
+    "read_npz": "npyio._npz.read",
+    "rows": "npyio._data.rows",
 }
 
 

@@ -2,7 +2,7 @@
 
 import sys
 
-from npyio._cli import main
+from npyio.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from npyio import _format as F
+from npyio._npy import format as F
 from tests._npy import header_text, npy_bytes, with_header
 
 GOOD_ARRAY = np.arange(6, dtype="<f4").reshape(2, 3)

@@ -14,7 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 import npyio
-from npyio import _format as F
+from npyio._npy import format as F
 
 #: The matrix shapes (0-d, zero-size, 1-d to 6-d) and memory layouts every decoder is held to.
 SHAPES = {

@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio import _format as F
+from npyio._npy import format as F
 from tests._corpus import CORPUS, CORPUS_IDS, GOOD_ARRAY, HEADER_LEVEL, Bad
 from tests._npy import (
     assert_same,

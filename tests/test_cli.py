@@ -2,7 +2,7 @@
 
 Three real ``python -m npyio`` runs (each starts Python and TensorFlow, ~3 s, so one module
 fixture starts them two at a time) check outputs, ``--json`` and exit codes end to end.
-Everything else calls ``npyio._cli.main`` or ``npyio._verify`` in-process.
+Everything else calls ``npyio.cli.main.main`` or ``npyio.cli.verify`` in-process.
 """
 
 from __future__ import annotations
@@ -19,8 +19,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from npyio import _cli, _verify
-from npyio import _format as F
+from npyio._data import paths as P
+from npyio._npy import head
+from npyio.cli import main as _cli
+from npyio.cli import verify as _verify
+from npyio._npy import format as F
 from npyio.errors import NpyFormatError
 from tests._corpus import CORPUS, CORPUS_IDS
 from tests._npy import header_text, npy_bytes, with_header
@@ -138,7 +141,10 @@ def in_tree(tree: Path, monkeypatch, capsys, *argv: str) -> tuple[int, str, str]
 
 
 def test_verify_all_good_exits_0(tree, monkeypatch, capsys):
-    code, out, _ = in_tree(tree, monkeypatch, capsys, "verify", "good", "labels/000.npy")
+    # good/ mixes dtypes and shapes, which npyio.dataset refuses: --allow-mixed accepts them
+    code, out, _ = in_tree(
+        tree, monkeypatch, capsys, "verify", "good", "labels/000.npy", "--allow-mixed"
+    )
     assert code == _cli.EXIT_OK
     lines = out.splitlines()
     assert lines[:3] == ["good: 3 files, 456 B", "  2  float32  (2, 3)", "  1  float64  (3,)"]
@@ -232,13 +238,13 @@ def test_any_tf_filesystem_and_glob_patterns(capsys):
 
 def test_jobs_give_the_same_verdicts_in_the_same_order(tmp_path):
     data = npy_bytes(np.zeros((3,), "<u2"))
-    for i in range(_verify.CHUNK * 3 + 7):
+    for i in range(head.CHUNK * 3 + 7):
         (tmp_path / f"{i:05d}.npy").write_bytes(data if i % 97 else data[:-1])
-    source = _verify.resolve(str(tmp_path))
+    source = P.resolve(str(tmp_path))
     one = _verify.scan([source], jobs=1, progress=False)
     four = _verify.scan([source], jobs=4, progress=False)
     assert [(c.path, c.reason) for c in one.checked] == [(c.path, c.reason) for c in four.checked]
-    assert len(one.issues) == len(range(0, _verify.CHUNK * 3 + 7, 97))
+    assert len(one.issues) == len(range(0, head.CHUNK * 3 + 7, 97))
 
 
 # --- in-process: the header check agrees with the reference parser ------------------------------
@@ -251,10 +257,10 @@ def reference_reason(data: bytes) -> str | None:
     return None
 
 
-LONG_TEXT = header_text("<f4", False, (2, 3)).ljust(_verify.HEAD + 900) + "\n"
+LONG_TEXT = header_text("<f4", False, (2, 3)).ljust(head.HEAD + 900) + "\n"
 EXTRA = {  # beyond the corpus: headers longer than the first read, good and bad
     "long-header": with_header(LONG_TEXT, bytes(24)),
-    "long-header-cut": with_header(LONG_TEXT, bytes(24))[: _verify.HEAD + 100],
+    "long-header-cut": with_header(LONG_TEXT, bytes(24))[: head.HEAD + 100],
     "long-header-v2-short-payload": with_header(LONG_TEXT, bytes(20), (2, 0)),
     "good-then-cut": npy_bytes(np.zeros((2, 3), "<f4"))[:-1],
 }
@@ -267,9 +273,9 @@ def test_check_file_agrees_with_read_header_and_check_payload(tmp_path, data):
     want = reference_reason(data)
     path = tmp_path / "f.npy"
     path.write_bytes(data)
-    cache: _verify.HeaderCache = {}
+    cache: head.HeaderCache = {}
     for _ in range(2):  # cold, then with the header cached
-        got = _verify.check_file(str(path), cache)
+        got = head.check_file(str(path), cache)
         assert got.reason == want
         assert got.size == len(data)
 
@@ -278,8 +284,8 @@ def test_cached_header_still_checks_each_size(tmp_path):
     data = npy_bytes(np.zeros((2, 3), "<f4"))
     (tmp_path / "a.npy").write_bytes(data)
     (tmp_path / "b.npy").write_bytes(data + b"\0\0")
-    cache: _verify.HeaderCache = {}
-    a, b = (_verify.check_file(str(tmp_path / n), cache) for n in ("a.npy", "b.npy"))
+    cache: head.HeaderCache = {}
+    a, b = (head.check_file(str(tmp_path / n), cache) for n in ("a.npy", "b.npy"))
     assert len(cache) == 1
     assert a.ok and b.reason == F.payload_trailing("24", "26")
 
@@ -290,7 +296,7 @@ def test_full_reports_each_file_the_decoder_refuses(tmp_path):
     paths = [str(tmp_path / f"{i}.npy") for i in range(6)]
     for p in paths:
         Path(p).write_bytes(data)
-    checked = [_verify.check_file(p, {}) for p in paths]
+    checked = [head.check_file(p, {}) for p in paths]
     Path(paths[1]).write_bytes(data[:-4])
     os.remove(paths[4])
     bad, nonfinite = _verify.decode_files(checked, jobs=2)

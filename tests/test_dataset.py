@@ -289,7 +289,7 @@ def test_keras_fit_evaluate_predict(tmp_path, jit_compile):
 def test_large_files_take_the_per_file_path(tmp_path):
     # >= 512 KiB per file: decoded one by one (whole-file decode_raw + aligned slice), not as
     # a batch of raw bytes; the results must be the same, big-endian and Fortran files too.
-    from npyio import _dataset
+    from npyio._data import plan as _dataset
 
     rng = np.random.default_rng(1)
     arrays = [rng.random((300, 500), dtype=np.float32) for _ in range(5)]
@@ -297,7 +297,7 @@ def test_large_files_take_the_per_file_path(tmp_path):
     root = str(tmp_path)
     for i, a in enumerate(arrays):
         _write(f"{root}/{i}.npy", a.astype(">f4") if i == 2 else a)
-    assert _dataset._LARGE_FILE <= 300 * 500 * 4
+    assert _dataset.LARGE_FILE <= 300 * 500 * 4
     ds = npyio.dataset(root, batch_size=2)
     assert ds.element_spec == tf.TensorSpec((None, 300, 500), tf.float32)
     got = np.concatenate([b.numpy() for b in ds])

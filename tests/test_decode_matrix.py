@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio import _format as F
+from npyio._npy import format as F
 from tests._npy import (
     DTYPE_NAMES,
     LAYOUTS,

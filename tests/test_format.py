@@ -1,4 +1,4 @@
-"""Unit tests for the pure-Python reference parser (npyio._format), and its agreement with the
+"""Unit tests for the pure-Python reference parser (npyio._npy.format), and its agreement with the
 graph decoder on the bad-input corpus."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio import _format as F
+from npyio._npy import format as F
 from tests._corpus import CORPUS, CORPUS_IDS
 from tests._npy import decoder, header_text, npy_bytes, reference, tf_message, with_header
 

@@ -19,7 +19,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio import _format as F
+from npyio._npy import format as F
 from tests._npy import (
     VERSION_IDS,
     VERSIONS,
@@ -206,7 +206,7 @@ _MEMORY_SCRIPT = textwrap.dedent(r"""
     import numpy as np
     import tensorflow as tf
     import npyio
-    from npyio import _format as F
+    from npyio._npy import format as F
 
     def hwm_kib():
         with open("/proc/self/status") as f:

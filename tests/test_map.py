@@ -1,4 +1,4 @@
-"""npyio._map.parallel_map: Dataset.map semantics, run as a single-device function."""
+"""npyio._data.map.parallel_map: Dataset.map semantics, run as a single-device function."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio._map import ATTRIBUTES, parallel_map
+from npyio._data.map import ATTRIBUTES, parallel_map
 from tests._graph_util import graph_def
 
 

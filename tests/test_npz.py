@@ -17,7 +17,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio import _npz
+from npyio._npz import format as _npz
 from tests._graph_util import PYTHON_OPS as CALLBACK_OPS
 from tests._graph_util import op_types
 from tests._npy import assert_same, npy_bytes, tf_message
@@ -379,7 +379,7 @@ def test_bad_arguments():
 
 
 # --- npyio.dataset(..., key=..., label_key=...) --------------------------------------------------
-# These need the lead's integration of npyio._npz into npyio/_dataset.py (key= and label_key=).
+# These need the lead's integration of npyio._npz into npyio.dataset (key= and label_key=).
 def make_archives(root: Path, n: int = 7, compressed: bool = True) -> str:
     root.mkdir(parents=True, exist_ok=True)
     for i in range(n):

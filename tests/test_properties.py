@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import npyio
-from npyio import _format as F
+from npyio._npy import format as F
 from tests._npy import (
     STORED_DTYPES,
     VERSIONS,

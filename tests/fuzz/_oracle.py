@@ -6,7 +6,7 @@ Invariants checked by `check` (each failure says which one broke):
 1. *Only npyio's errors.* The graph decoder raises nothing but
    ``tf.errors.InvalidArgumentError`` (exactly that class) and the reference parser nothing but
    ``npyio.NpyFormatError``; every message starts with the file's name (``<bytes>`` or the
-   path) and its reason is one of the reason functions of ``npyio._format``.
+   path) and its reason is one of the reason functions of ``npyio._npy.format``.
 2. *One grammar.* The graph decoder and the reference parser accept the same files, and refuse
    the others with the same words.
 3. *Nothing decoded wrongly.* Whatever the graph decoder accepts, ``np.load`` accepts, with the
@@ -44,7 +44,7 @@ except ImportError:  # numpy 1.x, as in the tfio venv
     from numpy.lib import format as numpy_format  # type: ignore[no-redef]
 
 import npyio
-from npyio import _format as F
+from npyio._npy import format as F
 from tests._npy import assert_same, decoder, reader, reference, tf_message, write_gfile
 
 BYTES = "<bytes>"
@@ -259,7 +259,7 @@ class Clause:
         phrase: The words that document it, found (whitespace aside) in ``source.__doc__``.
         kinds: The reasons npyio may give for it (reason function names).
         applies: Whether the clause applies to a file (given as a `Context`).
-        source: Where the phrase is documented: ``npyio._format`` (the policy list) by default.
+        source: Where the phrase is documented: ``npyio._npy.format`` (the policy list) by default.
         pending: Observed and reported, but not yet documented: ``test_policy`` marks the check
             that its phrase is in the docs as an expected failure until it is there.
     """
@@ -407,7 +407,7 @@ def _trailing(ctx: Context) -> bool:
 _DECLARED = " ".join((F.check_declared.__doc__ or "").split()[:8])
 
 CLAUSES: tuple[Clause, ...] = (
-    # -- documented in npyio/_format.py ------------------------------------------------------------
+    # -- documented in npyio/_npy/format.py ------------------------------------------------------------
     Clause("trailing-bytes", "a short payload and trailing bytes after the payload are both errors",
            frozenset({"payload_trailing"}), _trailing),
     Clause("around-the-dict", "Around the dict only what ``np.load`` takes in every Python version",
@@ -437,7 +437,7 @@ CLAUSES: tuple[Clause, ...] = (
     Clause("declared-shape", _DECLARED, frozenset({"shape_mismatch"}), _declared_shape,
            source=F.check_declared),
     # -- refusals the fuzzers found that the policy list does not name (yet) ---------------------
-    # Each phrase is the wording proposed for the list in npyio/_format.py.
+    # Each phrase is the wording proposed for the list in npyio/_npy/format.py.
     Clause("string-forms", "string literals other than a plain quoted key or descr (prefixes, "
            "triple quotes, escapes, implicit concatenation)", HEADER_KINDS, _string_forms,
            pending=False),

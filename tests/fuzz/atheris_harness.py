@@ -76,7 +76,7 @@ def main() -> None:
 
     with atheris.instrument_imports(include=["npyio"]):
         import npyio  # noqa: F401 -- instrumented for coverage
-    from npyio import _format as F
+    from npyio._npy import format as F
 
     assert list(F.CODES.values()) == DTYPES, "DTYPES must follow npyio's CODES"
     atheris.Setup(sys.argv, one_input)

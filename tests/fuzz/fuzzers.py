@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from npyio import _format as F
+from npyio._npy import format as F
 from tests.fuzz import _oracle as O
 from tests.fuzz import strategies as S
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from npyio import _format as F
+from npyio._npy import format as F
 from tests.fuzz import _oracle as O
 
 DIRECTORY = Path(__file__).resolve().parents[1] / "data" / "regressions"

@@ -16,7 +16,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from npyio import _format as F
+from npyio._npy import format as F
 from tests._npy import STORED_DTYPES, VERSIONS, npy_bytes, sample, with_header
 from tests.test_properties import PIECES, VALUES, mutated_files  # noqa: F401 -- re-exported
 

@@ -1,7 +1,7 @@
 """The fuzzers' policy predicate (``tests/fuzz/_oracle.py``) against the documented policy.
 
 Each clause that lets npyio refuse a file ``np.load`` reads must be documented: its phrase must
-be in the docstring it names (the policy list at the top of ``npyio/_format.py``). Clauses the
+be in the docstring it names (the policy list at the top of ``npyio/_npy/format.py``). Clauses the
 fuzzers found undocumented are strict expected failures here until the docs name them.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npyio import _format as F
+from npyio._npy import format as F
 from tests._npy import npy_bytes, with_header
 from tests.fuzz import _oracle as O
 from tests.fuzz import regressions as R
@@ -21,7 +21,7 @@ def _clause_param(clause: O.Clause) -> object:
     if clause.pending:
         marks.append(pytest.mark.xfail(
             strict=True,
-            reason=f"undocumented refusal: npyio/_format.py's policy list should name "
+            reason=f"undocumented refusal: npyio/_npy/format.py's policy list should name "
                    f"{clause.phrase!r}",
         ))
     return pytest.param(clause, id=clause.name, marks=marks)

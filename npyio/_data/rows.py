@@ -25,135 +25,18 @@ every file's size is checked against it, through ``tf.io.gfile``):
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from dataclasses import dataclass
 
-import numpy as np
 import tensorflow as tf
 
-from npyio import _format as F
-from npyio import _ops, _paths
-from npyio._inspect import inspect
-from npyio.errors import NpyFormatError
+from npyio._data import paths as P
+from npyio._data.plan import AUTOTUNE, RowsPlan, RowsSide, plan_rows
+from npyio._npy.graph import RAW_DTYPES, TF_DTYPES, require_tf2
 
 __all__ = ["rows"]
 
-AUTOTUNE = tf.data.AUTOTUNE
-#: Bytes per decoded chunk (per side): the unit of reading and decoding.
-_CHUNK_BYTES = 1 << 20
-#: When shuffling, files are cut into pieces of about this many bytes (per side).
-_BLOCK_BYTES = 8 << 20
 #: FixedLengthRecordDataset's read buffer, per open piece.
 _READ_BUFFER = 256 << 10
-#: Pieces read at once when shuffling, if num_parallel_reads is AUTOTUNE.
-_CYCLE = 8
-
-
-@dataclass(frozen=True)
-class _File:
-    path: str
-    header: F.NpyHeader
-
-    @property
-    def nrows(self) -> int:
-        return self.header.shape[0]
-
-
-@dataclass(frozen=True)
-class _Side:
-    """One side (inputs or labels): its files, and what every one of their rows looks like."""
-
-    files: list[_File]
-    dtype: np.dtype  # native order
-    row_shape: tuple[int, ...]
-    #: The byte order of every file when they all agree, else None (decided per piece).
-    little_endian: bool | None
-
-    @property
-    def row_bytes(self) -> int:
-        return int(np.prod(self.row_shape, dtype=np.int64)) * self.dtype.itemsize
-
-
-def _little(dt: np.dtype) -> bool:
-    return dt.byteorder == "<" or (dt.byteorder in "|=" and F.NATIVE_ORDER == "<")
-
-
-def _check_file(path: str) -> _File:
-    """Reads ``path``'s header and checks that its rows can be streamed (in Python)."""
-    header = inspect(path)
-    if not header.shape:
-        raise NpyFormatError(
-            path, "a 0-d array has no rows -- expected an array with ndim >= 1, got shape ()"
-        )
-    if header.fortran_order and len(header.shape) >= 2:
-        raise NpyFormatError(
-            path,
-            "Fortran-order arrays cannot be streamed by rows -- expected fortran_order False "
-            f"for shape {F.show_shape(header.shape)}, got True; rewrite the file in C order, e.g. "
-            f"np.save(path, np.ascontiguousarray(np.load(path)))",
-        )
-    try:
-        size = tf.io.gfile.stat(path).length
-    except tf.errors.NotFoundError as e:  # removed since it was inspected
-        raise NpyFormatError(path, "no such file") from e
-    F.check_payload(header, size, path)
-    return _File(path, header)
-
-
-def _side(paths: list[str]) -> _Side:
-    """Checks every file of one side and that they all have the first one's dtype and row shape."""
-    files = [_check_file(p) for p in paths]
-    first = files[0]
-    dtype = first.header.dtype.newbyteorder("=")
-    row_shape = first.header.shape[1:]
-    for f in files[1:]:
-        if f.header.dtype.newbyteorder("=") != dtype:
-            raise NpyFormatError(
-                f.path,
-                F.dtype_mismatch(dtype.name, f.header.dtype.name)
-                + f" (the dtype of the first file, {first.path})",
-            )
-        if f.header.shape[1:] != row_shape:
-            raise NpyFormatError(
-                f.path,
-                "row shape mismatch -- expected "
-                f"{F.show_shape(row_shape)}, got {F.show_shape(f.header.shape[1:])} "
-                f"(the shape of a row of the first file, {first.path})",
-            )
-    orders = {_little(f.header.dtype) for f in files}
-    return _Side(files, dtype, row_shape, orders.pop() if len(orders) == 1 else None)
-
-
-def _is_collection(spec: object) -> bool:
-    """A directory or glob pattern (these pair by file name), not a path or a sequence."""
-    if not _paths.is_pattern(spec):
-        return False
-    text = os.fspath(spec)  # type: ignore[call-overload]
-    return bool(_paths._GLOB_CHARS & set(text)) or tf.io.gfile.isdir(text)
-
-
-def _positive(value: object, what: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{what} must be a positive int or None, got {value!r}")
-    return value
-
-
-def _pieces(
-    counts: list[int], lo: int, hi: int, block: int | None
-) -> list[tuple[int, int, int]]:
-    """(file index, first row, end row) runs covering global rows [lo, hi), cut every ``block``
-    rows when ``block`` is set."""
-    out: list[tuple[int, int, int]] = []
-    start_of_file = 0
-    for j, n in enumerate(counts):
-        s, e = max(lo, start_of_file) - start_of_file, min(hi, start_of_file + n) - start_of_file
-        start_of_file += n
-        step = block or max(e - s, 1)
-        out.extend((j, a, min(a + step, e)) for a in range(s, e, step))
-    return out
 
 
 def _side_chunks(
@@ -225,11 +108,11 @@ def _unbatch(ds: tf.data.Dataset, empty_rows: bool) -> tf.data.Dataset:
     return ds.rebatch(1).map(lambda *t: tuple(x[0] for x in t) if len(t) > 1 else t[0][0])
 
 
-def _decoder(side: _Side) -> Callable[[tf.Tensor, tf.Tensor, tf.Tensor], tf.Tensor]:
+def _decoder(side: RowsSide) -> Callable[[tf.Tensor, tf.Tensor, tf.Tensor], tf.Tensor]:
     """raw chunk, rows, little_endian -> [rows, *row_shape] in native order."""
     dt = side.dtype
-    raw_type = _ops._RAW_DTYPES[dt.name]
-    out_type = _ops._TF_DTYPES[dt.name]
+    raw_type = RAW_DTYPES[dt.name]
+    out_type = TF_DTYPES[dt.name]
 
     def decode(raw: tf.Tensor, n: tf.Tensor, little: tf.Tensor) -> tf.Tensor:
         shape = tf.concat([n[None], tf.constant(side.row_shape, tf.int64)], 0)
@@ -257,8 +140,8 @@ def _decoder(side: _Side) -> Callable[[tf.Tensor, tf.Tensor, tf.Tensor], tf.Tens
 
 
 def rows(
-    inputs: _paths.PathSpec,
-    labels: _paths.PathSpec | None = None,
+    inputs: P.PathSpec,
+    labels: P.PathSpec | None = None,
     *,
     shuffle_buffer: int | None = None,
     seed: int | None = None,
@@ -296,9 +179,9 @@ def rows(
         inputs: One ``.npy`` path, a directory (its ``*.npy`` files, sorted by name), a glob
             pattern (sorted by name), or a sequence of shard paths in order. Any TensorFlow
             filesystem works (``gs://``, ``ram://``, ...).
-        labels: Like ``inputs``, or ``None`` to yield inputs alone. When inputs and labels
-            are both directories or globs, files pair by file name; otherwise by position.
-            Paired files must have the same number of rows.
+        labels: Like ``inputs``, or ``None`` to yield inputs alone. Files pair by file name
+            when either side is a directory or a glob, by position otherwise (as in
+            `npyio.dataset`). Paired files must have the same number of rows.
         shuffle_buffer: Rows in the shuffle buffer; ``None`` for no shuffling.
         seed: Seed of the shuffles (piece order and row buffer). The same seed gives the same
             sequence of epoch orders.
@@ -342,40 +225,16 @@ def rows(
         >>> [x.numpy().tolist() for x in npyio.rows("ram://doc/rows/x1.npy", shard=(2, 1))]
         [[12.0, 13.0]]
     """
-    _ops.require_tf2()
-    shuffle_buffer = _positive(shuffle_buffer, "shuffle_buffer")
-    batch_size = _positive(batch_size, "batch_size")
-    if num_parallel_reads is not None and num_parallel_reads != AUTOTUNE:
-        _positive(num_parallel_reads, "num_parallel_reads")
-    xs = _paths.resolve(inputs, "inputs")
-    ys = None if labels is None else _paths.resolve(labels, "labels")
-    if ys is not None:
-        xs, ys = _paths.pair(xs, ys, _is_collection(inputs) and _is_collection(labels))
-    where = _paths.parse_shard(shard) or (1, 0)
+    require_tf2()
+    return build_rows(plan_rows(
+        inputs, labels, shuffle_buffer=shuffle_buffer, seed=seed, batch_size=batch_size,
+        drop_remainder=drop_remainder, num_parallel_reads=num_parallel_reads, shard=shard,
+    ))
 
-    sides = [_side(xs)] + ([] if ys is None else [_side(ys)])
-    if len(sides) == 2:
-        for fx, fy in zip(sides[0].files, sides[1].files, strict=True):
-            if fx.nrows != fy.nrows:
-                raise ValueError(
-                    f"inputs and labels must have the same number of rows: {fx.path} has "
-                    f"{fx.nrows} rows, its labels {fy.path} have {fy.nrows}"
-                )
-    counts = [f.nrows for f in sides[0].files]
-    total = sum(counts)
-    lo, hi = total * where[1] // where[0], total * (where[1] + 1) // where[0]
 
-    widest = max(max(s.row_bytes for s in sides), 1)
-    chunk = max(1, _CHUNK_BYTES // widest)
-    block = None
-    auto = num_parallel_reads in (None, AUTOTUNE)
-    cycle = _CYCLE if auto else int(num_parallel_reads)  # type: ignore[arg-type]
-    if shuffle_buffer is not None:
-        # The pieces read at once should fill the buffer together, each with several chunks.
-        chunk = max(1, min(chunk, shuffle_buffer // (2 * cycle)))
-        block = max(chunk, _BLOCK_BYTES // widest)
-    pieces = _pieces(counts, lo, hi, block)
-
+def build_rows(plan: RowsPlan) -> tf.data.Dataset:
+    """The pipeline a `RowsPlan` describes."""
+    sides, pieces, chunk = plan.sides, plan.pieces, plan.chunk
     columns = []
     for side in sides:
         rb = side.row_bytes
@@ -390,7 +249,7 @@ def rows(
             tf.constant(
                 [(f.nrows - e) * rb for f, (_, _, e) in zip(files, pieces, strict=True)], tf.int64
             ),
-            tf.constant([_little(f.header.dtype) for f in files], tf.bool),
+            tf.constant([f.little_endian for f in files], tf.bool),
         ))
     ds = tf.data.Dataset.from_tensor_slices(tuple(columns))
 
@@ -405,13 +264,14 @@ def rows(
             return both.filter(lambda raw, n, le, end: tf.logical_not(end))
         return both.filter(lambda x, y: tf.logical_not(x[3]))
 
-    if shuffle_buffer is None:
+    if plan.shuffle_buffer is None:
         ds = ds.flat_map(read_piece)
     else:
-        ds = ds.shuffle(max(len(pieces), 1), seed=seed, reshuffle_each_iteration=True)
+        ds = ds.shuffle(max(len(pieces), 1), seed=plan.seed, reshuffle_each_iteration=True)
         ds = ds.interleave(
-            read_piece, cycle_length=cycle, block_length=1,
-            num_parallel_calls=AUTOTUNE if auto else cycle, deterministic=True,
+            read_piece, cycle_length=plan.cycle, block_length=1,
+            num_parallel_calls=tf.data.AUTOTUNE if plan.auto else plan.cycle,
+            deterministic=True,
         )
 
     decoders = [_decoder(side) for side in sides]
@@ -423,13 +283,13 @@ def rows(
             return decoders[0](raw, n, little)
         return tuple(dec(e[0], e[1], e[2]) for dec, e in zip(decoders, elements, strict=True))
 
-    ds = ds.map(decode, num_parallel_calls=num_parallel_reads, deterministic=True)
-    if shuffle_buffer is None and batch_size is not None:
-        ds = ds.rebatch(batch_size, drop_remainder=drop_remainder)
+    ds = ds.map(decode, num_parallel_calls=plan.num_parallel_reads, deterministic=True)
+    if plan.shuffle_buffer is None and plan.batch_size is not None:
+        ds = ds.rebatch(plan.batch_size, drop_remainder=plan.drop_remainder)
     else:
         ds = _unbatch(ds, any(side.row_bytes == 0 for side in sides))
-    if shuffle_buffer is not None:
-        ds = ds.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
-        if batch_size is not None:
-            ds = ds.batch(batch_size, drop_remainder=drop_remainder)
-    return ds.prefetch(AUTOTUNE)
+    if plan.shuffle_buffer is not None:
+        ds = ds.shuffle(plan.shuffle_buffer, seed=plan.seed, reshuffle_each_iteration=True)
+        if plan.batch_size is not None:
+            ds = ds.batch(plan.batch_size, drop_remainder=plan.drop_remainder)
+    return ds.prefetch(tf.data.AUTOTUNE)

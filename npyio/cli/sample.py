@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import tensorflow as tf
 
-from npyio._progress import Progress
+from npyio.cli.progress import Progress
 
 _DONE = ".complete"
 

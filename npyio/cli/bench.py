@@ -8,11 +8,13 @@ machine's state (page cache, CPU frequency, other load) as fairly as possible.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 import os
 import platform
 import statistics
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -20,8 +22,9 @@ from dataclasses import asdict, dataclass, field
 
 import tensorflow as tf
 
-from npyio import _pipelines, _sample
-from npyio._dataset import dataset
+from npyio._data.dataset import dataset
+from npyio.cli import pipelines as _pipelines
+from npyio.cli import sample as _sample
 
 PROFILES = {
     "small": _sample.Profile("small", (16, 16), count=8000),
@@ -105,9 +108,9 @@ def pipelines(
 def available_backends() -> list[str]:
     backends = ["graph"]
     try:
-        from npyio import _tfio
+        from npyio._backends import tfio
 
-        _tfio.load_ops()
+        tfio.load_ops()
         backends.append("tfio")
     except Exception:
         pass
@@ -214,3 +217,23 @@ def plot(results: list[Result], path: str) -> None:
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
+
+
+def command(args: argparse.Namespace) -> int:
+    """``npyio bench``: run the benchmarks and print (or plot) the results."""
+    counts = dict(c.split("=", 1) for c in args.count) if args.count else {}
+    log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr))
+    results = run(
+        args.profiles, rounds=args.rounds, root=args.cache,
+        counts={k: int(v) for k, v in counts.items()}, log=log,
+    )
+    if args.json:
+        print(to_json(results))
+    else:
+        print(f"{time.strftime('%Y-%m-%d')}, {machine()}, batches of {BATCH}, "
+              f"median of {args.rounds} rounds\n")
+        print(table(results))
+    if args.plot:
+        plot(results, args.plot)
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    return 0

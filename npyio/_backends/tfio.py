@@ -103,8 +103,10 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from npyio import _format as F
-from npyio import _ops
+from npyio._npy import format as F
+from npyio._npy.decode import read_graph
+from npyio._npy.graph import padded_bytes
+from npyio._npy.head import Limits, make_hint
 from npyio.errors import BackendUnavailableError
 
 __all__ = ["TFIO_DTYPES", "TfioOps", "load_ops", "read_tfio"]
@@ -251,12 +253,6 @@ def _smoke_test(ops: TfioOps) -> None:
 
 
 # --- reading one file -------------------------------------------------------------------------
-def _bytes_at(head: tf.Tensor, start: int, count: int) -> tf.Tensor:
-    """``count`` bytes of ``head`` from ``start`` as int64s, zeros past its end (total)."""
-    padded = tf.strings.join([head, "\0" * (start + count)])
-    return tf.cast(tf.io.decode_raw(tf.strings.substr(padded, start, count), tf.uint8), tf.int64)
-
-
 def _has_zip_signature(tail: tf.Tensor) -> tf.Tensor:
     """Whether ``tail`` holds ``PK\\x05\\x06`` or ``PK\\x06\\x07`` (a byte-exact search)."""
     row = tf.reshape(tail, [1])
@@ -268,13 +264,13 @@ def _has_zip_signature(tail: tf.Tensor) -> tf.Tensor:
 
 
 def _layout(
-    head: tf.Tensor, size: tf.Tensor, dt: np.dtype, shape: tf.TensorShape
+    head: tf.Tensor, size: tf.Tensor, dt: np.dtype, shape: tf.TensorShape, limits: Limits
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Whether a file's first bytes and size are what tfio reads right; and the dims.
 
     ``head`` is the file's first ``min(size, HEAD_BYTES)`` bytes. Every op here is total.
     """
-    lengths = _bytes_at(head, F.MAGIC_LEN, 2)
+    lengths = padded_bytes(head, F.MAGIC_LEN, 2)
     hlen = lengths[0] + 256 * lengths[1]
     offset = F.MAGIC_LEN + 2 + hlen
     start = tf.minimum(tf.cast(tf.strings.length(head), tf.int64), F.MAGIC_LEN + 2)
@@ -297,7 +293,9 @@ def _layout(
     # every dim < 1e9, so float64 bounds the product well enough to keep int64 from overflowing
     small = tf.reduce_prod(tf.cast(dims, tf.float64)) * dt.itemsize < float(F.MAX_NBYTES)
     nbytes = tf.reduce_prod(dims) * dt.itemsize
-    checks = [layout_ok, small, size - offset == nbytes]
+    checks = [layout_ok, small, size - offset == nbytes, hlen <= limits.max_header_size]
+    if limits.max_file_size is not None:  # a file over a limit goes to the graph parser,
+        checks.append(size <= limits.max_file_size)  # which refuses it with npyio's words
     if shape.rank is not None:
         known = [(i, d) for i, d in enumerate(shape.as_list()) if d is not None]
         checks.append(tf.size(dims) == shape.rank)
@@ -325,7 +323,7 @@ def tfio_reads(header: bytes, dt: np.dtype, dims: tuple[int, ...]) -> bool:
 
 
 def _static_hint(
-    dt: np.dtype, shape: tf.TensorShape, hint_header: bytes | None
+    dt: np.dtype, shape: tf.TensorShape, hint_header: bytes | None, limits: Limits
 ) -> tuple[bytes, int] | None:
     """A header that tfio reads right for files of ``dt`` and fully static ``shape``, and the
     size of such a file: ``hint_header`` if it is one, else the header numpy's writer makes."""
@@ -336,8 +334,15 @@ def _static_hint(
     header = {"descr": TFIO_DTYPES[dt.name], "fortran_order": False, "shape": dims}
     np.lib.format.write_array_header_1_0(buf, header)
     for candidate in (hint_header, buf.getvalue()):
-        if candidate is not None and tfio_reads(candidate, dt, dims):
-            return candidate, len(candidate) + math.prod(dims) * dt.itemsize
+        size = None if candidate is None else len(candidate) + math.prod(dims) * dt.itemsize
+        if (
+            candidate is not None
+            and size is not None
+            and tfio_reads(candidate, dt, dims)
+            and len(candidate) <= limits.max_header_size
+            and (limits.max_file_size is None or size <= limits.max_file_size)
+        ):
+            return candidate, size
     return None
 
 
@@ -365,10 +370,11 @@ def _numpy_read(ops: TfioOps, path: tf.Tensor, dt: np.dtype, dims: tf.Tensor) ->
 def _decide(
     path: tf.Tensor, head: tf.Tensor, size: tf.Tensor, zip_found: tf.Tensor,
     dt: np.dtype, shape: tf.TensorShape, hint_header: bytes | None, fallback: bool,
+    limits: Limits,
 ) -> tf.Tensor:
     """The general path: check the layout, then tfio or the graph branch."""
-    ok, dims = _layout(head, size, dt, shape)
-    graph = _graph_branch(dt, shape, hint_header, fallback)
+    ok, dims = _layout(head, size, dt, shape, limits)
+    graph = _graph_branch(dt, shape, hint_header, fallback, limits)
     return tf.cond(
         tf.logical_and(ok, tf.logical_not(zip_found)),
         lambda: _numpy_read(load_ops(), path, dt, dims),
@@ -378,12 +384,13 @@ def _decide(
 
 @functools.lru_cache(maxsize=256)
 def _decide_call(
-    dt: np.dtype, shape: tf.TensorShape, hint_header: bytes | None, fallback: bool
+    dt: np.dtype, shape: tf.TensorShape, hint_header: bytes | None, fallback: bool,
+    limits: Limits,
 ) -> Callable[..., tf.Tensor]:
     """`_decide` as a graph function that is never inlined (one op in a ``tf.cond`` branch)."""
     function = tf.function(
         lambda path, head, size, zip_found: _decide(
-            path, head, size, zip_found, dt, shape, hint_header, fallback
+            path, head, size, zip_found, dt, shape, hint_header, fallback, limits
         ),
         input_signature=[
             tf.TensorSpec([], tf.string), tf.TensorSpec([], tf.string),
@@ -413,7 +420,7 @@ def _refusal(
     path: tf.Tensor, contents: tf.Tensor, zip_found: tf.Tensor, itemsize: int
 ) -> tf.Tensor:
     """Why tfio cannot decode a file that npyio's parser accepted (scalar string)."""
-    pb = _bytes_at(contents, 0, 12)
+    pb = padded_bytes(contents, 0, 12)
     v1 = tf.logical_and(pb[6] == 1, pb[7] == 0)
     hlen = tf.where(v1, pb[8] + 256 * pb[9], pb[8] + 256 * pb[9] + 65536 * pb[10]
                     + 16777216 * pb[11])
@@ -457,6 +464,7 @@ def read_tfio(
     *,
     fallback: bool = True,
     name: str | None = None,
+    limits: Limits = Limits(),
 ) -> tf.Tensor:
     """Reads one ``.npy`` file with tensorflow-io's ``IO>NumpyRead`` where that is correct.
 
@@ -467,14 +475,16 @@ def read_tfio(
     Args:
         path: A scalar string tensor (or str): the file.
         dt: The dtype the file must have, a supported numpy dtype (see
-            ``npyio._format.parse_dtype``).
+            ``npyio._npy.format.parse_dtype``).
         shape: The static shape the file must have (``None`` dims match any size; an unknown
             rank matches any shape).
         hint_header: Optional first ``data_offset`` bytes of a typical file, for the graph
-            decoder's fast path (see `npyio._ops.make_hint`).
+            decoder's fast path (see `npyio._npy.head.make_hint`).
         fallback: If False, refuse valid files that tfio cannot decode instead of decoding
             them with the graph parser (for measuring tfio alone).
         name: Optional name for the op's name scope.
+        limits: The size limits. A file over one is never handed to tfio: the graph parser
+            refuses it with npyio's message.
 
     Returns:
         A tensor of ``dt`` and the file's shape, in C order and native byte order, bit for bit
@@ -489,7 +499,7 @@ def read_tfio(
             with ``fallback=False``; the message starts with the path.
     """
     dt = F.parse_dtype(dt)
-    shape = tf.TensorShape(shape)
+    shape = tf.TensorShape(F.parse_shape(shape))
     ops = load_ops()
     with tf.name_scope(name or "read_tfio"):
         path = tf.convert_to_tensor(path, tf.string, name="path")
@@ -515,13 +525,13 @@ def read_tfio(
         ):
             # decided when the op is built: no tfio op, no extra reads
             if fallback:
-                return _ops.read_npy(path, dt, shape, _hint_header=hint_header)
-            return _graph_branch(dt, shape, hint_header, fallback)(path, tf.constant(False))
+                return _read_graph(path, dt, shape, hint_header, limits)
+            return _graph_branch(dt, shape, hint_header, fallback, limits)(path, tf.constant(False))
 
         size, head, zip_found = _reads(ops, path)
-        hint = _static_hint(dt, shape, hint_header)
+        hint = _static_hint(dt, shape, hint_header, limits)
         if hint is None:
-            out = _decide(path, head, size, zip_found, dt, shape, hint_header, fallback)
+            out = _decide(path, head, size, zip_found, dt, shape, hint_header, fallback, limits)
         else:
             # Files with the hint's exact header and size skip the layout check.
             header, expected_size = hint
@@ -530,7 +540,7 @@ def read_tfio(
                 size == expected_size,
                 tf.logical_not(zip_found),
             ])
-            general = _decide_call(dt, shape, hint_header, fallback)
+            general = _decide_call(dt, shape, hint_header, fallback, limits)
             out = tf.cond(
                 fast,
                 lambda: _numpy_read(ops, path, dt, tf.constant(shape.as_list(), tf.int64)),
@@ -540,12 +550,21 @@ def read_tfio(
         return out
 
 
+def _read_graph(
+    path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape, hint_header: bytes | None,
+    limits: Limits,
+) -> tf.Tensor:
+    """npyio's graph decoder, with the header fast path of ``hint_header`` when it has one."""
+    hint = make_hint(dt, shape, hint_header) or make_hint(dt, shape)
+    return read_graph(path, dt, shape, hint, limits)
+
+
 def _refuse_all(
     path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape, hint_header: bytes | None,
-    zip_found: tf.Tensor,
+    zip_found: tf.Tensor, limits: Limits,
 ) -> tf.Tensor:
     """npyio's error for an invalid file, else the tfio refusal (never returns normally)."""
-    decoded = _ops.read_npy(path, dt, shape, _hint_header=hint_header)
+    decoded = _read_graph(path, dt, shape, hint_header, limits)
     with tf.control_dependencies([decoded]):
         message = _refusal(path, tf.io.read_file(path), zip_found, dt.itemsize)
     assertion = tf.debugging.Assert(tf.constant(False), [message], summarize=1)
@@ -555,7 +574,8 @@ def _refuse_all(
 
 @functools.lru_cache(maxsize=256)
 def _graph_branch(
-    dt: np.dtype, shape: tf.TensorShape, hint_header: bytes | None, fallback: bool
+    dt: np.dtype, shape: tf.TensorShape, hint_header: bytes | None, fallback: bool,
+    limits: Limits,
 ) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor]:
     """The branch for files tfio is not given: `npyio.read_npy`, or the refusal.
 
@@ -566,8 +586,8 @@ def _graph_branch(
 
     def body(path: tf.Tensor, zip_found: tf.Tensor) -> tf.Tensor:
         if fallback:
-            return _ops.read_npy(path, dt, shape, _hint_header=hint_header)
-        return _refuse_all(path, dt, shape, hint_header, zip_found)
+            return _read_graph(path, dt, shape, hint_header, limits)
+        return _refuse_all(path, dt, shape, hint_header, zip_found, limits)
 
     function = tf.function(
         body,

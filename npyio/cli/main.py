@@ -3,73 +3,29 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 
-from npyio import _verify
+from npyio._data import paths as P
+from npyio._npy import format as F
+from npyio.cli import report
+from npyio.cli import verify as _verify
 
 EXIT_OK, EXIT_BAD_FILES, EXIT_USAGE = 0, 1, 2
 
 
-def _demo(args: argparse.Namespace) -> int:
-    import tensorflow as tf
+def _lazy(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """A command whose module (and TensorFlow) is imported only when it runs."""
 
-    import npyio
-    from npyio import _pipelines, _sample
+    def run(args: argparse.Namespace) -> int:
+        import importlib
 
-    profile = _sample.Profile("demo", (64, 64, 3), (10,), args.count)
-    root = _sample.ensure(profile, args.cache)
-    inputs, labels = os.path.join(root, "inputs"), os.path.join(root, "labels")
-    ds = npyio.dataset(inputs, labels, batch_size=args.batch_size)
-    x, y = next(iter(ds))
-    print(f"dataset: {profile.count:,} pairs in {root}")
-    print(f"element_spec: {ds.element_spec}")
-    print(f"first batch: inputs {tuple(x.shape)} {x.dtype.name}, labels {tuple(y.shape)} "
-          f"{y.dtype.name}")
+        return int(getattr(importlib.import_module(f"npyio.cli.{module}"), name)(args))
 
-    xs = sorted(tf.io.gfile.glob(os.path.join(inputs, "*.npy")))
-    ys = sorted(tf.io.gfile.glob(os.path.join(labels, "*.npy")))
-    baseline = _pipelines.py_function_pipeline(
-        xs, ys, profile.input_shape, profile.label_shape, args.batch_size
-    )
-    # One read-only pass first, so that both pipelines find the files in the page cache
-    # (otherwise whichever runs first pays for the disk).
-    _pipelines.drain(_pipelines.floor_pipeline(xs, ys, args.batch_size))
-    print(f"\none epoch, batches of {args.batch_size} (files already in the page cache):")
-    results = {}
-    for name, pipeline in (("npyio", ds), ("py_function(np.load)", baseline)):
-        n, seconds = _pipelines.drain(pipeline)
-        results[name] = n / seconds
-        mb = n * profile.pair_bytes / seconds / 1e6
-        print(f"  {name:<22} {n:>7,} samples  {seconds:6.2f} s  {n / seconds:>9,.0f} samples/s"
-              f"  {mb:>7,.0f} MB/s")
-    ratio = results["npyio"] / results["py_function(np.load)"]
-    print(f"  npyio / py_function: {ratio:.2f}x")
-    return EXIT_OK
-
-
-def _bench(args: argparse.Namespace) -> int:
-    from npyio import _bench
-
-    counts = dict(c.split("=", 1) for c in args.count) if args.count else {}
-    log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr))
-    results = _bench.run(
-        args.profiles, rounds=args.rounds, root=args.cache,
-        counts={k: int(v) for k, v in counts.items()}, log=log,
-    )
-    if args.json:
-        print(_bench.to_json(results))
-    else:
-        print(f"{time.strftime('%Y-%m-%d')}, {_bench.machine()}, batches of {_bench.BATCH}, "
-              f"median of {args.rounds} rounds\n")
-        print(_bench.table(results))
-    if args.plot:
-        _bench.plot(results, args.plot)
-        print(f"plot written to {args.plot}", file=sys.stderr)
-    return EXIT_OK
+    return run
 
 
 _EXIT_POLICY = (
@@ -126,14 +82,14 @@ def _print_json(obj: object) -> None:
     sys.stdout.write("\n")
 
 
-def _summary_block(name: str, s: _verify.Summary) -> list[str]:
+def _summary_block(name: str, s: report.Summary) -> list[str]:
     bad = f", {s.bad:,} bad" if s.bad else ""
-    return [f"{name}: {s.files:,} file{'s' * (s.files != 1)}{bad}, {_verify.human_bytes(s.bytes)}",
+    return [f"{name}: {s.files:,} file{'s' * (s.files != 1)}{bad}, {report.human_bytes(s.bytes)}",
             *s.lines()]
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    sources = [_verify.resolve(a) for a in args.paths]
+    sources = [P.resolve(a, "PATH", strict=False) for a in args.paths]
     out = _verify.scan(sources, jobs=args.jobs, progress=not args.quiet)
     args._had_issues = bool(out.issues)
     grouped = [s for s in sources if s.kind in ("dir", "glob") and s.paths]
@@ -141,14 +97,14 @@ def _inspect(args: argparse.Namespace) -> int:
     if args.json:
         doc: dict[str, object] = {}
         if not args.summary:
-            doc["files"] = [_verify.file_json(c) for c in good]
+            doc["files"] = [report.file_json(c) for c in good]
         doc["bad"] = [{"path": p, "reason": r} for p, r in out.issues]
         doc["directories"] = [{"path": s.arg, **out.summary(s).to_json()} for s in grouped]
         _print_json(doc)
     else:
         lines: list[str] = []
         if not args.summary and good:
-            lines += _verify.table([_verify.FILE_COLUMNS] + [_verify.file_row(c) for c in good],
+            lines += report.table([report.FILE_COLUMNS] + [report.file_row(c) for c in good],
                                    right=(4, 5))
         for s in grouped:
             lines += ([""] if lines else []) + _summary_block(s.arg, out.summary(s))
@@ -162,40 +118,67 @@ def _inspect(args: argparse.Namespace) -> int:
 _MAX_NOTES = 10
 
 
+def _specs(args: argparse.Namespace, sources: list[P.Source]) -> list[_verify.SpecCheck]:
+    """The spec checks of a run: each side of ``--pairs`` as ``npyio.dataset`` pairs them, and
+    each directory or glob PATH as one dataset of inputs (unless ``--allow-mixed``)."""
+    checks = []
+    if not args.allow_mixed:
+        checks += [
+            _verify.SpecCheck(s.paths, "inputs", args.dtype, args.shape)
+            for s in sources
+            if s.by_name and s.paths
+        ]
+    return checks
+
+
 def _verify_cmd(args: argparse.Namespace) -> int:
     if not args.paths and not args.pairs:
-        args._parser.error("give at least one PATH, or --pairs INPUT_DIR LABEL_DIR")
-    sources = [_verify.resolve(a) for a in args.paths]
+        args._parser.error("give at least one PATH, or --pairs INPUTS LABELS")
+    sources = [P.resolve(a, "PATH", strict=False) for a in args.paths]
+    specs = _specs(args, sources)
     extra: list[tuple[str, str]] = []
     if args.pairs:
-        xs, ys = (_verify.resolve_pair_dir(d) for d in args.pairs)
+        xs, ys = (P.resolve(d, side, strict=False) for d, side in zip(args.pairs, ("inputs", "labels")))
         sources += [xs, ys]
-        extra = _verify.unpaired(xs, ys)
+        extra, paired = _verify.pairing(xs, ys)
+        if paired:
+            x_check, y_check = paired
+            specs += [
+                dataclasses.replace(x_check, dtype=args.dtype, shape=args.shape),
+                dataclasses.replace(y_check, dtype=args.label_dtype, shape=args.label_shape),
+            ]
     out = _verify.scan(
-        sources, jobs=args.jobs, progress=not args.quiet, full=args.full, extra=extra
+        sources, jobs=args.jobs, progress=not args.quiet, full=args.full, extra=extra,
+        specs=specs,
     )
-    args._had_issues = bool(out.issues)
+    args._had_issues = not out.ok
     grouped = list({s.arg: s for s in sources if s.kind in ("dir", "glob") and s.paths}.values())
     total = out.summary()
     bad_files = len(out.bad_paths)
     checks = "headers, sizes and payloads" if args.full else "headers and sizes"
     if args.json:
         doc: dict[str, object] = {
-            "ok": not out.issues,
+            "ok": out.ok,
             "checks": checks,
             "files": total.files,
             "bad_files": bad_files,
             "bytes": total.bytes,
             "seconds": round(out.seconds, 3),
             "bad": [{"path": p, "reason": r} for p, r in out.issues],
+            "mismatched": [{"path": p, "reason": r} for p, r in out.mismatches],
             "groups": total.to_json()["groups"],
             "directories": [{"path": s.arg, **out.summary(s).to_json()} for s in grouped],
         }
         if args.full:
             doc["nonfinite"] = [{"path": p, "count": n} for p, n in out.nonfinite.items()]
         _print_json(doc)
-        return EXIT_BAD_FILES if out.issues else EXIT_OK
-    lines = [f"{path}: {reason}" for path, reason in out.issues]
+        return EXIT_OK if out.ok else EXIT_BAD_FILES
+    lines = [f"{path}: {reason}" for path, reason in out.issues + out.mismatches]
+    if out.mismatches:
+        lines.append(
+            "(npyio.dataset would refuse these when it reaches them; --dtype/--shape/"
+            "--label-dtype/--label-shape say what to load, --allow-mixed skips this check)"
+        )
     if out.nonfinite:
         n_files = len(out.nonfinite)
         lines += ([""] if lines else []) + [
@@ -208,13 +191,43 @@ def _verify_cmd(args: argparse.Namespace) -> int:
             lines.append(f"  and {len(out.nonfinite) - _MAX_NOTES:,} more (see --json)")
     for s in grouped:
         lines += ([""] if lines else []) + _summary_block(s.arg, out.summary(s))
-    verdict = f"{bad_files:,} bad file{'s' * (bad_files != 1)}" if out.issues else "all good"
+    verdicts = []
+    if out.issues:
+        verdicts.append(f"{bad_files:,} bad file{'s' * (bad_files != 1)}")
+    if out.mismatches:
+        n = len(out.mismatches)
+        verdicts.append(f"{n:,} file{'s' * (n != 1)} npyio.dataset would refuse")
     lines += ([""] if lines else []) + [
         f"verified {total.files:,} file{'s' * (total.files != 1)} "
-        f"({_verify.human_bytes(total.bytes)}) in {out.seconds:.2f} s, {checks}: {verdict}"
+        f"({report.human_bytes(total.bytes)}) in {out.seconds:.2f} s, {checks}: "
+        f"{', '.join(verdicts) or 'all good'}"
     ]
     print("\n".join(lines))
-    return EXIT_BAD_FILES if out.issues else EXIT_OK
+    return EXIT_OK if out.ok else EXIT_BAD_FILES
+
+
+def _dtype_arg(text: str) -> object:
+    try:
+        return F.parse_dtype(text)
+    except TypeError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _shape_arg(text: str) -> tuple[int | None, ...]:
+    """``64,64,3``; ``None`` (or ``?``) for a dim of any size; ``()`` or an empty string for
+    a 0-d array."""
+    body = text.strip().strip("()[]").replace(" ", "")
+    dims: list[int | None] = []
+    for token in filter(None, body.split(",")):
+        if token in ("None", "?", "-1"):
+            dims.append(None)
+        elif token.isdigit():
+            dims.append(int(token))
+        else:
+            raise argparse.ArgumentTypeError(
+                f"expected a shape such as 64,64,3 (None for any size), got {text!r}"
+            )
+    return tuple(dims)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -248,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--cache", default=None,
         help="cache folder (default: $NPYIO_CACHE, else ~/.cache/npyio)",
     )
-    demo.set_defaults(run=_demo)
+    demo.set_defaults(run=_lazy("demo", "run"), _parser=demo)
 
     bench = sub.add_parser(
         "bench",
@@ -273,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--cache", default=None, help="where sample data goes")
     bench.add_argument("--json", action="store_true", help="print JSON instead of a table")
     bench.add_argument("--plot", metavar="PNG", help="also write a bar chart (needs matplotlib)")
-    bench.set_defaults(run=_bench)
+    bench.set_defaults(run=_lazy("bench", "command"), _parser=bench)
 
     inspect = sub.add_parser(
         "inspect",
@@ -301,7 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("--jobs", "-j", type=_positive_int, default=_DEFAULT_JOBS, metavar="N",
                          help=f"threads reading headers (default: {_DEFAULT_JOBS})")
     inspect.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    inspect.set_defaults(run=_for_terminal(_inspect))
+    inspect.set_defaults(run=_for_terminal(_inspect), _parser=inspect)
 
     verify = sub.add_parser(
         "verify",
@@ -328,9 +341,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.add_argument("paths", nargs="*", metavar="PATH", help=_PATHS_HELP)
     verify.add_argument(
-        "--pairs", nargs=2, metavar=("INPUT_DIR", "LABEL_DIR"),
-        help="also check these two directories, and that their file names pair up",
+        "--pairs", nargs=2, metavar=("INPUTS", "LABELS"),
+        help="also check these two directories (or globs), and that their files pair up as "
+        "npyio.dataset(INPUTS, LABELS) pairs them",
     )
+    verify.add_argument("--dtype", type=_dtype_arg, metavar="DTYPE",
+                        help="the inputs' dtype, as npyio.dataset(dtype=...) (default: the "
+                        "first file's)")
+    verify.add_argument("--shape", type=_shape_arg, metavar="DIMS",
+                        help="the inputs' shape, as npyio.dataset(shape=...): 64,64,3, with "
+                        "None for a dim of any size (default: the first file's)")
+    verify.add_argument("--label-dtype", type=_dtype_arg, metavar="DTYPE",
+                        help="the labels' dtype (with --pairs)")
+    verify.add_argument("--label-shape", type=_shape_arg, metavar="DIMS",
+                        help="the labels' shape (with --pairs)")
+    verify.add_argument("--allow-mixed", action="store_true",
+                        help="accept files of different dtypes and shapes in one directory "
+                        "(npyio.dataset does not)")
     verify.add_argument("--full", action="store_true",
                         help="also decode every payload through the graph decoder (slower)")
     verify.add_argument("--jobs", "-j", type=_positive_int, default=_DEFAULT_JOBS, metavar="N",
@@ -345,7 +372,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     parser = build_parser()
-    args = parser.parse_args(argv)
+    # Unknown options are reported by the command's own parser, with its usage line.
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        args._parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     return int(args.run(args))
 
 

@@ -1,7 +1,7 @@
 r"""The ``.npy`` format as npyio reads it, and a pure-Python reference parser.
 
 This module imports no TensorFlow. It is the single source of the grammar and of the error
-wording: the graph parser in ``npyio._ops`` compiles the very same regular expressions into
+wording: the graph parser in ``npyio._npy.parser`` compiles the very same regular expressions into
 ``tf.strings`` ops and builds its messages from the same reason functions, and a property test
 keeps the two parsers in agreement.
 
@@ -17,7 +17,7 @@ Byte layout (numpy's ``numpy/lib/_format_impl.py``)::
     ...       the rest   the payload: prod(shape) * itemsize bytes, in C or Fortran order
 
 ``data_offset`` is ``8 + len(HLEN field) + HLEN``. numpy pads the header with spaces and a final
-``\n`` so that ``data_offset`` is a multiple of 64 (16 in numpy < 1.? writers); npyio accepts any
+``\n`` so that ``data_offset`` is a multiple of 64 (16 in older numpy releases); npyio accepts any
 padding, including none.
 
 Header grammar. ``WS`` is any run of space, tab, ``\n``, ``\r`` and ``\f`` (what Python's
@@ -413,6 +413,36 @@ def parse_dtype(dtype: object) -> np.dtype:
     if dt.name not in CODES.values() or dt.fields is not None or dt.subdtype is not None:
         raise TypeError(f"unsupported dtype {dtype!r} -- expected one of {SUPPORTED}")
     return dt.newbyteorder("=")
+
+
+def parse_shape(shape: object) -> tuple[int | None, ...] | None:
+    """Normalises a shape argument: ``None`` (any shape, unknown rank), a sequence of ints and
+    ``None``, or a ``tf.TensorShape`` (read without importing TensorFlow).
+
+    Raises:
+        TypeError: for anything else, or a negative dim.
+    """
+    if shape is None:
+        return None
+    if hasattr(shape, "as_list") and hasattr(shape, "rank"):  # tf.TensorShape
+        if shape.rank is None:
+            return None
+        shape = shape.as_list()
+    bad = TypeError(f"shape must be None or a sequence of ints and None, got {shape!r}")
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        raise bad
+    dims: list[int | None] = []
+    for d in shape:  # type: ignore[attr-defined]
+        d = getattr(d, "value", d)  # a tf.compat.v1.Dimension
+        if d is None:
+            dims.append(None)
+        elif isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0:
+            dims.append(int(d))
+        elif isinstance(d, (int, np.integer)) and d == -1:  # TensorFlow's "unknown"
+            dims.append(None)
+        else:
+            raise bad
+    return tuple(dims)
 
 
 def dtype_code(dt: np.dtype) -> str:

@@ -1,0 +1,51 @@
+"""The ``"py_function"`` backend: ``np.load`` in a ``tf.py_function``, as users write it.
+
+Kept for comparison and as an escape hatch; it applies npyio's checks (limits, header, exact
+payload size, declared dtype and shape) with the Python header reader before ``np.load``, so it
+accepts and refuses what the graph parser does, in the same words.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from npyio._npy import format as F
+from npyio._npy.head import Hint, Limits, read_header
+
+__all__ = ["load", "read_py_function"]
+
+
+def load(name: str, dt: np.dtype, shape: tf.TensorShape, limits: Limits = Limits()) -> np.ndarray:
+    """``np.load`` of ``name`` after npyio's checks; raises `NpyFormatError` naming the file."""
+    checked = read_header(name, limits)
+    header = checked.raise_if_bad()
+    F.check_declared(header, dt, F.parse_shape(shape), name)  # in the graph parser's order
+    F.check_payload(header, checked.size or 0, name)
+    with tf.io.gfile.GFile(name, "rb") as f:
+        array = np.load(f, allow_pickle=False)
+    return np.asarray(array, dtype=dt, order="C")  # keeps 0-d arrays 0-d
+
+
+def read_py_function(
+    path: tf.Tensor,
+    dt: np.dtype,
+    shape: tf.TensorShape,
+    hint: Hint | None = None,
+    limits: Limits = Limits(),
+) -> tf.Tensor:
+    """One file through ``tf.py_function(np.load)`` (``hint`` is unused: numpy parses)."""
+
+    def run(p: tf.Tensor) -> np.ndarray:
+        name = p.numpy().decode()
+        try:
+            return load(name, dt, shape, limits)
+        except (OSError, ValueError, tf.errors.OpError) as e:
+            # tf.py_function turns the exception into an op error; keep the file in its message.
+            if name in str(e):
+                raise
+            raise ValueError(f"{name}: {e}") from e
+
+    out = tf.py_function(run, [path], tf.as_dtype(dt))
+    out.set_shape(shape)
+    return out

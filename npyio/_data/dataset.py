@@ -1,0 +1,245 @@
+"""``npyio.dataset``: paired ``.npy`` files as a ``tf.data`` pipeline.
+
+`npyio._data.plan` decides everything first (files, pairs, shards, specs, strategy); this module
+turns the plan into a graph with one of two builders:
+
+- `build_batch_then_decode` (small files of static shape): the parallel map only reads files,
+  like the read-only floor; whole batches of raw bytes are then decoded by one set of ops.
+- `build_decode_then_batch` (large files, variable shapes, ``ignore_errors``, other backends):
+  each file is read and decoded in the parallel map, then elements are batched.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from npyio import _backends
+from npyio._data import paths as P
+from npyio._data.map import parallel_map
+from npyio._data.plan import (
+    AUTOTUNE,
+    BATCH_THEN_DECODE,
+    DatasetPlan,
+    Spec,
+    plan_dataset,
+)
+from npyio._npy import format as F
+from npyio._npy.decode import Part, decode_group
+from npyio._npy.graph import require_tf2
+from npyio._npz.read import read_npz_member
+from npyio._npz.zip import npz_member
+
+__all__ = ["build", "build_batch_then_decode", "build_decode_then_batch", "dataset"]
+
+
+def _shape(spec: Spec) -> tf.TensorShape:
+    return tf.TensorShape(spec.shape)
+
+
+def _paths(plan: DatasetPlan) -> tf.data.Dataset:
+    """The (input, label) path pairs as one dataset, shuffled when asked: a full uniform
+    shuffle of the path strings only. One string tensor per part, not a Python list (which
+    builds a type spec per element)."""
+    columns = tuple(tf.constant(list(column), tf.string) for column in plan.columns)
+    ds = tf.data.Dataset.from_tensor_slices(columns)
+    if plan.shuffle:
+        ds = ds.shuffle(
+            plan.count, seed=plan.seed, reshuffle_each_iteration=plan.reshuffle_each_iteration
+        )
+    return ds
+
+
+def _one_or_tuple(out: list[tf.Tensor] | tuple[tf.Tensor, ...]) -> tf.Tensor | tuple:
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def build_batch_then_decode(plan: DatasetPlan) -> tf.data.Dataset:
+    """Reads files in the parallel map, batches the raw bytes, decodes whole batches."""
+    specs = plan.specs
+
+    def read_raw(path: tf.Tensor, spec: Spec) -> tuple[tf.Tensor, tf.Tensor]:
+        if spec.member is None:
+            return path, tf.io.read_file(path)
+        name = tf.strings.join([path, "[", spec.member, "]"])
+        return name, npz_member(tf.io.read_file(path), spec.member, name)
+
+    def read(*paths: tf.Tensor) -> tuple[tf.Tensor, ...]:
+        return tuple(t for p, spec in zip(paths, specs) for t in read_raw(p, spec))
+
+    def decode(*raw: tf.Tensor) -> tf.Tensor | tuple:
+        parts = [
+            Part(contents, names, spec.dtype, _shape(spec), spec.hint, plan.limits)
+            for spec, names, contents in zip(specs, raw[::2], raw[1::2])
+        ]
+        return _one_or_tuple(decode_group(parts, batched=True))
+
+    ds = parallel_map(_paths(plan), read, plan.num_parallel_calls, plan.deterministic)
+    ds = ds.batch(plan.batch_size, drop_remainder=plan.drop_remainder)
+    # Whole batches keep their order, whatever ``deterministic`` says: an unordered map here
+    # could deliver the short final batch before a full one, which ``map(...).batch(...)``
+    # never does. Decoding a batch takes about the same time for every batch, so ordering
+    # costs next to nothing.
+    return parallel_map(ds, decode, plan.num_parallel_calls, deterministic=True)
+
+
+def build_decode_then_batch(plan: DatasetPlan) -> tf.data.Dataset:
+    """Reads and decodes each file in the parallel map, then batches (padded if needed)."""
+    specs = plan.specs
+    read_file = _backends.reader(plan.backend, plan.limits)
+
+    def read_one(path: tf.Tensor, spec: Spec) -> tf.Tensor:
+        if spec.member is not None:
+            return read_npz_member(path, spec.member, spec.dtype, _shape(spec), spec.hint)
+        return read_file(path, spec.dtype, _shape(spec), spec.hint)
+
+    def load(*paths: tf.Tensor) -> tf.Tensor | tuple:
+        if plan.backend == "graph" and all(spec.member is None for spec in specs):
+            # .npy files: inputs and labels share one header fast-path cond
+            parts = [
+                Part(tf.expand_dims(tf.io.read_file(p), 0), tf.expand_dims(p, 0), spec.dtype,
+                     _shape(spec), spec.hint, plan.limits)
+                for p, spec in zip(paths, specs)
+            ]
+            return _one_or_tuple(decode_group(parts, batched=False))
+        return _one_or_tuple([read_one(p, spec) for p, spec in zip(paths, specs)])
+
+    ds = _paths(plan)
+    if plan.backend == "py_function" or plan.ignore_errors:
+        # py_function: the classic pipeline, exactly as users write it. ignore_errors:
+        # TensorFlow keeps about 1 KiB for every error a single-device function raises
+        # (tests/test_limits.py measures it), so where errors are expected the map stays
+        # a plain Dataset.map.
+        ds = ds.map(load, num_parallel_calls=plan.num_parallel_calls,
+                    deterministic=plan.deterministic)
+    else:
+        ds = parallel_map(ds, load, plan.num_parallel_calls, plan.deterministic)
+    if plan.ignore_errors:
+        ds = ds.ignore_errors(log_warning=True)
+    if plan.batch_size is not None:
+        if all(spec.static for spec in specs):
+            ds = ds.batch(plan.batch_size, drop_remainder=plan.drop_remainder)
+        else:
+            ds = ds.padded_batch(plan.batch_size, drop_remainder=plan.drop_remainder)
+    return ds
+
+
+def build(plan: DatasetPlan) -> tf.data.Dataset:
+    """The pipeline a plan describes."""
+    require_tf2()
+    if plan.strategy == BATCH_THEN_DECODE:
+        ds = build_batch_then_decode(plan)
+    else:
+        ds = build_decode_then_batch(plan)
+    if plan.prefetch:
+        ds = ds.prefetch(plan.prefetch)
+    return ds
+
+
+def dataset(
+    inputs: P.PathSpec,
+    labels: P.PathSpec | None = None,
+    *,
+    batch_size: int | None = None,
+    shuffle: bool = False,
+    seed: int | None = None,
+    reshuffle_each_iteration: bool = True,
+    drop_remainder: bool = False,
+    dtype: object = None,
+    shape: object = None,
+    label_dtype: object = None,
+    label_shape: object = None,
+    num_parallel_calls: int | None = AUTOTUNE,
+    deterministic: bool | None = None,
+    prefetch: int | None = AUTOTUNE,
+    backend: str = "graph",
+    ignore_errors: bool = False,
+    shard: object = None,
+    key: str | None = None,
+    label_key: str | None = None,
+    max_file_size: int | None = None,
+    max_header_size: int = F.MAX_HEADER_SIZE,
+) -> tf.data.Dataset:
+    """A ``tf.data.Dataset`` of ``.npy`` files (and their labels), decoded in graph mode.
+
+    The drop-in replacement for ``map(tf.py_function(np.load))``: files are read with
+    ``tf.io.read_file`` and decoded by graph ops in a parallel map, so no Python runs per
+    element, the pipeline serializes, and shapes are static.
+
+    The pipeline is: the list of (input, label) paths -> shard -> shuffle (of paths only) ->
+    parallel read-and-decode -> batch (or ``padded_batch``) -> prefetch.
+
+    Args:
+        inputs: A directory (its ``*.npy`` files, sorted by name), a glob pattern, or a sequence
+            of paths. Any TensorFlow filesystem path works (``gs://``, ``ram://``, ...).
+        labels: Like ``inputs``, or ``None`` to yield inputs alone. Directories and globs pair
+            with the inputs by file name; sequences pair by position.
+        batch_size: Yield batches of this size; ``None`` yields single elements.
+        shuffle: Shuffle the file list each epoch with a buffer that holds the whole list: a
+            full uniform shuffle in which only the path strings sit in memory.
+        seed: Shuffle seed. The same seed gives the same sequence of epoch orders.
+        reshuffle_each_iteration: Give each epoch a new order (when shuffling).
+        drop_remainder: Drop the last, smaller batch, which makes the batch dim static.
+        dtype: The inputs' dtype (a ``tf.DType``, numpy dtype or string). With ``shape``
+            also given, no file is read when the dataset is built.
+        shape: The inputs' shape; ``None`` dims allow variable sizes, and batches are then
+            padded with zeros to the largest element (``padded_batch``).
+        label_dtype: The labels' dtype, as ``dtype``.
+        label_shape: The labels' shape, as ``shape``.
+        num_parallel_calls: Files read and decoded in parallel (AUTOTUNE by default).
+        deterministic: As for ``Dataset.map``: ``False`` trades the order of samples for
+            speed. Batches stay full except the last one, as with ``map(...).batch(...)``.
+        prefetch: Batches to prefetch (AUTOTUNE by default); ``None`` or 0 for none.
+        backend: ``"graph"`` (npyio's parser) or ``"py_function"`` (``np.load`` in a
+            ``tf.py_function``; not serializable, so it cannot run on tf.data service workers
+            or be saved).
+        ignore_errors: Skip a pair whose input or label file is bad, logging a warning that
+            names the file, instead of failing.
+        shard: ``(num_shards, index)`` or a ``tf.distribute.InputContext``: keep only this
+            shard's files, split before anything is read. Each file goes to exactly one shard.
+        key: Read member ``key`` of ``.npz`` archives instead of ``.npy`` files (directories
+            then list ``*.npz``). Needs ``backend="graph"``.
+        label_key: The labels' member. Without ``labels``, labels are read from the same
+            archives as the inputs; with separate label archives it defaults to ``key``.
+        max_file_size: Refuse (or, with ``ignore_errors``, skip) files larger than this many
+            bytes; ``None`` for no limit. Not supported with ``backend="tfio"`` or ``key``.
+        max_header_size: Refuse headers longer than this many bytes (10,000 by default, as
+            numpy), also when the first header is read to build the element spec.
+
+    Returns:
+        A dataset of ``x`` or ``(x, y)``, batched when ``batch_size`` is set.
+
+    Raises:
+        ValueError: When the dataset is built: no files found, inputs and labels that do not
+            pair (names on one side only, the first ten named; sequences of unequal length),
+            a bad ``shard``, ``batch_size`` or ``backend``.
+        NpyFormatError: When the dataset is built, if ``dtype`` or ``shape`` (or their label
+            counterparts) are not given and the first file's header is bad. This reads one
+            header per side, in Python.
+        TypeError: When the dataset is built, for an unsupported dtype or a bad shape.
+        tf.errors.InvalidArgumentError: When iterated, for a bad file or one whose dtype or
+            shape differs from the element spec; the message starts with the file's path.
+            (``tf.errors.NotFoundError`` for a file that has disappeared.)
+
+    Example:
+        >>> import numpy as np, npyio, tensorflow as tf
+        >>> for i in range(3):
+        ...     for side, value in (("x", np.full((2, 2), i, "float32")), ("y", np.int64(i))):
+        ...         with tf.io.gfile.GFile(f"ram://doc/ds/{side}/{i}.npy", "wb") as f:
+        ...             np.save(f, value)
+        >>> ds = npyio.dataset("ram://doc/ds/x", "ram://doc/ds/y", batch_size=2)
+        >>> x_spec, y_spec = ds.element_spec
+        >>> x_spec
+        TensorSpec(shape=(None, 2, 2), dtype=tf.float32, name=None)
+        >>> y_spec
+        TensorSpec(shape=(None,), dtype=tf.int64, name=None)
+        >>> [y.numpy().tolist() for _, y in ds]
+        [[0, 1], [2]]
+    """
+    return build(plan_dataset(
+        inputs, labels, batch_size=batch_size, shuffle=shuffle, seed=seed,
+        reshuffle_each_iteration=reshuffle_each_iteration, drop_remainder=drop_remainder,
+        dtype=dtype, shape=shape, label_dtype=label_dtype, label_shape=label_shape,
+        num_parallel_calls=num_parallel_calls, deterministic=deterministic, prefetch=prefetch,
+        backend=backend, ignore_errors=ignore_errors, shard=shard, key=key,
+        label_key=label_key, max_file_size=max_file_size, max_header_size=max_header_size,
+    ))

@@ -1,0 +1,249 @@
+"""Graph ops that decode ``.npy`` bytes: the header fast path, the batch decoder, `decode_npy`.
+
+Everything here is built from TensorFlow ops (``tf.strings``, ``tf.io.decode_raw``, ...), so it
+runs eagerly, inside ``tf.function`` and inside ``tf.data`` with no Python per element, and the
+graphs it builds serialize. Headers are parsed and checked by `npyio._npy.parser`; this module
+asserts the parser's verdict and turns the checked payload bytes into a tensor.
+
+Safety: the ops that read the payload run under a control dependency on the parser's
+assertion, so a lying header never causes an allocation or an op error of its own: the first
+error is always npyio's, and it names the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import tensorflow as tf
+
+from npyio._npy import format as F
+from npyio._npy.graph import RAW_DTYPES, as_str, native, require_tf2, static_shape
+from npyio._npy.head import Hint, Limits, make_hint
+from npyio._npy.parser import parser
+
+__all__ = ["Part", "decode_group", "decode_npy", "decode_one", "read_graph"]
+
+DtypeLike = object
+ShapeLike = object
+
+
+def decode_batch(
+    contents: tf.Tensor,
+    names: tf.Tensor | None,
+    dt: np.dtype,
+    shape: tf.TensorShape,
+    limits: Limits,
+    batched: bool,
+) -> tf.Tensor:
+    """Decodes a [B] string tensor of whole files with the full parser; returns [B, *dims] (or
+    dims when not batched).
+
+    ``names[row]`` is the file named in an error about element ``row``; without ``names`` it is
+    ``<bytes>`` (``<bytes>[row]`` in a batch).
+    """
+    if names is None:
+        if batched:
+            count = tf.shape(contents, out_type=tf.int64)[0]
+            names = tf.strings.join(["<bytes>[", as_str(tf.range(count)), "]"])
+        else:
+            names = tf.constant(["<bytes>"])
+    declared = [] if shape.rank is None else [-1 if d is None else d for d in shape.as_list()]
+    max_file_size = limits.max_file_size
+    args = [
+        contents,
+        names,
+        tf.constant(F.dtype_code(dt)),
+        tf.constant(dt.name),
+        tf.constant(dt.itemsize, tf.int64),
+        tf.constant(declared, tf.int64, shape=[len(declared)]),
+        tf.constant(-1 if shape.rank is None else shape.rank, tf.int64),
+        tf.constant("" if shape.rank is None else F.show_shape(tuple(shape.as_list()))),
+        tf.constant(limits.max_header_size, tf.int64),
+        tf.constant(-1 if max_file_size is None else max_file_size, tf.int64),
+    ]
+    parse = parser()
+    if tf.executing_eagerly():
+        raw, dims, ok, message = parse(*args)
+        if not bool(ok):
+            # Eagerly, the message itself, not tf.debugging.Assert's "Expected ... to be true"
+            raise tf.errors.InvalidArgumentError(None, None, message.numpy().decode("utf-8", "replace"))
+    else:
+        raw, dims, ok, message = tf.raw_ops.PartitionedCall(
+            args=[*args, *parse.captured_inputs],
+            Tout=[tf.uint8, tf.int64, tf.bool, tf.string],
+            f=parse,
+        )
+        assertion = tf.debugging.Assert(ok, [message], summarize=1)
+        with tf.control_dependencies([assertion]):
+            raw, dims = tf.identity(raw), tf.identity(dims)
+    raw_type = RAW_DTYPES[dt.name]
+    if raw_type != tf.uint8:  # bitcast shares the buffer
+        count = tf.shape(raw, out_type=tf.int64)[0]
+        size = dt.itemsize if raw_type.size == dt.itemsize else raw_type.size
+        raw = tf.bitcast(tf.reshape(raw, [count, -1, size]), raw_type)
+    values = native(raw, dt)
+    lead = tf.shape(values, out_type=tf.int64)[:1] if batched else tf.zeros([0], tf.int64)
+    out = tf.reshape(values, tf.concat([lead, dims], 0))
+    out.set_shape(tf.TensorShape([contents.shape[0]]).concatenate(shape) if batched else shape)
+    return out
+
+
+@dataclass(frozen=True)
+class Part:
+    """One tensor of a `decode_group`: [B] whole files of one dtype and static shape."""
+
+    contents: tf.Tensor
+    names: tf.Tensor | None
+    dt: np.dtype
+    shape: tf.TensorShape
+    hint: Hint | None
+    limits: Limits = field(default_factory=Limits)
+
+    def usable_hint(self) -> Hint | None:
+        """The hint, unless files like it must be refused (then the full parser says why)."""
+        return self.hint if self.hint is not None and self.hint.usable(self.limits) else None
+
+
+def decode_group(parts: Sequence[Part], batched: bool) -> list[tf.Tensor]:
+    """Decodes several [B] file tensors (a dataset's inputs and labels, say).
+
+    Parts with a usable hint share one ``tf.cond``: when every file of every such part starts
+    with its hint's header bytes and has its size, the fast path decodes them all; otherwise
+    the full parser decodes them all. One cond, not one per part, because tf.data prepares
+    each again at every iterator start. Returns [B, *dims] (or dims when not batched) per part.
+    """
+
+    def spec(part: Part, lead: int | None) -> tf.TensorShape:
+        return tf.TensorShape([lead]).concatenate(part.shape) if batched else part.shape
+
+    def full(part: Part) -> tf.Tensor:
+        out = decode_batch(part.contents, part.names, part.dt, part.shape, part.limits, batched)
+        out.set_shape(spec(part, None))
+        return out
+
+    def known(part: Part, hint: Hint) -> tf.Tensor:
+        offset, dt, contents = len(hint.header), part.dt, part.contents
+        dims = part.shape.as_list()
+        if not batched and offset % dt.itemsize == 0:
+            # Decode the whole file and drop the header's items: slicing the front of a 1-d
+            # tensor at an aligned offset shares its buffer, so the payload is copied once.
+            raw = tf.io.decode_raw(
+                tf.reshape(contents, []), RAW_DTYPES[dt.name], little_endian=hint.little_endian
+            )
+            values = tf.expand_dims(native(raw[offset // dt.itemsize :], dt), 0)
+        else:
+            payload = tf.strings.substr(contents, offset, hint.size - offset)
+            values = native(
+                tf.io.decode_raw(payload, RAW_DTYPES[dt.name], little_endian=hint.little_endian),
+                dt,
+            )
+        if hint.fortran_order:
+            values = tf.reshape(values, [-1, *dims[::-1]])
+            values = tf.transpose(values, [0, *range(len(dims), 0, -1)])
+        return tf.reshape(values, [-1, *dims] if batched else dims)
+
+    require_tf2()
+    hints = [part.usable_hint() for part in parts]
+    out = {i: full(part) for i, (part, hint) in enumerate(zip(parts, hints)) if hint is None}
+    fast = {i: hint for i, hint in enumerate(hints) if hint is not None}
+    if fast:
+        same = [
+            tf.logical_and(
+                tf.strings.substr(parts[i].contents, 0, len(hint.header)) == hint.header,
+                tf.strings.length(parts[i].contents) == hint.size,
+            )
+            for i, hint in fast.items()
+        ]
+        decoded = tf.cond(
+            tf.reduce_all(tf.concat(same, 0)),
+            lambda: [known(parts[i], hint) for i, hint in fast.items()],
+            lambda: [full(parts[i]) for i in fast],
+        )
+        out.update(zip(fast, tf.nest.flatten(decoded)))
+    for i, tensor in out.items():
+        tensor.set_shape(spec(parts[i], parts[i].contents.shape[0]))
+    return [out[i] for i in range(len(parts))]
+
+
+def decode_one(
+    contents: tf.Tensor,
+    name: tf.Tensor | None,
+    dt: np.dtype,
+    shape: tf.TensorShape,
+    hint: Hint | None,
+    limits: Limits,
+) -> tf.Tensor:
+    """Decodes one whole file (a scalar string tensor): the fast path for a file whose header
+    bytes are ``hint``'s, the full parser for any other. ``name`` (a scalar) names it in errors."""
+    names = None if name is None else name[None]
+    return decode_group([Part(contents[None], names, dt, shape, hint, limits)], False)[0]
+
+
+def parse_args(
+    dtype: DtypeLike, shape: ShapeLike, max_header_size: int, max_file_size: int | None
+) -> tuple[np.dtype, tf.TensorShape, Limits]:
+    """The common arguments of the public ops, checked: dtype, static shape, limits."""
+    return F.parse_dtype(dtype), static_shape(shape), Limits(max_header_size, max_file_size)
+
+
+def read_graph(
+    path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape, hint: Hint | None, limits: Limits
+) -> tf.Tensor:
+    """The graph backend: ``tf.io.read_file`` and `decode_one` (``path``: a scalar string)."""
+    return decode_one(tf.io.read_file(path), path, dt, shape, hint, limits)
+
+
+@tf.autograph.experimental.do_not_convert
+def decode_npy(
+    contents: tf.Tensor | bytes | Sequence[bytes],
+    dtype: DtypeLike,
+    shape: ShapeLike = None,
+    *,
+    name: str | None = None,
+    max_header_size: int = F.MAX_HEADER_SIZE,
+    max_file_size: int | None = None,
+) -> tf.Tensor:
+    """Decodes the bytes of a whole ``.npy`` file into a tensor, with graph ops only.
+
+    Args:
+        contents: A scalar string tensor holding one whole file, or a rank-1 string tensor
+            holding a batch of files that share dtype and shape.
+        dtype: The dtype the files must have: a ``tf.DType``, a ``numpy.dtype`` or a string
+            such as ``"float32"`` or ``"<f4"``. Byte order is read from each file's header
+            (the output is in native order), so ``"<f4"`` and ``">f4"`` mean the same here.
+        shape: Optional static shape the files must have; ``None`` dims match any size. With
+            ``None`` (the default) any shape is accepted and the result's rank is unknown.
+        name: Optional name for the op's name scope.
+        max_header_size: Refuse headers longer than this many bytes.
+        max_file_size: Refuse files larger than this many bytes (``None``: no limit).
+
+    Returns:
+        A tensor of ``dtype`` with the file's shape (``[batch, *shape]`` for a batch), in C
+        order whatever the file's ``fortran_order``.
+
+    Raises:
+        TypeError: When the op is built, for a dtype npyio does not decode or a bad ``shape``.
+        tf.errors.InvalidArgumentError: When the op runs, for bytes that are not a valid
+            ``.npy`` file of ``dtype`` and ``shape``. The message starts with ``<bytes>``
+            (``<bytes>[i]`` for element ``i`` of a batch) and says what is wrong.
+
+    Example:
+        >>> import io, numpy as np, npyio
+        >>> buf = io.BytesIO(); np.save(buf, np.arange(6, dtype="<i4").reshape(2, 3))
+        >>> npyio.decode_npy(buf.getvalue(), "int32").numpy()
+        array([[0, 1, 2],
+               [3, 4, 5]], dtype=int32)
+    """
+    dt, static, limits = parse_args(dtype, shape, max_header_size, max_file_size)
+    with tf.name_scope(name or "decode_npy"):
+        contents = tf.convert_to_tensor(contents, tf.string, name="contents")
+        if contents.shape.rank not in (0, 1):
+            raise ValueError(
+                f"contents must be a scalar or a rank-1 string tensor, got shape {contents.shape}"
+            )
+        hint = make_hint(dt, static)
+        if contents.shape.rank == 1:
+            return decode_group([Part(contents, None, dt, static, hint, limits)], True)[0]
+        return decode_one(contents, None, dt, static, hint, limits)

@@ -1,0 +1,205 @@
+"""Graph helpers shared by the ``.npy`` parser, the ``.npz`` reader and the tfio guard.
+
+Everything here builds TensorFlow ops and nothing else: dtype tables, message splicing (the
+reason functions of `npyio._npy.format` with tensors spliced in, so the graph says the same
+words as Python), literal sharing (`Consts`), and *total* readers of fixed-size byte fields: ops
+that cannot fail whatever the bytes are, because positions are clamped and short reads are
+zero-padded. Validity assertions come after them; until then nothing may raise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import tensorflow as tf
+
+from npyio._data.paths import one_path
+from npyio._npy import format as F
+
+__all__ = [
+    "HEX",
+    "NATIVE_LE",
+    "RAW_DTYPES",
+    "TF_DTYPES",
+    "Consts",
+    "as_str",
+    "clamped_substr",
+    "first_index",
+    "fmt",
+    "full_match",
+    "group",
+    "le_field",
+    "le_field8",
+    "native",
+    "padded_bytes",
+    "path_tensor",
+    "require_tf2",
+    "static_shape",
+]
+
+TF_DTYPES: dict[str, tf.DType] = {name: tf.as_dtype(name) for name in F.CODES.values()}
+# decode_raw has no uint32/uint64: read them as int32/int64 and bitcast; bool is read as uint8.
+RAW_DTYPES: dict[str, tf.DType] = {
+    **TF_DTYPES,
+    "bool": tf.uint8,
+    "uint32": tf.int32,
+    "uint64": tf.int64,
+}
+HEX = [f"{i:02x}" for i in range(256)]
+NATIVE_LE = F.NATIVE_ORDER == "<"
+_SENTINEL = "\x00"
+#: 8-byte fields at or above this are read as this (past any end; no int64 overflow).
+FIELD64_LIMIT = 2**62
+
+
+# --- messages ---------------------------------------------------------------------------------
+def template(reason: Callable[..., str], nargs: int) -> list[str]:
+    """``reason``'s words around its ``nargs`` arguments: ``[pre, mid, post]`` (padded with "")."""
+    parts = reason(*([_SENTINEL] * nargs)).split(_SENTINEL)
+    return parts + [""] * (3 - len(parts))
+
+
+def fmt(reason: Callable[..., str], *args: tf.Tensor | str) -> tf.Tensor:
+    """Builds the message ``reason(*args)`` with tensors spliced in for the arguments."""
+    parts = reason(*([_SENTINEL] * len(args))).split(_SENTINEL)
+    pieces: list[tf.Tensor | str] = [parts[0]]
+    for arg, part in zip(args, parts[1:]):
+        pieces += [arg, part]
+    return tf.strings.join(pieces)
+
+
+def as_str(x: tf.Tensor) -> tf.Tensor:
+    return tf.strings.as_string(x)
+
+
+def full_match(text: tf.Tensor, pattern: str) -> tf.Tensor:
+    return tf.strings.regex_full_match(text, pattern)
+
+
+def group(text: tf.Tensor, pattern: str, index: int = 1) -> tf.Tensor:
+    """Group ``index`` of a full-match ``pattern`` (the text itself where it does not match)."""
+    return tf.strings.regex_replace(text, pattern, f"\\{index}")
+
+
+# --- literals ---------------------------------------------------------------------------------
+class Consts:
+    """One Const node per distinct literal in the graph being built.
+
+    tf.data reads every node of the parser again at each iterator start (``Dataset.reduce``
+    even rewrites the whole graph each time), and Python literals otherwise become a Const node
+    at every use. A cache made for a ``tf.cond`` branch takes its parent's constants first
+    (they enter the branch as inputs) and creates only the ones its parent lacks.
+    """
+
+    def __init__(self, parent: Consts | None = None) -> None:
+        self._parent = parent
+        self._cache: dict[tuple[str, str], tf.Tensor] = {}
+
+    def _find(self, key: tuple[str, str]) -> tf.Tensor | None:
+        if key in self._cache:
+            return self._cache[key]
+        return None if self._parent is None else self._parent._find(key)
+
+    def __call__(self, value: object, dtype: tf.DType = tf.int64) -> tf.Tensor:
+        key = (repr(value), dtype.name)
+        found = self._find(key)
+        if found is None:
+            found = self._cache[key] = tf.constant(value, dtype)
+        return found
+
+    def str(self, value: object) -> tf.Tensor:
+        return self(value, tf.string)
+
+    def i32(self, value: object) -> tf.Tensor:
+        return self(value, tf.int32)
+
+
+def first_index(flags: tf.Tensor, k: Consts | None = None) -> tf.Tensor:
+    """The index of the first True in a rank-1 bool tensor (its size if none)."""
+    k = k or Consts()
+    n = tf.size(flags, out_type=tf.int64)
+    return tf.reduce_min(tf.where(flags, tf.range(k(0), n, k(1)), n), axis=k.i32(0))
+
+
+# --- total byte-field readers -----------------------------------------------------------------
+def clamped_substr(
+    contents: tf.Tensor, size: tf.Tensor, pos: tf.Tensor, n: tf.Tensor | int
+) -> tf.Tensor:
+    """``contents[pos:pos + n]`` for any ``pos`` and ``n``: positions are clamped, never an op
+    error (``tf.strings.substr`` out of range raises an error that embeds raw bytes)."""
+    n = tf.maximum(tf.cast(n, tf.int64), 0)
+    return tf.strings.substr(contents, tf.clip_by_value(pos, 0, size), n)
+
+
+def padded_bytes(
+    contents: tf.Tensor, pos: tf.Tensor | int, n: int, size: tf.Tensor | None = None
+) -> tf.Tensor:
+    """The ``n`` bytes at ``pos`` as int64 ``[n]``, zero past the end of ``contents``."""
+    if size is None:
+        raw = tf.strings.substr(tf.strings.join([contents, "\0" * (n + int(pos))]), pos, n)
+    else:
+        raw = clamped_substr(contents, size, pos, n)
+    padded = tf.strings.substr(tf.strings.join([raw, b"\0" * n]), 0, n)
+    return tf.cast(tf.io.decode_raw(padded, tf.uint8), tf.int64)
+
+
+def le_field(b: tf.Tensor, at: int, n: int) -> tf.Tensor:
+    """Little-endian unsigned field of ``n <= 4`` bytes of ``b`` at ``at`` (exact in int64)."""
+    value = b[at]
+    for k in range(1, n):
+        value += b[at + k] * (256**k)
+    return value
+
+
+def le_field8(b: tf.Tensor, at: int | tf.Tensor) -> tf.Tensor:
+    """An 8-byte little-endian field, or `FIELD64_LIMIT` if it is at least that."""
+    at = tf.convert_to_tensor(at, tf.int64)
+    part = tf.gather(b, at + tf.range(8, dtype=tf.int64))
+    lo = tf.reduce_sum(part[:4] * tf.constant([1, 256, 65536, 16777216], tf.int64))
+    hi = tf.reduce_sum(part[4:] * tf.constant([1, 256, 65536, 16777216], tf.int64))
+    return tf.where(hi >= 2**30, tf.constant(FIELD64_LIMIT, tf.int64), lo + hi * 2**32)
+
+
+# --- values -----------------------------------------------------------------------------------
+def native(values: tf.Tensor, dt: np.dtype) -> tf.Tensor:
+    """decode_raw's output (see `RAW_DTYPES`) as ``dt``: bool is nonzero, uint32/64 bitcast."""
+    if dt.name == "bool":
+        return tf.not_equal(values, 0)
+    if values.dtype != TF_DTYPES[dt.name]:
+        return tf.bitcast(values, TF_DTYPES[dt.name])
+    return values
+
+
+def static_shape(shape: object) -> tf.TensorShape:
+    """A shape argument as a ``tf.TensorShape`` (``None``: unknown rank)."""
+    return tf.TensorShape(F.parse_shape(shape))
+
+
+def path_tensor(path: object, name: str = "path") -> tf.Tensor:
+    """A path argument as a scalar string tensor: a ``str``, ``bytes``, ``os.PathLike`` or a
+    string tensor (inside a graph, the usual case).
+
+    Raises:
+        TypeError: for another type; ValueError: for a tensor that is not a scalar string.
+    """
+    if tf.is_tensor(path):
+        t = tf.convert_to_tensor(path)
+        if t.dtype != tf.string or t.shape.rank != 0:
+            raise ValueError(f"{name} must be a scalar string, got {t.dtype.name} {t.shape}")
+        return t
+    if isinstance(path, (list, tuple)) or getattr(path, "ndim", 0):
+        raise ValueError(f"{name} must be a scalar string (one path), got {len(path)} paths")
+    return tf.constant(one_path(path, name), tf.string, name=name)
+
+
+def require_tf2() -> None:
+    """Refuses to build graph ops in a TF1-style graph (``tf.Graph().as_default()``, a session,
+    ``disable_eager_execution``), where ``tensor == value`` compares identities, not values:
+    the checks would be wrong there, so npyio says so instead of failing obscurely."""
+    if not tf.compat.v1.executing_eagerly_outside_functions():
+        raise RuntimeError(
+            "npyio builds its ops for TensorFlow 2 (eager execution, tf.function, tf.data); "
+            "it does not support TF1-style graphs (tf.Graph().as_default(), tf.compat.v1 "
+            "sessions, disable_eager_execution)"
+        )

@@ -1,0 +1,337 @@
+r"""``.npz`` archives: find one member with graph ops and inflate it if needed (`npz_member`);
+read a member's header in Python (`inspect_npz_prefix`). `npyio._npz.read` decodes members.
+
+An ``.npz`` file is a zip archive of ``.npy`` members (``np.savez`` stores them, method 0;
+``np.savez_compressed`` deflates them, method 8). The member is found the way a zip reader
+does, with ``tf.strings`` ops on the whole archive::
+
+    end of central directory (EOCD)   b"PK\x05\x06", in the last 22 + 65535 bytes (the last one)
+      [zip64 EOCD locator]            b"PK\x06\x07", 20 bytes just before the EOCD: points to
+      [zip64 EOCD record]             b"PK\x06\x06": entry count, directory size and offset
+    central directory                 one 46-byte entry b"PK\x01\x02" per member + name, extra
+                                      field, comment; the entry carries flags, method, CRC-32,
+                                      sizes and the local header's offset (0xFFFFFFFF: the
+                                      value is in the zip64 extra field 0x0001 instead)
+    local header                      b"PK\x03\x04", 30 bytes + name + extra, then the data
+
+Sizes and CRC are taken from the central directory, never from the local header (whose sizes
+are 0 when the writer used a data descriptor, flag bit 3, as Python's zipfile does on an
+unseekable stream; and 0xFFFFFFFF with a zip64 extra field whenever ``force_zip64`` is set, as
+numpy always sets it).
+
+A deflated member is inflated by ``tf.io.decode_compressed(..., "GZIP")``: a zip DEFLATE member
+plus its CRC-32 and size is exactly the body of a gzip member, so npyio wraps the raw deflate
+data in a 10-byte gzip header and an 8-byte trailer (the CRC-32 and the size mod 2**32, copied
+from the central directory). zlib then checks the CRC and the size when it reaches the end of
+the stream. TensorFlow returns short output without an error for a stream that ends early, so
+npyio also checks the inflated length. Stored members are sliced out as they are, without a
+CRC check (the ``.npy`` decoder still checks their header and exact payload size).
+
+Safety, as in ``npyio._npy.parser``: every op that runs before the archive's validity assertion is
+total (positions are clamped into the archive before ``tf.strings.substr`` sees them, integer
+fields are read from zero-padded copies), and the ops that slice or inflate the member run under
+a control dependency on that assertion.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import tensorflow as tf
+
+from npyio._npy.graph import (
+    as_str,
+    clamped_substr,
+    first_index,
+    fmt,
+    le_field,
+    le_field8,
+    padded_bytes,
+    require_tf2,
+)
+from npyio._npz.format import (
+    CENTRAL_LEN,
+    CENTRAL_SIG,
+    DEFLATED,
+    EOCD64_LEN,
+    EOCD64_SIG,
+    EOCD_LEN,
+    EOCD_SIG,
+    GZIP_HEADER,
+    LOCAL_LEN,
+    LOCAL_SIG,
+    LOCATOR_LEN,
+    LOCATOR_SIG,
+    MAX_COMMENT,
+    MAX_LISTED,
+    METHOD_NAMES,
+    STORED,
+    ZIP64_EXTRA,
+    bad_entry,
+    bad_local,
+    bad_method,
+    bad_zip64_extra,
+    bad_zip64_record,
+    data_past_end,
+    directory_past_end,
+    encrypted,
+    inflated_size,
+    local_name,
+    no_member,
+    not_a_zip,
+    stored_sizes,
+)
+
+__all__ = ["key_tensor", "npz_member"]
+
+def _quote(x: tf.Tensor) -> tf.Tensor:
+    return tf.strings.join(["'", x, "'"])
+
+
+def _method_text(method: tf.Tensor) -> tf.Tensor:
+    names = list(METHOD_NAMES.items())
+    text = tf.strings.join([as_str(method), ""])
+    for code, name in names:
+        text = tf.where(method == code, f"{code} ({name})", text)
+    return text
+
+
+def _find_eocd(contents: tf.Tensor, size: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    """(found, position) of the end of central directory record in the archive's last
+    22 + 65535 bytes: the last signature whose comment length reaches exactly the end of the
+    archive, else (trailing bytes) the last signature with room for the record after it."""
+    window = EOCD_LEN + MAX_COMMENT
+    start = tf.maximum(size - window, 0)
+    tail = tf.strings.substr(contents, start, window)
+    n = size - start
+    b = tf.cast(tf.io.decode_raw(tf.strings.join([tail, b"\0" * EOCD_LEN]), tf.uint8), tf.int64)
+    idx = tf.range(n)
+    hit = idx + EOCD_LEN <= n
+    for k, byte in enumerate(EOCD_SIG):
+        hit = tf.logical_and(hit, tf.equal(b[k : k + n], byte))
+    comment = b[20 : 20 + n] + 256 * b[21 : 21 + n]
+    exact = tf.logical_and(hit, tf.equal(idx + EOCD_LEN + comment, n))
+
+    def last(mask: tf.Tensor) -> tf.Tensor:
+        return tf.reduce_max(tf.concat([tf.where(mask, idx, -1), [-1]], 0))
+
+    at = tf.where(last(exact) >= 0, last(exact), last(hit))
+    return at >= 0, start + tf.maximum(at, 0)
+
+
+def _scan_directory(
+    contents: tf.Tensor,
+    size: tf.Tensor,
+    start: tf.Tensor,
+    end: tf.Tensor,
+    entries: tf.Tensor,
+    key: tf.Tensor,
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
+    """Walks the central directory [start, end) for ``key`` (exact name first, else key.npy).
+
+    Returns (entry position or -1, ok, position of the first bad entry, quoted names listing).
+    """
+    key_npy = tf.strings.join([key, ".npy"])
+    minus1 = tf.constant(-1, tf.int64)
+
+    def cond(*state: tf.Tensor) -> tf.Tensor:
+        i, _, exact, _, ok, _ = state
+        return tf.logical_and(tf.logical_and(i < entries, ok), exact < 0)
+
+    def body(*state: tf.Tensor) -> tuple[tf.Tensor, ...]:
+        i, p, exact, npy, _, names = state
+        b = padded_bytes(contents, p, CENTRAL_LEN, size)
+        nlen, xlen, clen = le_field(b, 28, 2), le_field(b, 30, 2), le_field(b, 32, 2)
+        nxt = p + CENTRAL_LEN + nlen + xlen + clen
+        good = tf.logical_and(
+            clamped_substr(contents, size, p, 4) == CENTRAL_SIG, nxt <= end
+        )
+        name = clamped_substr(contents, size, p + CENTRAL_LEN, nlen)
+        exact = tf.where(tf.logical_and(good, name == key), p, exact)
+        npy = tf.where(tf.logical_and(tf.logical_and(good, npy < 0), name == key_npy), p, npy)
+        listed = tf.where(
+            i < MAX_LISTED,
+            tf.strings.join([names, tf.where(i > 0, ", ", ""), _quote(name)]),
+            tf.where(tf.equal(i, MAX_LISTED), tf.strings.join([names, ", ..."]), names),
+        )
+        return (
+            i + 1, tf.where(good, nxt, p), exact, npy, good, tf.where(good, listed, names)
+        )
+
+    _, p, exact, npy, ok, names = tf.while_loop(
+        cond, body,
+        [tf.constant(0, tf.int64), start, minus1, minus1, tf.constant(True), tf.constant("")],
+    )
+    return tf.where(exact >= 0, exact, npy), ok, p, names
+
+
+def _zip64_extra(
+    contents: tf.Tensor, size: tf.Tensor, start: tf.Tensor, length: tf.Tensor
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """(position, size) of the zip64 extra field's data in the extra field [start, +length),
+    or (-1, 0) if there is none."""
+    end = start + length
+
+    def cond(r: tf.Tensor, found: tf.Tensor, data_size: tf.Tensor) -> tf.Tensor:
+        return tf.logical_and(r + 4 <= end, found < 0)
+
+    def body(r: tf.Tensor, found: tf.Tensor, data_size: tf.Tensor) -> tuple[tf.Tensor, ...]:
+        b = padded_bytes(contents, r, 4, size)
+        tag, n = le_field(b, 0, 2), le_field(b, 2, 2)
+        hit = tf.logical_and(tf.equal(tag, ZIP64_EXTRA), r + 4 + n <= end)
+        return r + 4 + n, tf.where(hit, r + 4, found), tf.where(hit, n, data_size)
+
+    _, found, data_size = tf.while_loop(
+        cond, body, [start, tf.constant(-1, tf.int64), tf.constant(0, tf.int64)]
+    )
+    return found, data_size
+
+
+def _extract(contents: tf.Tensor, key: tf.Tensor, name: tf.Tensor) -> tf.Tensor:
+    """The bytes of member ``key`` (or ``key.npy``) of the zip archive ``contents``, inflated.
+
+    ``name`` (``path[key]``) starts every error message.
+    """
+    size = tf.cast(tf.strings.length(contents), tf.int64)
+
+    # End of central directory, and the zip64 one if a locator precedes it.
+    has_eocd, e = _find_eocd(contents, size)
+    eb = padded_bytes(contents, e, EOCD_LEN, size)
+    entries, cd_size, cd_off = le_field(eb, 10, 2), le_field(eb, 12, 4), le_field(eb, 16, 4)
+    has_locator = tf.logical_and(
+        e >= LOCATOR_LEN, clamped_substr(contents, size, e - LOCATOR_LEN, 4) == LOCATOR_SIG
+    )
+    z = le_field8(padded_bytes(contents, e - LOCATOR_LEN, LOCATOR_LEN, size), 8)
+    zb = padded_bytes(contents, z, EOCD64_LEN, size)
+    zip64_ok = tf.logical_and(
+        z + EOCD64_LEN <= e - LOCATOR_LEN, clamped_substr(contents, size, z, 4) == EOCD64_SIG
+    )
+    entries = tf.where(has_locator, le_field8(zb, 32), entries)
+    cd_size = tf.where(has_locator, le_field8(zb, 40), cd_size)
+    cd_off = tf.where(has_locator, le_field8(zb, 48), cd_off)
+    cd_limit = tf.where(has_locator, z, e)
+    cd_end = cd_off + cd_size
+
+    # The central directory entry of the member.
+    q, entries_ok, bad_at, names = _scan_directory(
+        contents, size, cd_off, tf.minimum(cd_end, cd_limit), entries, key
+    )
+    found = q >= 0
+    cb = padded_bytes(contents, q, CENTRAL_LEN, size)
+    flags, method = le_field(cb, 8, 2), le_field(cb, 10, 2)
+    csize, usize = le_field(cb, 20, 4), le_field(cb, 24, 4)
+    nlen, xlen = le_field(cb, 28, 2), le_field(cb, 30, 2)
+    offset = le_field(cb, 42, 4)
+    central_name = clamped_substr(contents, size, q + CENTRAL_LEN, nlen)
+
+    # Values of 0xFFFFFFFF are in the zip64 extra field, in this order: uncompressed size,
+    # compressed size, local header offset (8 bytes each).
+    x_at, x_len = _zip64_extra(contents, size, q + CENTRAL_LEN + nlen, xlen)
+    need_u, need_c, need_o = (tf.cast(v == 0xFFFFFFFF, tf.int64) for v in (usize, csize, offset))
+    need = 8 * (need_u + need_c + need_o)
+    extra_ok = tf.logical_or(tf.equal(need, 0), tf.logical_and(x_at >= 0, x_len >= need))
+    xb = padded_bytes(contents, x_at, 24, size)
+    isize_bytes = tf.where(
+        need_u > 0, clamped_substr(contents, size, x_at, 4), clamped_substr(contents, size, q + 24, 4)
+    )
+    usize = tf.where(need_u > 0, le_field8(xb, 0), usize)
+    csize = tf.where(need_c > 0, le_field8(xb, 8 * need_u), csize)
+    offset = tf.where(need_o > 0, le_field8(xb, 8 * (need_u + need_c)), offset)
+
+    # The local header: only its name and extra field lengths are used, to find the data.
+    lb = padded_bytes(contents, offset, LOCAL_LEN, size)
+    lnlen, lxlen = le_field(lb, 26, 2), le_field(lb, 28, 2)
+    start = offset + LOCAL_LEN + lnlen + lxlen
+    local = clamped_substr(contents, size, offset + LOCAL_LEN, lnlen)
+
+    checks: list[tuple[tf.Tensor, Callable[[], tf.Tensor]]] = [
+        (has_eocd, lambda: tf.constant(not_a_zip())),
+        (
+            tf.logical_or(tf.logical_not(has_locator), zip64_ok),
+            lambda: fmt(bad_zip64_record, as_str(z), as_str(size)),
+        ),
+        (cd_end <= cd_limit, lambda: fmt(directory_past_end, as_str(cd_end), as_str(cd_limit))),
+        (entries_ok, lambda: fmt(bad_entry, as_str(bad_at))),
+        (found, lambda: fmt(no_member, tf.where(names == "", "nothing", names), _quote(key))),
+        (tf.equal(flags % 2, 0), lambda: tf.constant(encrypted())),
+        (
+            tf.logical_or(tf.equal(method, STORED), tf.equal(method, DEFLATED)),
+            lambda: fmt(bad_method, _method_text(method)),
+        ),
+        (extra_ok, lambda: fmt(bad_zip64_extra, as_str(need), as_str(x_len))),
+        (
+            tf.logical_and(
+                offset + LOCAL_LEN <= size, clamped_substr(contents, size, offset, 4) == LOCAL_SIG
+            ),
+            lambda: fmt(bad_local, as_str(offset)),
+        ),
+        (local == central_name, lambda: fmt(local_name, _quote(central_name), _quote(local))),
+        (start + csize <= size, lambda: fmt(data_past_end, as_str(start + csize), as_str(size))),
+        (
+            tf.logical_or(tf.equal(method, DEFLATED), tf.equal(csize, usize)),
+            lambda: fmt(stored_sizes, as_str(csize), as_str(usize)),
+        ),
+    ]
+    ok = tf.stack([c for c, _ in checks])
+    all_ok = tf.reduce_all(ok)
+
+    def failure() -> tf.Tensor:
+        messages = tf.stack([build() for _, build in checks])
+        return tf.strings.join(
+            [name, ": ", tf.gather(messages, first_index(tf.logical_not(ok)))]
+        )
+
+    message = tf.cond(all_ok, lambda: tf.constant(""), failure)
+    assertion = tf.debugging.Assert(all_ok, [message], summarize=1)
+    with tf.control_dependencies([] if assertion is None else [assertion]):
+        data = tf.strings.substr(contents, start, csize)
+
+        def inflate() -> tf.Tensor:
+            crc = clamped_substr(contents, size, q + 16, 4)
+            out = tf.io.decode_compressed(
+                tf.strings.join([GZIP_HEADER, data, crc, isize_bytes]), compression_type="GZIP"
+            )
+            got = tf.cast(tf.strings.length(out), tf.int64)
+            same = tf.equal(got, usize)
+            check = tf.debugging.Assert(
+                same,
+                [tf.strings.join([name, ": ", fmt(inflated_size, as_str(usize), as_str(got))])],
+                summarize=1,
+            )
+            with tf.control_dependencies([] if check is None else [check]):
+                return tf.identity(out)
+
+        return tf.cond(tf.equal(method, DEFLATED), inflate, lambda: tf.identity(data))
+
+
+@functools.lru_cache(maxsize=1)
+def _extractor() -> Callable[..., tf.Tensor]:
+    """`_extract` as one graph function (eagerly it then runs as a graph, not op by op)."""
+    return tf.function(
+        _extract,
+        input_signature=[tf.TensorSpec([], tf.string)] * 3,
+        autograph=False,
+    )
+
+
+def key_tensor(key: tf.Tensor | str) -> tf.Tensor:
+    if isinstance(key, (str, bytes)) and not key:
+        raise ValueError("key must be a non-empty member name")
+    key = tf.convert_to_tensor(key, tf.string, name="key")
+    if key.shape.rank != 0:
+        raise ValueError(f"key must be a scalar string, got shape {key.shape}")
+    return key
+
+
+def npz_member(contents: tf.Tensor, key: tf.Tensor | str, name: tf.Tensor) -> tf.Tensor:
+    """The ``.npy`` bytes of member ``key`` of the archive ``contents`` (scalar string tensors).
+
+    Errors (``tf.errors.InvalidArgumentError`` when it runs) start with ``name``, which should
+    be ``path[key]``. For `npyio.dataset`'s batched path: read with ``tf.io.read_file``, take
+    the member with this, then batch and decode the ``.npy`` bytes.
+    """
+    require_tf2()
+    return _extractor()(contents, key_tensor(key), name)
+
+
