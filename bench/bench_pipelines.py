@@ -54,8 +54,14 @@ def test_pipelines_agree(profile_files):
 
 
 def test_bench_run_reports_every_ratio(tmp_path):
-    results = _bench.run(["small"], rounds=1, root=str(tmp_path), counts={"small": 16},
-                         backends=["graph"], log=lambda m: None)
+    results = _bench.run(
+        ["small"],
+        rounds=1,
+        root=str(tmp_path),
+        counts={"small": 16},
+        backends=["graph"],
+        log=lambda m: None,
+    )
     names = {r.pipeline for r in results}
     assert names == {"npyio graph", "py_function", "floor (read only)", "np.load loop"}
     floor = next(r for r in results if r.pipeline == "floor (read only)")

@@ -61,7 +61,9 @@ def measure(sizes: list[int], shape: tuple[int, ...], root: str) -> list[dict[st
     for count in sizes:
         out = subprocess.run(
             [sys.executable, "-c", CHILD, root, str(count)],
-            check=True, capture_output=True, text=True,
+            check=True,
+            capture_output=True,
+            text=True,
         ).stdout
         rows.append(json.loads(out.strip().splitlines()[-1]))
     return rows
@@ -70,8 +72,13 @@ def measure(sizes: list[int], shape: tuple[int, ...], root: str) -> list[dict[st
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[24, 240])
-    parser.add_argument("--shape", type=int, nargs="+", default=[256, 256, 16],
-                        help="input array shape (default 256 256 16: 4 MiB of float32)")
+    parser.add_argument(
+        "--shape",
+        type=int,
+        nargs="+",
+        default=[256, 256, 16],
+        help="input array shape (default 256 256 16: 4 MiB of float32)",
+    )
     parser.add_argument("--root", default=None, help="where to write the files (a temp dir)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -82,8 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"{'files':>6} {'samples':>8} {'RSS before':>11} {'peak RSS':>10} {'seconds':>8}")
         for r in rows:
-            print(f"{r['files']:>6} {r['samples']:>8} {r['rss_before_mib']:>8.0f} MiB"
-                  f" {r['peak_rss_mib']:>6.0f} MiB {r['seconds']:>8.2f}")
+            print(
+                f"{r['files']:>6} {r['samples']:>8} {r['rss_before_mib']:>8.0f} MiB"
+                f" {r['peak_rss_mib']:>6.0f} MiB {r['seconds']:>8.2f}"
+            )
     return 0
 
 

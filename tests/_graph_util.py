@@ -21,9 +21,11 @@ def graph_def(obj: object, *, external_state_policy=None) -> tf.compat.v1.GraphD
     if isinstance(obj, tf.compat.v1.GraphDef):
         return obj
     if isinstance(obj, tf.data.Dataset):
-        kwargs = {} if external_state_policy is None else {
-            "external_state_policy": external_state_policy
-        }
+        kwargs = (
+            {}
+            if external_state_policy is None
+            else {"external_state_policy": external_state_policy}
+        )
         serialized = obj._as_serialized_graph(**kwargs)
         return tf.compat.v1.GraphDef.FromString(serialized.numpy())
     if isinstance(obj, tf.Graph):

@@ -3,7 +3,7 @@ r"""The ``"tfio"`` backend: tensorflow-io's C++ ``.npy`` reader, behind a guard.
 tensorflow-io 0.37.1 (its last release; the ops load only with TensorFlow 2.16.x) reads ``.npy``
 files with the op ``IO>NumpyRead`` (``numpy_kernels.cc``). That op parses the header with a
 hand-written parser and copies the payload bytes into the output as they are. It was measured
-against files written by numpy's own writer (``tests/test_tfio.py`` keeps the evidence) and it
+against files written by numpy's own writer (``tests/backends/test_tfio.py`` keeps the evidence) and it
 is not safe on its own:
 
 - it *crashes the process* on a 0-d array (segmentation fault: it reads ``shape[0]`` of an empty
@@ -239,8 +239,13 @@ def _smoke_test(ops: TfioOps) -> None:
         with tf.init_scope():  # run eagerly even when called while a graph is being built
             zero = tf.constant(0, tf.int64)
             got = ops.numpy_read(
-                address=zero, filename=name, array="", shape=tf.constant(want.shape, tf.int64),
-                start=zero, stop=tf.constant(-1, tf.int64), dtype=tf.int32,
+                address=zero,
+                filename=name,
+                array="",
+                shape=tf.constant(want.shape, tf.int64),
+                start=zero,
+                stop=tf.constant(-1, tf.int64),
+                dtype=tf.int32,
             ).numpy()
             size = int(ops.file_info(name)[0].numpy())
             head = ops.file_read(name, zero, tf.constant(6, tf.int64), "").numpy()
@@ -361,15 +366,26 @@ def _numpy_read(ops: TfioOps, path: tf.Tensor, dt: np.dtype, dims: tf.Tensor) ->
     """``IO>NumpyRead`` of a file that passed the checks (its dims are ``dims``)."""
     zero = tf.constant(0, tf.int64)
     out = ops.numpy_read(
-        address=zero, filename=path, array="", shape=dims, start=zero,
-        stop=tf.constant(-1, tf.int64), dtype=tf.as_dtype(dt),
+        address=zero,
+        filename=path,
+        array="",
+        shape=dims,
+        start=zero,
+        stop=tf.constant(-1, tf.int64),
+        dtype=tf.as_dtype(dt),
     )
     return tf.reshape(out, dims)  # a no-op, but it gives the result the static rank
 
 
 def _decide(
-    path: tf.Tensor, head: tf.Tensor, size: tf.Tensor, zip_found: tf.Tensor,
-    dt: np.dtype, shape: tf.TensorShape, hint_header: bytes | None, fallback: bool,
+    path: tf.Tensor,
+    head: tf.Tensor,
+    size: tf.Tensor,
+    zip_found: tf.Tensor,
+    dt: np.dtype,
+    shape: tf.TensorShape,
+    hint_header: bytes | None,
+    fallback: bool,
     limits: Limits,
 ) -> tf.Tensor:
     """The general path: check the layout, then tfio or the graph branch."""
@@ -384,7 +400,10 @@ def _decide(
 
 @functools.lru_cache(maxsize=256)
 def _decide_call(
-    dt: np.dtype, shape: tf.TensorShape, hint_header: bytes | None, fallback: bool,
+    dt: np.dtype,
+    shape: tf.TensorShape,
+    hint_header: bytes | None,
+    fallback: bool,
     limits: Limits,
 ) -> Callable[..., tf.Tensor]:
     """`_decide` as a graph function that is never inlined (one op in a ``tf.cond`` branch)."""
@@ -393,8 +412,10 @@ def _decide_call(
             path, head, size, zip_found, dt, shape, hint_header, fallback, limits
         ),
         input_signature=[
-            tf.TensorSpec([], tf.string), tf.TensorSpec([], tf.string),
-            tf.TensorSpec([], tf.int64), tf.TensorSpec([], tf.bool),
+            tf.TensorSpec([], tf.string),
+            tf.TensorSpec([], tf.string),
+            tf.TensorSpec([], tf.int64),
+            tf.TensorSpec([], tf.bool),
         ],
         autograph=False,
         experimental_attributes={"_noinline": True},
@@ -402,9 +423,7 @@ def _decide_call(
     return _caller(function, tf.as_dtype(dt), shape)
 
 
-def _caller(
-    function: Any, out_type: tf.DType, shape: tf.TensorShape
-) -> Callable[..., tf.Tensor]:
+def _caller(function: Any, out_type: tf.DType, shape: tf.TensorShape) -> Callable[..., tf.Tensor]:
     def call(*args: tf.Tensor) -> tf.Tensor:
         if tf.executing_eagerly():
             return function(*args)
@@ -422,37 +441,60 @@ def _refusal(
     """Why tfio cannot decode a file that npyio's parser accepted (scalar string)."""
     pb = padded_bytes(contents, 0, 12)
     v1 = tf.logical_and(pb[6] == 1, pb[7] == 0)
-    hlen = tf.where(v1, pb[8] + 256 * pb[9], pb[8] + 256 * pb[9] + 65536 * pb[10]
-                    + 16777216 * pb[11])
+    hlen = tf.where(
+        v1, pb[8] + 256 * pb[9], pb[8] + 256 * pb[9] + 65536 * pb[10] + 16777216 * pb[11]
+    )
     header = tf.strings.substr(contents, tf.where(v1, tf.constant(10, tf.int64), 12), hlen)
     order = tf.strings.regex_replace(header, F.DESCR_EXTRACT, r"\1")
     fortran = tf.strings.regex_replace(header, F.FORTRAN_EXTRACT, r"\1") == "True"
     canon = tf.strings.regex_replace(
-        tf.strings.regex_replace(tf.strings.regex_replace(header, F.SHAPE_EXTRACT, r"\1"),
-                                 F.WS, ""), ",$", "")
+        tf.strings.regex_replace(
+            tf.strings.regex_replace(header, F.SHAPE_EXTRACT, r"\1"), F.WS, ""
+        ),
+        ",$",
+        "",
+    )
     version = tf.strings.join([tf.strings.as_string(pb[6]), ".", tf.strings.as_string(pb[7])])
     reasons = [
-        (tf.logical_not(v1), tf.strings.join(["format version ", version,
-                                              " (tfio reads only 1.0)"])),
+        (
+            tf.logical_not(v1),
+            tf.strings.join(["format version ", version, " (tfio reads only 1.0)"]),
+        ),
         (fortran, tf.constant("Fortran-order data (tfio reads only C order)")),
-        (tf.logical_and(order == ">", itemsize > 1),
-         tf.constant("big-endian data (tfio copies bytes without swapping)")),
+        (
+            tf.logical_and(order == ">", itemsize > 1),
+            tf.constant("big-endian data (tfio copies bytes without swapping)"),
+        ),
         (canon == "", tf.constant("a 0-d array (tfio crashes on these)")),
-        (tf.strings.regex_full_match(canon, r"(.*,)?-?0(,.*)?"),
-         tf.constant("an empty array (tfio refuses dims of 0)")),
-        (zip_found, tf.constant("a zip signature in the last 64 KiB (tfio would read the file "
-                                "as a zip archive)")),
-        (tf.constant(True), tf.constant(
-            "a header that is not byte for byte in numpy's own v1.0 layout under 128 bytes "
-            "(tfio's parser refuses or misreads others)")),
+        (
+            tf.strings.regex_full_match(canon, r"(.*,)?-?0(,.*)?"),
+            tf.constant("an empty array (tfio refuses dims of 0)"),
+        ),
+        (
+            zip_found,
+            tf.constant(
+                "a zip signature in the last 64 KiB (tfio would read the file as a zip archive)"
+            ),
+        ),
+        (
+            tf.constant(True),
+            tf.constant(
+                "a header that is not byte for byte in numpy's own v1.0 layout under 128 bytes "
+                "(tfio's parser refuses or misreads others)"
+            ),
+        ),
     ]
     conds = tf.stack([c for c, _ in reasons])
     index = tf.argmax(tf.cast(conds, tf.int32))
     reason = tf.gather(tf.stack([r for _, r in reasons]), index)
-    return tf.strings.join([
-        path, ": the tfio backend cannot decode this file (fallback=False) -- expected a "
-        "little-endian C-order .npy 1.0 file in numpy's own header layout, got ", reason,
-    ])
+    return tf.strings.join(
+        [
+            path,
+            ": the tfio backend cannot decode this file (fallback=False) -- expected a "
+            "little-endian C-order .npy 1.0 file in numpy's own header layout, got ",
+            reason,
+        ]
+    )
 
 
 @tf.autograph.experimental.do_not_convert
@@ -535,11 +577,13 @@ def read_tfio(
         else:
             # Files with the hint's exact header and size skip the layout check.
             header, expected_size = hint
-            fast = tf.reduce_all([
-                tf.strings.substr(head, 0, len(header)) == header,
-                size == expected_size,
-                tf.logical_not(zip_found),
-            ])
+            fast = tf.reduce_all(
+                [
+                    tf.strings.substr(head, 0, len(header)) == header,
+                    size == expected_size,
+                    tf.logical_not(zip_found),
+                ]
+            )
             general = _decide_call(dt, shape, hint_header, fallback, limits)
             out = tf.cond(
                 fast,
@@ -551,7 +595,10 @@ def read_tfio(
 
 
 def _read_graph(
-    path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape, hint_header: bytes | None,
+    path: tf.Tensor,
+    dt: np.dtype,
+    shape: tf.TensorShape,
+    hint_header: bytes | None,
     limits: Limits,
 ) -> tf.Tensor:
     """npyio's graph decoder, with the header fast path of ``hint_header`` when it has one."""
@@ -560,8 +607,12 @@ def _read_graph(
 
 
 def _refuse_all(
-    path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape, hint_header: bytes | None,
-    zip_found: tf.Tensor, limits: Limits,
+    path: tf.Tensor,
+    dt: np.dtype,
+    shape: tf.TensorShape,
+    hint_header: bytes | None,
+    zip_found: tf.Tensor,
+    limits: Limits,
 ) -> tf.Tensor:
     """npyio's error for an invalid file, else the tfio refusal (never returns normally)."""
     decoded = _read_graph(path, dt, shape, hint_header, limits)
@@ -574,7 +625,10 @@ def _refuse_all(
 
 @functools.lru_cache(maxsize=256)
 def _graph_branch(
-    dt: np.dtype, shape: tf.TensorShape, hint_header: bytes | None, fallback: bool,
+    dt: np.dtype,
+    shape: tf.TensorShape,
+    hint_header: bytes | None,
+    fallback: bool,
     limits: Limits,
 ) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor]:
     """The branch for files tfio is not given: `npyio.read_npy`, or the refusal.

@@ -96,8 +96,14 @@ def build_decode_then_batch(plan: DatasetPlan) -> tf.data.Dataset:
         if plan.backend == "graph" and all(spec.member is None for spec in specs):
             # .npy files: inputs and labels share one header fast-path cond
             parts = [
-                Part(tf.expand_dims(tf.io.read_file(p), 0), tf.expand_dims(p, 0), spec.dtype,
-                     _shape(spec), spec.hint, plan.limits)
+                Part(
+                    tf.expand_dims(tf.io.read_file(p), 0),
+                    tf.expand_dims(p, 0),
+                    spec.dtype,
+                    _shape(spec),
+                    spec.hint,
+                    plan.limits,
+                )
                 for p, spec in zip(paths, specs)
             ]
             return _one_or_tuple(decode_group(parts, batched=False))
@@ -107,10 +113,11 @@ def build_decode_then_batch(plan: DatasetPlan) -> tf.data.Dataset:
     if plan.backend == "py_function" or plan.ignore_errors:
         # py_function: the classic pipeline, exactly as users write it. ignore_errors:
         # TensorFlow keeps about 1 KiB for every error a single-device function raises
-        # (tests/test_limits.py measures it), so where errors are expected the map stays
+        # (tests/npy/test_limits.py measures it), so where errors are expected the map stays
         # a plain Dataset.map.
-        ds = ds.map(load, num_parallel_calls=plan.num_parallel_calls,
-                    deterministic=plan.deterministic)
+        ds = ds.map(
+            load, num_parallel_calls=plan.num_parallel_calls, deterministic=plan.deterministic
+        )
     else:
         ds = parallel_map(ds, load, plan.num_parallel_calls, plan.deterministic)
     if plan.ignore_errors:
@@ -235,11 +242,28 @@ def dataset(
         >>> [y.numpy().tolist() for _, y in ds]
         [[0, 1], [2]]
     """
-    return build(plan_dataset(
-        inputs, labels, batch_size=batch_size, shuffle=shuffle, seed=seed,
-        reshuffle_each_iteration=reshuffle_each_iteration, drop_remainder=drop_remainder,
-        dtype=dtype, shape=shape, label_dtype=label_dtype, label_shape=label_shape,
-        num_parallel_calls=num_parallel_calls, deterministic=deterministic, prefetch=prefetch,
-        backend=backend, ignore_errors=ignore_errors, shard=shard, key=key,
-        label_key=label_key, max_file_size=max_file_size, max_header_size=max_header_size,
-    ))
+    return build(
+        plan_dataset(
+            inputs,
+            labels,
+            batch_size=batch_size,
+            shuffle=shuffle,
+            seed=seed,
+            reshuffle_each_iteration=reshuffle_each_iteration,
+            drop_remainder=drop_remainder,
+            dtype=dtype,
+            shape=shape,
+            label_dtype=label_dtype,
+            label_shape=label_shape,
+            num_parallel_calls=num_parallel_calls,
+            deterministic=deterministic,
+            prefetch=prefetch,
+            backend=backend,
+            ignore_errors=ignore_errors,
+            shard=shard,
+            key=key,
+            label_key=label_key,
+            max_file_size=max_file_size,
+            max_header_size=max_header_size,
+        )
+    )

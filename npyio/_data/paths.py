@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 __all__ = [
     "NO_SUCH_FILE",
     "PathSpec",
@@ -136,12 +138,10 @@ def _items(spec: object) -> list[object] | None:
     if hasattr(spec, "numpy") and hasattr(spec, "dtype") and hasattr(spec, "shape"):
         value = spec.numpy()  # an eager tf.Tensor (a symbolic one has no value to list)
         return [value] if getattr(value, "ndim", 1) == 0 else list(value)
-    if hasattr(spec, "ndim") and hasattr(spec, "tolist"):  # a numpy array
+    if isinstance(spec, np.ndarray):
         if spec.ndim == 0:
             return [spec.item()]
-        if spec.ndim != 1:
-            return None
-        return list(spec.tolist())
+        return list(spec.tolist()) if spec.ndim == 1 else None
     if isinstance(spec, Sequence) and not isinstance(spec, (str, bytes, bytearray)):
         return list(spec)
     return None

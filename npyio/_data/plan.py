@@ -27,8 +27,8 @@ from npyio.errors import NpyFormatError
 
 __all__ = [
     "AUTOTUNE",
-    "BATCH_THEN_DECODE",
     "BACKENDS",
+    "BATCH_THEN_DECODE",
     "DECODE_THEN_BATCH",
     "DatasetPlan",
     "Spec",
@@ -84,8 +84,11 @@ def _cast_hint(what: str, arg: str, got: str) -> str:
 
 
 def _contradiction(
-    header: F.NpyHeader, dtype: np.dtype | None, shape: tuple[int | None, ...] | None,
-    what: str, path: str,
+    header: F.NpyHeader,
+    dtype: np.dtype | None,
+    shape: tuple[int | None, ...] | None,
+    what: str,
+    path: str,
 ) -> NpyFormatError | None:
     """The build-time error for a ``dtype``/``shape`` argument the first header contradicts."""
     prefix = "" if what == "inputs" else "label_"
@@ -96,9 +99,11 @@ def _contradiction(
         return NpyFormatError(path, reason)
     if shape is not None:
         probe = Spec(header.dtype.newbyteorder("="), shape)
-        reason = probe.reason(header, path)
-        if reason is not None:
-            return NpyFormatError(path, reason.replace(" -- expected ", f" -- expected {prefix}shape=", 1))
+        mismatch = probe.reason(header, path)
+        if mismatch is not None:
+            return NpyFormatError(
+                path, mismatch.replace(" -- expected ", f" -- expected {prefix}shape=", 1)
+            )
     return None
 
 
@@ -130,7 +135,9 @@ def derive_spec(
         header, prefix = checked.raise_if_bad(), checked.prefix
     else:
         header, prefix = inspect_npz_prefix(first, member)
-    error = _contradiction(header, dt, dims, what, first if member is None else label(first, member))
+    error = _contradiction(
+        header, dt, dims, what, first if member is None else label(first, member)
+    )
     if error is not None:
         raise error
     dt = header.dtype.newbyteorder("=") if dt is None else dt

@@ -64,12 +64,18 @@ def _side_chunks(
     else:
         rb = tf.constant(row_bytes, tf.int64)
         whole = tf.data.FixedLengthRecordDataset(
-            path, record_bytes=chunk * row_bytes, header_bytes=offset,
-            footer_bytes=tail + rest * rb, buffer_size=_READ_BUFFER,
+            path,
+            record_bytes=chunk * row_bytes,
+            header_bytes=offset,
+            footer_bytes=tail + rest * rb,
+            buffer_size=_READ_BUFFER,
         )
         last = tf.data.FixedLengthRecordDataset(
-            path, record_bytes=tf.maximum(rest, 1) * rb, header_bytes=offset + chunks * chunk * rb,
-            footer_bytes=tail, buffer_size=_READ_BUFFER,
+            path,
+            record_bytes=tf.maximum(rest, 1) * rb,
+            header_bytes=offset + chunks * chunk * rb,
+            footer_bytes=tail,
+            buffer_size=_READ_BUFFER,
         )
         # An empty part is never opened: its FixedLengthRecordDataset, whose body length is
         # computed from the file's current size, would fail oddly on a file that has shrunk.
@@ -87,12 +93,21 @@ def _side_chunks(
         raw, n, end = element
         total = seen + n
         ok = tf.where(end, tf.equal(seen, count), total <= count)
-        message = tf.strings.join([
-            path, ": file changed size since the dataset was built -- expected ",
-            tf.strings.as_string(count), " rows from byte ", tf.strings.as_string(offset),
-            ", got ", tf.where(end, tf.strings.as_string(seen),
-                               tf.strings.join(["more than ", tf.strings.as_string(count)])),
-        ])
+        message = tf.strings.join(
+            [
+                path,
+                ": file changed size since the dataset was built -- expected ",
+                tf.strings.as_string(count),
+                " rows from byte ",
+                tf.strings.as_string(offset),
+                ", got ",
+                tf.where(
+                    end,
+                    tf.strings.as_string(seen),
+                    tf.strings.join(["more than ", tf.strings.as_string(count)]),
+                ),
+            ]
+        )
         check = tf.debugging.Assert(ok, [message], summarize=1)
         with tf.control_dependencies([] if check is None else [check]):
             return tf.identity(total), (tf.identity(raw), n, little, end)
@@ -226,10 +241,18 @@ def rows(
         [[12.0, 13.0]]
     """
     require_tf2()
-    return build_rows(plan_rows(
-        inputs, labels, shuffle_buffer=shuffle_buffer, seed=seed, batch_size=batch_size,
-        drop_remainder=drop_remainder, num_parallel_reads=num_parallel_reads, shard=shard,
-    ))
+    return build_rows(
+        plan_rows(
+            inputs,
+            labels,
+            shuffle_buffer=shuffle_buffer,
+            seed=seed,
+            batch_size=batch_size,
+            drop_remainder=drop_remainder,
+            num_parallel_reads=num_parallel_reads,
+            shard=shard,
+        )
+    )
 
 
 def build_rows(plan: RowsPlan) -> tf.data.Dataset:
@@ -239,18 +262,24 @@ def build_rows(plan: RowsPlan) -> tf.data.Dataset:
     for side in sides:
         rb = side.row_bytes
         files = [side.files[j] for j, _, _ in pieces]
-        columns.append((
-            tf.constant([f.path for f in files], tf.string),
-            tf.constant(
-                [f.header.data_offset + a * rb for f, (_, a, _) in zip(files, pieces, strict=True)],
-                tf.int64,
-            ),
-            tf.constant([e - a for _, a, e in pieces], tf.int64),
-            tf.constant(
-                [(f.nrows - e) * rb for f, (_, _, e) in zip(files, pieces, strict=True)], tf.int64
-            ),
-            tf.constant([f.little_endian for f in files], tf.bool),
-        ))
+        columns.append(
+            (
+                tf.constant([f.path for f in files], tf.string),
+                tf.constant(
+                    [
+                        f.header.data_offset + a * rb
+                        for f, (_, a, _) in zip(files, pieces, strict=True)
+                    ],
+                    tf.int64,
+                ),
+                tf.constant([e - a for _, a, e in pieces], tf.int64),
+                tf.constant(
+                    [(f.nrows - e) * rb for f, (_, _, e) in zip(files, pieces, strict=True)],
+                    tf.int64,
+                ),
+                tf.constant([f.little_endian for f in files], tf.bool),
+            )
+        )
     ds = tf.data.Dataset.from_tensor_slices(tuple(columns))
 
     @tf.autograph.experimental.do_not_convert
@@ -269,7 +298,9 @@ def build_rows(plan: RowsPlan) -> tf.data.Dataset:
     else:
         ds = ds.shuffle(max(len(pieces), 1), seed=plan.seed, reshuffle_each_iteration=True)
         ds = ds.interleave(
-            read_piece, cycle_length=plan.cycle, block_length=1,
+            read_piece,
+            cycle_length=plan.cycle,
+            block_length=1,
             num_parallel_calls=tf.data.AUTOTUNE if plan.auto else plan.cycle,
             deterministic=True,
         )

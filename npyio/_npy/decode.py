@@ -68,7 +68,9 @@ def decode_batch(
         raw, dims, ok, message = parse(*args)
         if not bool(ok):
             # Eagerly, the message itself, not tf.debugging.Assert's "Expected ... to be true"
-            raise tf.errors.InvalidArgumentError(None, None, message.numpy().decode("utf-8", "replace"))
+            raise tf.errors.InvalidArgumentError(
+                None, None, message.numpy().decode("utf-8", "replace")
+            )
     else:
         raw, dims, ok, message = tf.raw_ops.PartitionedCall(
             args=[*args, *parse.captured_inputs],

@@ -151,8 +151,13 @@ def _snippet(key: str) -> str:
 
 LAYERS = (  # (key, has-key pattern, good-entry pattern, snippet pattern, reason function name)
     (KEY_DESCR, _has_key(KEY_DESCR), _has_entry(_ENTRIES[0]), _snippet(KEY_DESCR), "bad_descr"),
-    (KEY_FORTRAN, _has_key(KEY_FORTRAN), _has_entry(_ENTRIES[1]), _snippet(KEY_FORTRAN),
-     "bad_fortran"),
+    (
+        KEY_FORTRAN,
+        _has_key(KEY_FORTRAN),
+        _has_entry(_ENTRIES[1]),
+        _snippet(KEY_FORTRAN),
+        "bad_fortran",
+    ),
     (KEY_SHAPE, _has_key(KEY_SHAPE), _has_entry(_ENTRIES[2]), _snippet(KEY_SHAPE), "bad_shape"),
 )
 SNIPPET_LEN = 60
@@ -320,9 +325,7 @@ def parse_header_text(text: str) -> tuple[np.dtype, tuple[int, ...], bool]:
     return dtype, shape, fortran.group(1) == "True"
 
 
-def read_header(
-    f: BinaryIO, path: str, *, max_header_size: int = MAX_HEADER_SIZE
-) -> NpyHeader:
+def read_header(f: BinaryIO, path: str, *, max_header_size: int = MAX_HEADER_SIZE) -> NpyHeader:
     """Reads and checks the header of an open ``.npy`` file positioned at its start.
 
     Raises:
@@ -432,7 +435,7 @@ def parse_shape(shape: object) -> tuple[int | None, ...] | None:
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
         raise bad
     dims: list[int | None] = []
-    for d in shape:  # type: ignore[attr-defined]
+    for d in shape:
         d = getattr(d, "value", d)  # a tf.compat.v1.Dimension
         if d is None:
             dims.append(None)

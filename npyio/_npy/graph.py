@@ -188,8 +188,8 @@ def path_tensor(path: object, name: str = "path") -> tf.Tensor:
         if t.dtype != tf.string or t.shape.rank != 0:
             raise ValueError(f"{name} must be a scalar string, got {t.dtype.name} {t.shape}")
         return t
-    if isinstance(path, (list, tuple)) or getattr(path, "ndim", 0):
-        raise ValueError(f"{name} must be a scalar string (one path), got {len(path)} paths")
+    if isinstance(path, (list, tuple, np.ndarray)) and np.ndim(path) > 0:
+        raise ValueError(f"{name} must be a scalar string (one path), got {np.size(path)} paths")
     return tf.constant(one_path(path, name), tf.string, name=name)
 
 

@@ -39,6 +39,8 @@ __all__ = [
 HEAD = 4096
 #: Files handed to a worker thread at a time.
 CHUNK = 256
+
+
 @dataclass(frozen=True)
 class Limits:
     """The size limits every reader applies (``max_file_size`` None: no limit)."""
@@ -163,9 +165,7 @@ def check_file(
     if known is None:
         try:
             # ``head`` holds every byte read_header reads (or the whole file): same verdict.
-            header = F.read_header(
-                io.BytesIO(head), path, max_header_size=limits.max_header_size
-            )
+            header = F.read_header(io.BytesIO(head), path, max_header_size=limits.max_header_size)
         except NpyFormatError as e:
             return Checked(path, None, size, e.reason)
         known = (header, header.data_offset + header.nbytes)

@@ -68,29 +68,51 @@ GRAMMAR: tuple[tuple[str | None, Callable[..., str], tuple[str, ...]], ...] = (
 )
 
 CHECKS: tuple[Check, ...] = (
-    Check("file_size", lambda v: (v.max_file_size < v.k(0)) | (v.size <= v.max_file_size),
-          F.file_too_large, ("max_file_size", "size")),
+    Check(
+        "file_size",
+        lambda v: (v.max_file_size < v.k(0)) | (v.size <= v.max_file_size),
+        F.file_too_large,
+        ("max_file_size", "size"),
+    ),
     Check("magic", lambda v: v.magic == v.k.str(F.MAGIC_PREFIX), F.bad_magic, ("magic",)),
     Check("magic_length", lambda v: v.size >= v.k(F.MAGIC_LEN), F.too_short, ("magic_len", "size")),
     Check("version", lambda v: v.v1 | v.v23, F.bad_version, ("version",)),
     Check("length_field", lambda v: v.size >= v.hstart, F.too_short, ("hstart", "size")),
-    Check("header_size", lambda v: v.hlen <= v.max_header_size, F.header_too_large,
-          ("max_header_size", "hlen")),
+    Check(
+        "header_size",
+        lambda v: v.hlen <= v.max_header_size,
+        F.header_too_large,
+        ("max_header_size", "hlen"),
+    ),
     Check("header_end", lambda v: v.offset <= v.size, F.header_past_end, ("offset", "size")),
     Check("grammar", lambda v: v.grammar_ok, None),
     # dims are parsed once, from the first file; the others must have the same shape text
-    Check("same_shape", lambda v: v.canon == v.canon0, F.shape_mismatch,
-          ("first_shape", "this_shape")),
+    Check(
+        "same_shape", lambda v: v.canon == v.canon0, F.shape_mismatch, ("first_shape", "this_shape")
+    ),
     Check("nonnegative", lambda v: v.everyone & v.nonnegative, F.negative_dim, ("first_shape",)),
     Check("small", lambda v: v.everyone & v.small, F.too_large, ("first_shape",)),
-    Check("dtype", lambda v: v.code == v.declared_code, F.dtype_mismatch,
-          ("declared_name", "code")),
-    Check("shape", lambda v: v.everyone & v.shape_ok, F.shape_mismatch,
-          ("declared_text", "this_shape")),
-    Check("payload_short", lambda v: v.payload_len >= v.nbytes, F.payload_short,
-          ("nbytes", "payload_len")),
-    Check("payload_trailing", lambda v: v.payload_len <= v.nbytes, F.payload_trailing,
-          ("nbytes", "payload_len")),
+    Check(
+        "dtype", lambda v: v.code == v.declared_code, F.dtype_mismatch, ("declared_name", "code")
+    ),
+    Check(
+        "shape",
+        lambda v: v.everyone & v.shape_ok,
+        F.shape_mismatch,
+        ("declared_text", "this_shape"),
+    ),
+    Check(
+        "payload_short",
+        lambda v: v.payload_len >= v.nbytes,
+        F.payload_short,
+        ("nbytes", "payload_len"),
+    ),
+    Check(
+        "payload_trailing",
+        lambda v: v.payload_len <= v.nbytes,
+        F.payload_trailing,
+        ("nbytes", "payload_len"),
+    ),
 )
 
 # Every way a check can be worded, in table order (the grammar check expanded into its layers):
@@ -164,7 +186,9 @@ def parse_headers(
 
     v = SimpleNamespace(  # the values the checks' conditions read
         k=k,
-        max_file_size=max_file_size, max_header_size=max_header_size, declared_code=declared_code
+        max_file_size=max_file_size,
+        max_header_size=max_header_size,
+        declared_code=declared_code,
     )
     v.size = size = tf.cast(tf.strings.length(contents), tf.int64)
     width = k.i32(_PREFIX)
@@ -195,7 +219,7 @@ def parse_headers(
         tf.strings.regex_replace(group(header, F.SHAPE_EXTRACT), F.WS, ""), ",$", ""
     )
     for _ in range(2):  # "-0" is 0, as in F (twice: a match consumes the comma after it)
-        canon = tf.strings.regex_replace(canon, "(^|,)-0(,|$)", "\\1" "0" "\\2")  # RE2: \1, then 0
+        canon = tf.strings.regex_replace(canon, "(^|,)-0(,|$)", "\\10\\2")  # RE2: \1, then 0
     v.canon = canon
 
     # Dims are parsed once, from the first element.
@@ -237,9 +261,7 @@ def parse_headers(
     )
     # from the text, as F does: a 19-digit negative dim is negative, not too large
     v.nonnegative = tf.reduce_all(
-        tf.logical_or(
-            tf.strings.substr(tokens, axis0, axis1) != k.str("-"), tokens == k.str("-0")
-        ),
+        tf.logical_or(tf.strings.substr(tokens, axis0, axis1) != k.str("-"), tokens == k.str("-0")),
         axis0,
     )
     v.everyone = tf.equal(size, size)  # [B] of True, to broadcast the per-batch checks
@@ -255,10 +277,12 @@ def parse_headers(
         check = first_index(at(bad, row), kf)
         text = at(header, row)
         layers = tf.logical_not(
-            tf.stack([
-                kf(False, tf.bool) if pattern is None else full_match(text, pattern)
-                for pattern, _, _ in GRAMMAR
-            ])
+            tf.stack(
+                [
+                    kf(False, tf.bool) if pattern is None else full_match(text, pattern)
+                    for pattern, _, _ in GRAMMAR
+                ]
+            )
         )
         wording = at(kf(_FIRST_WORDING), check) + tf.where(
             check == kf(_GRAMMAR_CHECK), first_index(layers, kf), c0
@@ -269,11 +293,15 @@ def parse_headers(
             kf.i32(F.SNIPPET_LEN),
         )
         numbers = at(tf.stack([size, v.hstart, v.hlen, v.offset, v.payload_len], 1), row)
-        m = SimpleNamespace(**dict(zip(
-            ("size", "hstart", "hlen", "offset", "payload_len"),
-            tf.unstack(as_str(numbers), num=5),
-            strict=True,
-        )))
+        m = SimpleNamespace(
+            **dict(
+                zip(
+                    ("size", "hstart", "hlen", "offset", "payload_len"),
+                    tf.unstack(as_str(numbers), num=5),
+                    strict=True,
+                )
+            )
+        )
         m.snip_descr, m.snip_fortran, m.snip_shape = tf.unstack(
             tf.where(snippets == kf.str(""), kf.str("nothing"), snippets), num=3
         )
@@ -306,10 +334,17 @@ def parse_headers(
         a = [getattr(m, args[0]) if args else blank for _, args in _WORDINGS]
         b = [getattr(m, args[1]) if len(args) > 1 else blank for _, args in _WORDINGS]
         pre, mid, post = (at(kf.str(t), wording) for t in _TEMPLATES)
-        return tf.strings.join([
-            at(names, row), kf.str(": "), pre, at(tf.stack(a), wording), mid,
-            at(tf.stack(b), wording), post,
-        ])
+        return tf.strings.join(
+            [
+                at(names, row),
+                kf.str(": "),
+                pre,
+                at(tf.stack(a), wording),
+                mid,
+                at(tf.stack(b), wording),
+                post,
+            ]
+        )
 
     message = tf.cond(all_ok, lambda: k.str(""), failure)
     # No assertion in here: TensorFlow keeps ~1 KiB for every error raised inside a called

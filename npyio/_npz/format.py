@@ -25,8 +25,15 @@ ZIP64_EXTRA = 0x0001
 STORED, DEFLATED = 0, 8
 #: Compression methods named in error messages (APPNOTE 4.4.5).
 METHOD_NAMES = {
-    1: "shrunk", 6: "imploded", 9: "deflate64", 12: "bzip2", 14: "lzma", 93: "zstandard",
-    95: "xz", 98: "ppmd", 99: "AE-x encrypted",
+    1: "shrunk",
+    6: "imploded",
+    9: "deflate64",
+    12: "bzip2",
+    14: "lzma",
+    93: "zstandard",
+    95: "xz",
+    98: "ppmd",
+    99: "AE-x encrypted",
 }
 #: Member names listed in a missing-member error.
 MAX_LISTED = 10
@@ -79,10 +86,7 @@ def bad_method(got: str) -> str:
 
 
 def bad_zip64_extra(need: str, got: str) -> str:
-    return (
-        "zip64 extra field (0x0001) is missing or short -- expected "
-        f"{need} bytes, got {got}"
-    )
+    return f"zip64 extra field (0x0001) is missing or short -- expected {need} bytes, got {got}"
 
 
 def bad_local(where: str) -> str:
@@ -95,8 +99,7 @@ def local_name(expected: str, got: str) -> str:
 
 def data_past_end(end: str, size: str) -> str:
     return (
-        "member data runs past the end of the archive -- expected at most "
-        f"{size} bytes, got {end}"
+        f"member data runs past the end of the archive -- expected at most {size} bytes, got {end}"
     )
 
 
@@ -152,9 +155,7 @@ def _open(path: str) -> BinaryIO:
         raise OSError(e.message) from e
 
 
-def inspect_npz_prefix(
-    path: str | os.PathLike[str], key: str
-) -> tuple[F.NpyHeader, bytes]:
+def inspect_npz_prefix(path: str | os.PathLike[str], key: str) -> tuple[F.NpyHeader, bytes]:
     """The header of member ``key`` and its first ``data_offset`` bytes, read in Python through
     ``tf.io.gfile`` and ``zipfile`` (only the member's header is inflated).
 

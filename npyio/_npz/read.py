@@ -152,8 +152,10 @@ def read_npz_member(
     key_t = key_tensor(key)
     label_t = tf.strings.join([path, "[", key_t, "]"])
     return _decode(
-        tf.io.read_file(path), key_t, label_t, dt, shape,
+        tf.io.read_file(path),
+        key_t,
+        label_t,
+        dt,
+        shape,
         hint if hint is not None else make_hint(dt, shape),
     )
-
-

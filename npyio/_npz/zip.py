@@ -85,6 +85,7 @@ from npyio._npz.format import (
 
 __all__ = ["key_tensor", "npz_member"]
 
+
 def _quote(x: tf.Tensor) -> tf.Tensor:
     return tf.strings.join(["'", x, "'"])
 
@@ -144,9 +145,7 @@ def _scan_directory(
         b = padded_bytes(contents, p, CENTRAL_LEN, size)
         nlen, xlen, clen = le_field(b, 28, 2), le_field(b, 30, 2), le_field(b, 32, 2)
         nxt = p + CENTRAL_LEN + nlen + xlen + clen
-        good = tf.logical_and(
-            clamped_substr(contents, size, p, 4) == CENTRAL_SIG, nxt <= end
-        )
+        good = tf.logical_and(clamped_substr(contents, size, p, 4) == CENTRAL_SIG, nxt <= end)
         name = clamped_substr(contents, size, p + CENTRAL_LEN, nlen)
         exact = tf.where(tf.logical_and(good, name == key), p, exact)
         npy = tf.where(tf.logical_and(tf.logical_and(good, npy < 0), name == key_npy), p, npy)
@@ -155,12 +154,11 @@ def _scan_directory(
             tf.strings.join([names, tf.where(i > 0, ", ", ""), _quote(name)]),
             tf.where(tf.equal(i, MAX_LISTED), tf.strings.join([names, ", ..."]), names),
         )
-        return (
-            i + 1, tf.where(good, nxt, p), exact, npy, good, tf.where(good, listed, names)
-        )
+        return (i + 1, tf.where(good, nxt, p), exact, npy, good, tf.where(good, listed, names))
 
     _, p, exact, npy, ok, names = tf.while_loop(
-        cond, body,
+        cond,
+        body,
         [tf.constant(0, tf.int64), start, minus1, minus1, tf.constant(True), tf.constant("")],
     )
     return tf.where(exact >= 0, exact, npy), ok, p, names
@@ -233,7 +231,9 @@ def _extract(contents: tf.Tensor, key: tf.Tensor, name: tf.Tensor) -> tf.Tensor:
     extra_ok = tf.logical_or(tf.equal(need, 0), tf.logical_and(x_at >= 0, x_len >= need))
     xb = padded_bytes(contents, x_at, 24, size)
     isize_bytes = tf.where(
-        need_u > 0, clamped_substr(contents, size, x_at, 4), clamped_substr(contents, size, q + 24, 4)
+        need_u > 0,
+        clamped_substr(contents, size, x_at, 4),
+        clamped_substr(contents, size, q + 24, 4),
     )
     usize = tf.where(need_u > 0, le_field8(xb, 0), usize)
     csize = tf.where(need_c > 0, le_field8(xb, 8 * need_u), csize)
@@ -278,9 +278,7 @@ def _extract(contents: tf.Tensor, key: tf.Tensor, name: tf.Tensor) -> tf.Tensor:
 
     def failure() -> tf.Tensor:
         messages = tf.stack([build() for _, build in checks])
-        return tf.strings.join(
-            [name, ": ", tf.gather(messages, first_index(tf.logical_not(ok)))]
-        )
+        return tf.strings.join([name, ": ", tf.gather(messages, first_index(tf.logical_not(ok)))])
 
     message = tf.cond(all_ok, lambda: tf.constant(""), failure)
     assertion = tf.debugging.Assert(all_ok, [message], summarize=1)
@@ -333,5 +331,3 @@ def npz_member(contents: tf.Tensor, key: tf.Tensor | str, name: tf.Tensor) -> tf
     """
     require_tf2()
     return _extractor()(contents, key_tensor(key), name)
-
-

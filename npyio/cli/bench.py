@@ -131,8 +131,9 @@ def run(
     for name in profiles:
         profile = PROFILES[name]
         if counts and name in counts:
-            profile = _sample.Profile(profile.name, profile.input_shape, profile.label_shape,
-                                      counts[name])
+            profile = _sample.Profile(
+                profile.name, profile.input_shape, profile.label_shape, counts[name]
+            )
         where = _sample.ensure(profile, root)
         runs = pipelines(profile, where, backends)
         rows = {k: Result(name, k, profile.count) for k in runs}
@@ -168,13 +169,17 @@ def machine() -> str:
                     break
     except OSError:
         pass
-    return (f"{os.cpu_count()} cores, {cpu}; Python {platform.python_version()}, "
-            f"TensorFlow {tf.__version__}")
+    return (
+        f"{os.cpu_count()} cores, {cpu}; Python {platform.python_version()}, "
+        f"TensorFlow {tf.__version__}"
+    )
 
 
 def table(results: list[Result]) -> str:
-    head = ("| profile | pipeline | samples/s | MB/s | vs py_function | vs floor | "
-            "peak RSS MiB |\n|---|---|---:|---:|---:|---:|---:|")
+    head = (
+        "| profile | pipeline | samples/s | MB/s | vs py_function | vs floor | "
+        "peak RSS MiB |\n|---|---|---:|---:|---:|---:|---:|"
+    )
     lines = [head]
     for r in results:
         lines.append(
@@ -186,8 +191,11 @@ def table(results: list[Result]) -> str:
 
 def to_json(results: list[Result]) -> str:
     return json.dumps(
-        {"date": time.strftime("%Y-%m-%d"), "machine": machine(),
-         "results": [asdict(r) for r in results]},
+        {
+            "date": time.strftime("%Y-%m-%d"),
+            "machine": machine(),
+            "results": [asdict(r) for r in results],
+        },
         indent=2,
     )
 
@@ -200,16 +208,16 @@ def plot(results: list[Result], path: str) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as e:
-        raise SystemExit(
-            "--plot needs matplotlib: pip install 'npyio[plot]'"
-        ) from e
+        raise SystemExit("--plot needs matplotlib: pip install 'npyio[plot]'") from e
     profiles = list(dict.fromkeys(r.profile for r in results))
     names = list(dict.fromkeys(r.pipeline for r in results))
     fig, ax = plt.subplots(figsize=(9, 4.5))
     width = 0.8 / len(names)
     for j, name in enumerate(names):
-        values = [next((r.vs_floor for r in results if r.profile == p and r.pipeline == name), 0)
-                  for p in profiles]
+        values = [
+            next((r.vs_floor for r in results if r.profile == p and r.pipeline == name), 0)
+            for p in profiles
+        ]
         ax.bar([i + j * width for i in range(len(profiles))], values, width, label=name)
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(profiles))], profiles)
     ax.set_ylabel("throughput / read-only floor")
@@ -224,14 +232,19 @@ def command(args: argparse.Namespace) -> int:
     counts = dict(c.split("=", 1) for c in args.count) if args.count else {}
     log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr))
     results = run(
-        args.profiles, rounds=args.rounds, root=args.cache,
-        counts={k: int(v) for k, v in counts.items()}, log=log,
+        args.profiles,
+        rounds=args.rounds,
+        root=args.cache,
+        counts={k: int(v) for k, v in counts.items()},
+        log=log,
     )
     if args.json:
         print(to_json(results))
     else:
-        print(f"{time.strftime('%Y-%m-%d')}, {machine()}, batches of {BATCH}, "
-              f"median of {args.rounds} rounds\n")
+        print(
+            f"{time.strftime('%Y-%m-%d')}, {machine()}, batches of {BATCH}, "
+            f"median of {args.rounds} rounds\n"
+        )
         print(table(results))
     if args.plot:
         plot(results, args.plot)

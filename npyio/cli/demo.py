@@ -23,8 +23,10 @@ def run(args: argparse.Namespace) -> int:
     x, y = next(iter(ds))
     print(f"dataset: {profile.count:,} pairs in {root}")
     print(f"element_spec: {ds.element_spec}")
-    print(f"first batch: inputs {tuple(x.shape)} {x.dtype.name}, labels {tuple(y.shape)} "
-          f"{y.dtype.name}")
+    print(
+        f"first batch: inputs {tuple(x.shape)} {x.dtype.name}, labels {tuple(y.shape)} "
+        f"{y.dtype.name}"
+    )
 
     xs = sorted(tf.io.gfile.glob(os.path.join(inputs, "*.npy")))
     ys = sorted(tf.io.gfile.glob(os.path.join(labels, "*.npy")))
@@ -40,8 +42,10 @@ def run(args: argparse.Namespace) -> int:
         n, seconds = _pipelines.drain(pipeline)
         results[name] = n / seconds
         mb = n * profile.pair_bytes / seconds / 1e6
-        print(f"  {name:<22} {n:>7,} samples  {seconds:6.2f} s  {n / seconds:>9,.0f} samples/s"
-              f"  {mb:>7,.0f} MB/s")
+        print(
+            f"  {name:<22} {n:>7,} samples  {seconds:6.2f} s  {n / seconds:>9,.0f} samples/s"
+            f"  {mb:>7,.0f} MB/s"
+        )
     ratio = results["npyio"] / results["py_function(np.load)"]
     print(f"  npyio / py_function: {ratio:.2f}x")
     return 0

@@ -84,8 +84,10 @@ def _print_json(obj: object) -> None:
 
 def _summary_block(name: str, s: report.Summary) -> list[str]:
     bad = f", {s.bad:,} bad" if s.bad else ""
-    return [f"{name}: {s.files:,} file{'s' * (s.files != 1)}{bad}, {report.human_bytes(s.bytes)}",
-            *s.lines()]
+    return [
+        f"{name}: {s.files:,} file{'s' * (s.files != 1)}{bad}, {report.human_bytes(s.bytes)}",
+        *s.lines(),
+    ]
 
 
 def _inspect(args: argparse.Namespace) -> int:
@@ -104,8 +106,9 @@ def _inspect(args: argparse.Namespace) -> int:
     else:
         lines: list[str] = []
         if not args.summary and good:
-            lines += report.table([report.FILE_COLUMNS] + [report.file_row(c) for c in good],
-                                   right=(4, 5))
+            lines += report.table(
+                [report.FILE_COLUMNS] + [report.file_row(c) for c in good], right=(4, 5)
+            )
         for s in grouped:
             lines += ([""] if lines else []) + _summary_block(s.arg, out.summary(s))
         if lines:
@@ -138,7 +141,9 @@ def _verify_cmd(args: argparse.Namespace) -> int:
     specs = _specs(args, sources)
     extra: list[tuple[str, str]] = []
     if args.pairs:
-        xs, ys = (P.resolve(d, side, strict=False) for d, side in zip(args.pairs, ("inputs", "labels")))
+        xs, ys = (
+            P.resolve(d, side, strict=False) for d, side in zip(args.pairs, ("inputs", "labels"))
+        )
         sources += [xs, ys]
         extra, paired = _verify.pairing(xs, ys)
         if paired:
@@ -148,7 +153,11 @@ def _verify_cmd(args: argparse.Namespace) -> int:
                 dataclasses.replace(y_check, dtype=args.label_dtype, shape=args.label_shape),
             ]
     out = _verify.scan(
-        sources, jobs=args.jobs, progress=not args.quiet, full=args.full, extra=extra,
+        sources,
+        jobs=args.jobs,
+        progress=not args.quiet,
+        full=args.full,
+        extra=extra,
         specs=specs,
     )
     args._had_issues = not out.ok
@@ -258,7 +267,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--count", type=int, default=10_000, help="pairs to generate (10000)")
     demo.add_argument("--batch-size", type=int, default=8, help="batch size (8)")
     demo.add_argument(
-        "--cache", default=None,
+        "--cache",
+        default=None,
         help="cache folder (default: $NPYIO_CACHE, else ~/.cache/npyio)",
     )
     demo.set_defaults(run=_lazy("demo", "run"), _parser=demo)
@@ -278,11 +288,19 @@ def build_parser() -> argparse.ArgumentParser:
             "  npyio bench --plot bench.png --count large=200"
         ),
     )
-    bench.add_argument("--profiles", nargs="+", default=["small", "medium", "large"],
-                       choices=["small", "medium", "large"])
+    bench.add_argument(
+        "--profiles",
+        nargs="+",
+        default=["small", "medium", "large"],
+        choices=["small", "medium", "large"],
+    )
     bench.add_argument("--rounds", type=int, default=5, help="measured rounds (5)")
-    bench.add_argument("--count", action="append", metavar="PROFILE=N",
-                       help="files per profile (defaults: small=8000 medium=4000 large=400)")
+    bench.add_argument(
+        "--count",
+        action="append",
+        metavar="PROFILE=N",
+        help="files per profile (defaults: small=8000 medium=4000 large=400)",
+    )
     bench.add_argument("--cache", default=None, help="where sample data goes")
     bench.add_argument("--json", action="store_true", help="print JSON instead of a table")
     bench.add_argument("--plot", metavar="PNG", help="also write a bar chart (needs matplotlib)")
@@ -308,11 +326,18 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     inspect.add_argument("paths", nargs="+", metavar="PATH", help=_PATHS_HELP)
-    inspect.add_argument("--summary", "-s", action="store_true",
-                         help="print only the summaries, not a row per file")
+    inspect.add_argument(
+        "--summary", "-s", action="store_true", help="print only the summaries, not a row per file"
+    )
     inspect.add_argument("--json", action="store_true", help="print JSON on stdout")
-    inspect.add_argument("--jobs", "-j", type=_positive_int, default=_DEFAULT_JOBS, metavar="N",
-                         help=f"threads reading headers (default: {_DEFAULT_JOBS})")
+    inspect.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        default=_DEFAULT_JOBS,
+        metavar="N",
+        help=f"threads reading headers (default: {_DEFAULT_JOBS})",
+    )
     inspect.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     inspect.set_defaults(run=_for_terminal(_inspect), _parser=inspect)
 
@@ -341,28 +366,51 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.add_argument("paths", nargs="*", metavar="PATH", help=_PATHS_HELP)
     verify.add_argument(
-        "--pairs", nargs=2, metavar=("INPUTS", "LABELS"),
+        "--pairs",
+        nargs=2,
+        metavar=("INPUTS", "LABELS"),
         help="also check these two directories (or globs), and that their files pair up as "
         "npyio.dataset(INPUTS, LABELS) pairs them",
     )
-    verify.add_argument("--dtype", type=_dtype_arg, metavar="DTYPE",
-                        help="the inputs' dtype, as npyio.dataset(dtype=...) (default: the "
-                        "first file's)")
-    verify.add_argument("--shape", type=_shape_arg, metavar="DIMS",
-                        help="the inputs' shape, as npyio.dataset(shape=...): 64,64,3, with "
-                        "None for a dim of any size (default: the first file's)")
-    verify.add_argument("--label-dtype", type=_dtype_arg, metavar="DTYPE",
-                        help="the labels' dtype (with --pairs)")
-    verify.add_argument("--label-shape", type=_shape_arg, metavar="DIMS",
-                        help="the labels' shape (with --pairs)")
-    verify.add_argument("--allow-mixed", action="store_true",
-                        help="accept files of different dtypes and shapes in one directory "
-                        "(npyio.dataset does not)")
-    verify.add_argument("--full", action="store_true",
-                        help="also decode every payload through the graph decoder (slower)")
-    verify.add_argument("--jobs", "-j", type=_positive_int, default=_DEFAULT_JOBS, metavar="N",
-                        help=f"files checked (and decoded) in parallel (default: {_DEFAULT_JOBS},"
-                        " the CPU count + 4, at most 32: reading headers waits on I/O)")
+    verify.add_argument(
+        "--dtype",
+        type=_dtype_arg,
+        metavar="DTYPE",
+        help="the inputs' dtype, as npyio.dataset(dtype=...) (default: the first file's)",
+    )
+    verify.add_argument(
+        "--shape",
+        type=_shape_arg,
+        metavar="DIMS",
+        help="the inputs' shape, as npyio.dataset(shape=...): 64,64,3, with "
+        "None for a dim of any size (default: the first file's)",
+    )
+    verify.add_argument(
+        "--label-dtype", type=_dtype_arg, metavar="DTYPE", help="the labels' dtype (with --pairs)"
+    )
+    verify.add_argument(
+        "--label-shape", type=_shape_arg, metavar="DIMS", help="the labels' shape (with --pairs)"
+    )
+    verify.add_argument(
+        "--allow-mixed",
+        action="store_true",
+        help="accept files of different dtypes and shapes in one directory "
+        "(npyio.dataset does not)",
+    )
+    verify.add_argument(
+        "--full",
+        action="store_true",
+        help="also decode every payload through the graph decoder (slower)",
+    )
+    verify.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        default=_DEFAULT_JOBS,
+        metavar="N",
+        help=f"files checked (and decoded) in parallel (default: {_DEFAULT_JOBS},"
+        " the CPU count + 4, at most 32: reading headers waits on I/O)",
+    )
     verify.add_argument("--json", action="store_true", help="print JSON on stdout")
     verify.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     verify.set_defaults(run=_for_terminal(_verify_cmd), _parser=verify)

@@ -10,7 +10,15 @@ from typing import Any
 from npyio._npy import format as F
 from npyio._npy.head import Checked
 
-__all__ = ["FILE_COLUMNS", "Summary", "dtype_label", "file_json", "file_row", "human_bytes", "table"]
+__all__ = [
+    "FILE_COLUMNS",
+    "Summary",
+    "dtype_label",
+    "file_json",
+    "file_row",
+    "human_bytes",
+    "table",
+]
 
 
 # --- summaries --------------------------------------------------------------------------------
@@ -122,5 +130,3 @@ def file_row(c: Checked) -> list[str]:
 
 
 FILE_COLUMNS = ["version", "dtype", "shape", "order", "header", "payload", "path"]
-
-

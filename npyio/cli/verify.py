@@ -80,8 +80,9 @@ def decode_files(
     for (dtype, shape), paths in groups.items():
         floating = dtype.startswith(("float", "complex"))
 
-        def probe(path: Any, dtype: str = dtype, shape: tuple[int, ...] = shape,
-                  floating: bool = floating) -> Any:
+        def probe(
+            path: Any, dtype: str = dtype, shape: tuple[int, ...] = shape, floating: bool = floating
+        ) -> Any:
             x = read_npy(path, dtype, shape)
             # Outputs must depend on the values, or the decode is pruned from the graph.
             nonzero = tf.math.count_nonzero(x, dtype=tf.int64)
@@ -143,8 +144,13 @@ def spec_issues(check: SpecCheck, checked: dict[str, Checked]) -> list[tuple[str
         assert c.header is not None
         reason = spec.reason(c.header, c.path)
         if reason is not None and c.path != first:
-            out.append((c.path, f"{reason} (npyio.dataset loads the {check.what} as "
-                                f"{_spec_text(spec)}, {source})"))
+            out.append(
+                (
+                    c.path,
+                    f"{reason} (npyio.dataset loads the {check.what} as "
+                    f"{_spec_text(spec)}, {source})",
+                )
+            )
     return out
 
 
@@ -229,9 +235,7 @@ def scan(
             if p not in seen:
                 seen.add(p)
                 issues += [(p, r) for r in reasons.get(p, [])]
-    return Outcome(
-        sources, checked, issues, nonfinite, time.perf_counter() - start, mismatches
-    )
+    return Outcome(sources, checked, issues, nonfinite, time.perf_counter() - start, mismatches)
 
 
 def pairing(inputs: P.Source, labels: P.Source) -> tuple[list[tuple[str, str]], list[SpecCheck]]:

@@ -30,11 +30,17 @@ from tests.fuzz.fuzzers import FUZZERS, LAST_FAILURE, RUNS
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.fuzz",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--seconds", type=float, default=60.0, help="total run time")
-    parser.add_argument("--fuzzers", default=",".join(FUZZERS),
-                        help=f"comma-separated targets (default: all of {', '.join(FUZZERS)})")
+    parser.add_argument(
+        "--fuzzers",
+        default=",".join(FUZZERS),
+        help=f"comma-separated targets (default: all of {', '.join(FUZZERS)})",
+    )
     parser.add_argument("--chunk", type=int, default=200, help="examples per round and target")
     parser.add_argument("--no-save", action="store_true", help="do not save failing inputs")
     parser.add_argument("--json", help="write the counts to this file")
@@ -85,13 +91,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {key:32} {count}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({
-                "date": datetime.datetime.now().isoformat(timespec="seconds"),
-                "seconds": round(elapsed, 1),
-                "inputs": {n: RUNS[n] for n in names},
-                "failures": failures,
-                "outcomes": dict(O.STATS),
-            }, f, indent=2)
+            json.dump(
+                {
+                    "date": datetime.datetime.now().isoformat(timespec="seconds"),
+                    "seconds": round(elapsed, 1),
+                    "inputs": {n: RUNS[n] for n in names},
+                    "failures": failures,
+                    "outcomes": dict(O.STATS),
+                },
+                f,
+                indent=2,
+            )
     return 1 if failures else 0
 
 

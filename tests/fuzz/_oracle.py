@@ -66,17 +66,29 @@ def _template(fn: Callable[..., str]) -> re.Pattern[str]:
 REASONS: dict[str, re.Pattern[str]] = {
     name: _template(getattr(F, name))
     for name in (
-        "bad_magic", "too_short", "bad_version", "header_too_large", "header_past_end",
-        "not_a_dict", "bad_keys", "bad_descr", "bad_fortran", "bad_shape", "negative_dim",
-        "too_large", "dtype_mismatch", "shape_mismatch", "payload_short", "payload_trailing",
+        "bad_magic",
+        "too_short",
+        "bad_version",
+        "header_too_large",
+        "header_past_end",
+        "not_a_dict",
+        "bad_keys",
+        "bad_descr",
+        "bad_fortran",
+        "bad_shape",
+        "negative_dim",
+        "too_large",
+        "dtype_mismatch",
+        "shape_mismatch",
+        "payload_short",
+        "payload_trailing",
         "file_too_large",
     )
     if hasattr(F, name)
 }
 #: The reasons a header that breaks the grammar can get.
 HEADER_KINDS = frozenset(
-    {"not_a_dict", "bad_keys", "bad_descr", "bad_fortran", "bad_shape", "negative_dim",
-     "too_large"}
+    {"not_a_dict", "bad_keys", "bad_descr", "bad_fortran", "bad_shape", "negative_dim", "too_large"}
 )
 
 
@@ -159,8 +171,13 @@ def numpy_view(data: bytes, max_header_size: int = F.MAX_HEADER_SIZE) -> NumpyVi
         except Exception as e:
             return NumpyView(error=f"header: {e!r}", version=version, text=text, hlen=hlen)
         view = NumpyView(
-            version=version, text=text, hlen=hlen, shape=shape, fortran_order=fortran_order,
-            dtype=dtype, data_offset=f.tell(),
+            version=version,
+            text=text,
+            hlen=hlen,
+            shape=shape,
+            fortran_order=fortran_order,
+            dtype=dtype,
+            data_offset=f.tell(),
         )
         if dtype.hasobject:
             return _replace(view, error="object dtype (allow_pickle=False)")
@@ -227,11 +244,14 @@ def path_verdict(case: Case) -> tuple[np.ndarray | None, str | None, str]:
     path = f"ram://npyio-fuzz/{next(_path_counter)}.npy"
     write_gfile(path, case.data)
     if case.max_file_size is not None:
+
         def read() -> tf.Tensor:
             return npyio.read_npy(path, case.dtype, case.shape, **case.limits())
     else:
+
         def read() -> tf.Tensor:
             return reader(case.dtype, case.shape, case.max_header_size)(tf.constant(path))
+
     try:
         value, message = _graph(read)
     finally:
@@ -310,9 +330,17 @@ def _continuation(ctx: Context) -> bool:
 
 def _string_forms(ctx: Context) -> bool:
     significant = [
-        t for t in ctx.tokens
-        if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT,
-                          tokenize.DEDENT, tokenize.ENDMARKER)
+        t
+        for t in ctx.tokens
+        if t.type
+        not in (
+            tokenize.NL,
+            tokenize.NEWLINE,
+            tokenize.COMMENT,
+            tokenize.INDENT,
+            tokenize.DEDENT,
+            tokenize.ENDMARKER,
+        )
     ]
     for a, b in itertools.pairwise(significant):
         if a.type == tokenize.STRING and b.type == tokenize.STRING:
@@ -326,9 +354,13 @@ def _string_forms(ctx: Context) -> bool:
 def _minus_spacing(ctx: Context) -> bool:
     tokens = list(ctx.tokens)
     return any(
-        t.type == tokenize.OP and t.string == "-"
-        and (i + 1 == len(tokens) or tokens[i + 1].type != tokenize.NUMBER
-             or tokens[i + 1].start != t.end)
+        t.type == tokenize.OP
+        and t.string == "-"
+        and (
+            i + 1 == len(tokens)
+            or tokens[i + 1].type != tokenize.NUMBER
+            or tokens[i + 1].start != t.end
+        )
         for i, t in enumerate(tokens)
     )
 
@@ -347,7 +379,8 @@ def _descr_alias(ctx: Context) -> bool:
     if node is None:
         return False
     descrs = [
-        v for k, v in zip(node.keys, node.values)
+        v
+        for k, v in zip(node.keys, node.values)
         if isinstance(k, ast.Constant) and k.value == "descr"
     ]
     if not descrs:
@@ -407,54 +440,141 @@ def _trailing(ctx: Context) -> bool:
 _DECLARED = " ".join((F.check_declared.__doc__ or "").split()[:8])
 
 CLAUSES: tuple[Clause, ...] = (
-    # -- documented in npyio/_npy/format.py ------------------------------------------------------------
-    Clause("trailing-bytes", "a short payload and trailing bytes after the payload are both errors",
-           frozenset({"payload_trailing"}), _trailing),
-    Clause("around-the-dict", "Around the dict only what ``np.load`` takes in every Python version",
-           HEADER_KINDS, _outside_dict),
-    Clause("comments", "What numpy would also accept but npyio refuses: comments", HEADER_KINDS,
-           lambda c: any(t.type == tokenize.COMMENT for t in c.tokens)),
+    # -- documented in npyio/_npy/format.py ---------------------------------------------------
+    Clause(
+        "trailing-bytes",
+        "a short payload and trailing bytes after the payload are both errors",
+        frozenset({"payload_trailing"}),
+        _trailing,
+    ),
+    Clause(
+        "around-the-dict",
+        "Around the dict only what ``np.load`` takes in every Python version",
+        HEADER_KINDS,
+        _outside_dict,
+    ),
+    Clause(
+        "comments",
+        "What numpy would also accept but npyio refuses: comments",
+        HEADER_KINDS,
+        lambda c: any(t.type == tokenize.COMMENT for t in c.tokens),
+    ),
     Clause("line-continuations", "line continuations", HEADER_KINDS, _continuation),
-    Clause("leading-zeros", "integers with leading zeros", HEADER_KINDS,
-           lambda c: any(re.fullmatch(r"0[0-9_]+", n) for n in _numbers(c))),
-    Clause("underscores", "integers with leading zeros or underscores", HEADER_KINDS,
-           lambda c: any("_" in n for n in _numbers(c))),
+    Clause(
+        "leading-zeros",
+        "integers with leading zeros",
+        HEADER_KINDS,
+        lambda c: any(re.fullmatch(r"0[0-9_]+", n) for n in _numbers(c)),
+    ),
+    Clause(
+        "underscores",
+        "integers with leading zeros or underscores",
+        HEADER_KINDS,
+        lambda c: any("_" in n for n in _numbers(c)),
+    ),
     Clause("unary-plus", "unary ``+``", HEADER_KINDS, lambda c: _ops(c, "+") > 0),
-    Clause("long-dims", "dims of more than 18 digits", frozenset({"too_large"}),
-           lambda c: any(len(n.replace("_", "")) > F.MAX_DIM_DIGITS for n in _numbers(c))),
+    Clause(
+        "long-dims",
+        "dims of more than 18 digits",
+        frozenset({"too_large"}),
+        lambda c: any(len(n.replace("_", "")) > F.MAX_DIM_DIGITS for n in _numbers(c)),
+    ),
     Clause("huge-shapes", "shapes whose byte count reaches 2**62", frozenset({"too_large"}), _huge),
-    Clause("large-headers", "headers larger than ``max_header_size``",
-           frozenset({"header_too_large"}), lambda c: (c.view.hlen or 0) > c.case.max_header_size),
-    Clause("large-files", "Refuses a file larger than ``max_file_size`` bytes",
-           frozenset({"file_too_large"}), source=F.check_file_size,
-           applies=lambda c: c.case.max_file_size is not None
-           and len(c.case.data) > c.case.max_file_size),
-    Clause("unsupported-dtypes",
-           "code := b1 | i1 | i2 | i4 | i8 | u1 | u2 | u4 | u8 | f2 | f4 | f8 | c8 | c16",
-           frozenset({"bad_descr"}), _unsupported),
-    Clause("declared-dtype", _DECLARED, frozenset({"dtype_mismatch"}), _declared_dtype,
-           source=F.check_declared),
-    Clause("declared-shape", _DECLARED, frozenset({"shape_mismatch"}), _declared_shape,
-           source=F.check_declared),
+    Clause(
+        "large-headers",
+        "headers larger than ``max_header_size``",
+        frozenset({"header_too_large"}),
+        lambda c: (c.view.hlen or 0) > c.case.max_header_size,
+    ),
+    Clause(
+        "large-files",
+        "Refuses a file larger than ``max_file_size`` bytes",
+        frozenset({"file_too_large"}),
+        source=F.check_file_size,
+        applies=lambda c: (
+            c.case.max_file_size is not None and len(c.case.data) > c.case.max_file_size
+        ),
+    ),
+    Clause(
+        "unsupported-dtypes",
+        "code := b1 | i1 | i2 | i4 | i8 | u1 | u2 | u4 | u8 | f2 | f4 | f8 | c8 | c16",
+        frozenset({"bad_descr"}),
+        _unsupported,
+    ),
+    Clause(
+        "declared-dtype",
+        _DECLARED,
+        frozenset({"dtype_mismatch"}),
+        _declared_dtype,
+        source=F.check_declared,
+    ),
+    Clause(
+        "declared-shape",
+        _DECLARED,
+        frozenset({"shape_mismatch"}),
+        _declared_shape,
+        source=F.check_declared,
+    ),
     # -- refusals the fuzzers found that the policy list does not name (yet) ---------------------
     # Each phrase is the wording proposed for the list in npyio/_npy/format.py.
-    Clause("string-forms", "string literals other than a plain quoted key or descr (prefixes, "
-           "triple quotes, escapes, implicit concatenation)", HEADER_KINDS, _string_forms,
-           pending=False),
-    Clause("redundant-parentheses", "redundant parentheses (around a key, a value, a dim or the "
-           "shape)", HEADER_KINDS, lambda c: _ops(c, "(") > 1, pending=False),
-    Clause("minus-spacing", "a unary minus apart from its number (``- 0``)", HEADER_KINDS,
-           _minus_spacing, pending=False),
-    Clause("duplicate-keys", "repeated keys (numpy keeps the last)", HEADER_KINDS,
-           _duplicate_keys, pending=False),
-    Clause("descr-aliases", "descrs numpy reads but never writes (``'float32'``, ``'<f'``, "
-           "``'d'``, a ``(descr, ())`` tuple)", HEADER_KINDS, _descr_alias, pending=False),
-    Clause("python2-longs", "Python 2 long suffixes (``(2L, 3L)``)", HEADER_KINDS,
-           _python2_longs, pending=False),
-    Clause("non-decimal-ints", "hexadecimal, octal and binary integers", HEADER_KINDS,
-           lambda c: any(re.match(r"0[xXoObB]", n) for n in _numbers(c)), pending=False),
-    Clause("huge-zero-size-shapes", "zero-size shapes whose other dims reach 2**62 bytes",
-           frozenset({"too_large"}), _huge_zero_size, pending=False),
+    Clause(
+        "string-forms",
+        "string literals other than a plain quoted key or descr (prefixes, "
+        "triple quotes, escapes, implicit concatenation)",
+        HEADER_KINDS,
+        _string_forms,
+        pending=False,
+    ),
+    Clause(
+        "redundant-parentheses",
+        "redundant parentheses (around a key, a value, a dim or the shape)",
+        HEADER_KINDS,
+        lambda c: _ops(c, "(") > 1,
+        pending=False,
+    ),
+    Clause(
+        "minus-spacing",
+        "a unary minus apart from its number (``- 0``)",
+        HEADER_KINDS,
+        _minus_spacing,
+        pending=False,
+    ),
+    Clause(
+        "duplicate-keys",
+        "repeated keys (numpy keeps the last)",
+        HEADER_KINDS,
+        _duplicate_keys,
+        pending=False,
+    ),
+    Clause(
+        "descr-aliases",
+        "descrs numpy reads but never writes (``'float32'``, ``'<f'``, "
+        "``'d'``, a ``(descr, ())`` tuple)",
+        HEADER_KINDS,
+        _descr_alias,
+        pending=False,
+    ),
+    Clause(
+        "python2-longs",
+        "Python 2 long suffixes (``(2L, 3L)``)",
+        HEADER_KINDS,
+        _python2_longs,
+        pending=False,
+    ),
+    Clause(
+        "non-decimal-ints",
+        "hexadecimal, octal and binary integers",
+        HEADER_KINDS,
+        lambda c: any(re.match(r"0[xXoObB]", n) for n in _numbers(c)),
+        pending=False,
+    ),
+    Clause(
+        "huge-zero-size-shapes",
+        "zero-size shapes whose other dims reach 2**62 bytes",
+        frozenset({"too_large"}),
+        _huge_zero_size,
+        pending=False,
+    ),
 )
 
 
@@ -512,7 +632,6 @@ class Outcome:
 KNOWN_BUGS: dict[str, str] = {}  # none open: "declared-itemsize" and "minus-zero" were fixed
 
 
-
 def check(case: Case, *, known_bugs: bool = False) -> Outcome:
     """Runs ``case`` through all three readers and asserts the invariants (module docstring).
 
@@ -560,7 +679,8 @@ def check(case: Case, *, known_bugs: bool = False) -> Outcome:
         assert_same(value, view.array, "invariant 3: npyio and np.load differ")  # type: ignore
         if case.shape is not None:
             assert len(value.shape) == len(case.shape) and all(  # type: ignore[union-attr]
-                d is None or d == g for d, g in zip(case.shape, value.shape)  # type: ignore
+                d is None or d == g
+                for d, g in zip(case.shape, value.shape)  # type: ignore
             ), ("invariant 3: shape differs from the declared one", value.shape, case.shape)
         STATS["accepted"] += 1
         return Outcome(value, None, view)

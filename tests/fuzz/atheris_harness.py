@@ -24,8 +24,22 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "float32", "float64", "complex64", "complex128"]  # npyio's CODES order
+DTYPES = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]  # npyio's CODES order
 
 
 def one_input(data: bytes) -> None:
@@ -51,8 +65,12 @@ def seed_corpus(directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     n = 0
     for name, stored in STORED_DTYPES:
-        for shape, version, order in [((), (1, 0), "C"), ((3,), (2, 0), "C"),
-                                      ((2, 3), (3, 0), "F"), ((0, 2), (1, 0), "C")]:
+        for shape, version, order in [
+            ((), (1, 0), "C"),
+            ((3,), (2, 0), "C"),
+            ((2, 3), (3, 0), "F"),
+            ((0, 2), (1, 0), "C"),
+        ]:
             arr = sample(stored, shape).copy(order=order)
             selector = bytes([DTYPES.index(name)])
             (directory / f"seed-{n:03d}").write_bytes(selector + npy_bytes(arr, version))

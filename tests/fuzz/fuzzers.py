@@ -55,8 +55,11 @@ class Fuzzer:
         base = parent or settings.default
         options = {
             "max_examples": max(self.ci_examples, base.max_examples),
-            "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large,
-                                      HealthCheck.filter_too_much],
+            "suppress_health_check": [
+                HealthCheck.too_slow,
+                HealthCheck.data_too_large,
+                HealthCheck.filter_too_much,
+            ],
             **overrides,
         }
 
@@ -91,13 +94,21 @@ HEADER_LIMITS = [F.MAX_HEADER_SIZE, 0, 64, 115, 116, 117, 118, 119, 200]
 def _limit_cases(draw: st.DrawFn) -> O.Case:
     data, name = draw(st.one_of(S.valid_files().map(lambda f: f[:2]), S.damaged_files()))
     n = len(data)
-    max_file_size = draw(st.one_of(
-        st.none(), st.sampled_from([n - 1, n, n + 1, 0]).map(lambda v: max(v, 0)),
-        st.integers(0, n + 16),
-    ))
-    return O.Case(data, name, None, via_path=draw(st.integers(0, 3)) == 0,
-                  max_header_size=draw(st.sampled_from(HEADER_LIMITS)),
-                  max_file_size=max_file_size)
+    max_file_size = draw(
+        st.one_of(
+            st.none(),
+            st.sampled_from([n - 1, n, n + 1, 0]).map(lambda v: max(v, 0)),
+            st.integers(0, n + 16),
+        )
+    )
+    return O.Case(
+        data,
+        name,
+        None,
+        via_path=draw(st.integers(0, 3)) == 0,
+        max_header_size=draw(st.sampled_from(HEADER_LIMITS)),
+        max_file_size=max_file_size,
+    )
 
 
 def _check(case: O.Case) -> None:

@@ -28,7 +28,7 @@ from typing import Any
 from npyio._npy import format as F
 from tests.fuzz import _oracle as O
 
-DIRECTORY = Path(__file__).resolve().parents[1] / "data" / "regressions"
+DIRECTORY = Path(__file__).resolve().parents[2] / "data" / "regressions"
 DATA_SUFFIXES = (".npy", ".bin")
 
 
@@ -70,21 +70,25 @@ def load_all(directory: Path = DIRECTORY) -> list[Regression]:
         spec = json.loads(spec_path.read_text())
         stem = spec_path.stem
         names = spec.get("files") or [
-            next((stem + s for s in DATA_SUFFIXES if (directory / (stem + s)).exists()),
-                 stem + ".npy")
+            next(
+                (stem + s for s in DATA_SUFFIXES if (directory / (stem + s)).exists()),
+                stem + ".npy",
+            )
         ]
         named.update(names)
         dtype = spec.get("dtype")
-        cases.append(Regression(
-            id=stem,
-            files=tuple((directory / n).read_bytes() for n in names),
-            dtypes=(dtype,) if dtype else tuple(F.CODES.values()),
-            shape=_shape(spec.get("shape")),
-            batch=bool(spec.get("batch", False)),
-            expect=spec.get("expect"),
-            xfail=spec.get("xfail"),
-            meta=spec,
-        ))
+        cases.append(
+            Regression(
+                id=stem,
+                files=tuple((directory / n).read_bytes() for n in names),
+                dtypes=(dtype,) if dtype else tuple(F.CODES.values()),
+                shape=_shape(spec.get("shape")),
+                batch=bool(spec.get("batch", False)),
+                expect=spec.get("expect"),
+                xfail=spec.get("xfail"),
+                meta=spec,
+            )
+        )
     for path in sorted(directory.iterdir()):
         if path.suffix in DATA_SUFFIXES and path.name not in named:
             cases.append(Regression(path.name, (path.read_bytes(),), tuple(F.CODES.values())))

@@ -18,23 +18,67 @@ from hypothesis.extra import numpy as hnp
 
 from npyio._npy import format as F
 from tests._npy import STORED_DTYPES, VERSIONS, npy_bytes, sample, with_header
-from tests.test_properties import PIECES, VALUES, mutated_files  # noqa: F401 -- re-exported
+from tests.npy.test_properties import PIECES, VALUES, mutated_files  # noqa: F401 -- re-exported
 
 DTYPE_NAMES = list(F.CODES.values())
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3)
 
 #: descrs numpy writes for dtypes npyio does not decode, and odd but valid ones.
 OTHER_DESCRS = [
-    "'<f16'", "'|S3'", "'<U2'", "'<M8[s]'", "'<m8[ns]'", "'|V4'", "'|O'", "'<c32'",
-    "[('a', '<f4')]", "[('', '<f4')]", "('<f4', (2,))", "('<f4', ())", "'float32'", "'<f'",
-    "'d'", "'!f4'", "'?'", "'int64'", "'<b1'", "'>u1'", "'=i8'", "'|f4'",
+    "'<f16'",
+    "'|S3'",
+    "'<U2'",
+    "'<M8[s]'",
+    "'<m8[ns]'",
+    "'|V4'",
+    "'|O'",
+    "'<c32'",
+    "[('a', '<f4')]",
+    "[('', '<f4')]",
+    "('<f4', (2,))",
+    "('<f4', ())",
+    "'float32'",
+    "'<f'",
+    "'d'",
+    "'!f4'",
+    "'?'",
+    "'int64'",
+    "'<b1'",
+    "'>u1'",
+    "'=i8'",
+    "'|f4'",
 ]
 
 #: Whole dims to put in place of one dim.
 DIMS = [
-    "0", "1", "2", "3", "-1", "-0", "- 0", "00", "0_0", "+2", "2L", "0x2", "0o2", "0b10", "(2)",
-    "True", "1_0", "1" * 19, "9" * 40, str(2**31), str(2**32), str(2**59 - 1), str(2**59),
-    str(2**60), str(2**62), str(2**63), str(2**64), "-1234567890123456789",
+    "0",
+    "1",
+    "2",
+    "3",
+    "-1",
+    "-0",
+    "- 0",
+    "00",
+    "0_0",
+    "+2",
+    "2L",
+    "0x2",
+    "0o2",
+    "0b10",
+    "(2)",
+    "True",
+    "1_0",
+    "1" * 19,
+    "9" * 40,
+    str(2**31),
+    str(2**32),
+    str(2**59 - 1),
+    str(2**59),
+    str(2**60),
+    str(2**62),
+    str(2**63),
+    str(2**64),
+    "-1234567890123456789",
 ]
 
 _ENTRY = rb"((?:'%s'|\"%s\")[ \t\n\r\f]*:[ \t\n\r\f]*)(\([^)]*\)|'[^']*'|\w+)"
@@ -44,7 +88,7 @@ def _split(data: bytes) -> tuple[tuple[int, int], bytearray, bytes]:
     """numpy-written bytes -> (version, header text, payload)."""
     version = (data[6], data[7])
     start = F.MAGIC_LEN + F.HEADER_LEN_SIZE[version]
-    hlen = int.from_bytes(data[F.MAGIC_LEN:start], "little")
+    hlen = int.from_bytes(data[F.MAGIC_LEN : start], "little")
     return version, bytearray(data[start : start + hlen]), data[start + hlen :]
 
 
@@ -66,8 +110,16 @@ def aliases(stored: str) -> list[str]:
     """descr spellings other than numpy's that np.dtype reads as ``stored``."""
     dt = np.dtype(stored)
     order = "" if dt.byteorder in "|=" else dt.byteorder
-    candidates = [dt.name, dt.char, order + dt.char, order + dt.name, "!" + dt.str[1:],
-                  dt.str[1:], "=" + dt.str[1:], "|" + dt.str[1:]]
+    candidates = [
+        dt.name,
+        dt.char,
+        order + dt.char,
+        order + dt.name,
+        "!" + dt.str[1:],
+        dt.str[1:],
+        "=" + dt.str[1:],
+        "|" + dt.str[1:],
+    ]
     out = []
     for c in candidates:
         try:
@@ -81,14 +133,36 @@ def aliases(stored: str) -> list[str]:
 
 def _lenient(draw: st.DrawFn, text: bytearray, stored: str, version: tuple[int, int]) -> None:
     """A rewrite that numpy's reader still takes (mostly), in a spelling npyio may refuse."""
-    kind = draw(st.sampled_from([
-        "comment", "continuation", "lead-newline", "lead-formfeed", "lead-tab", "trail",
-        "u-prefix", "r-prefix", "triple-quotes", "concatenation", "escape", "double-quotes",
-        "paren-key", "paren-value", "paren-shape", "paren-dim", "duplicate-key", "alias",
-        "python2-long", "dim-spelling", "whitespace", "no-trailing-comma",
-    ]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "comment",
+                "continuation",
+                "lead-newline",
+                "lead-formfeed",
+                "lead-tab",
+                "trail",
+                "u-prefix",
+                "r-prefix",
+                "triple-quotes",
+                "concatenation",
+                "escape",
+                "double-quotes",
+                "paren-key",
+                "paren-value",
+                "paren-shape",
+                "paren-dim",
+                "duplicate-key",
+                "alias",
+                "python2-long",
+                "dim-spelling",
+                "whitespace",
+                "no-trailing-comma",
+            ]
+        )
+    )
     body = bytes(text).rstrip(b" \n")
-    tail = bytes(text)[len(body):]
+    tail = bytes(text)[len(body) :]
     if kind == "comment":
         where = draw(st.sampled_from(["end", "line", "inside"]))
         if where == "end":
@@ -106,10 +180,26 @@ def _lenient(draw: st.DrawFn, text: bytearray, stored: str, version: tuple[int, 
     elif kind == "lead-tab":
         text[:] = draw(st.sampled_from([b"\t", b" ", b"  \t"])) + body + tail
     elif kind == "trail":
-        text[:] = body + draw(st.sampled_from(
-            [b"", b" ", b"\n", b"\n\n", b"\r\n", b"\n  ", b"\n  \n", b" \f\n", b"\n\f", b"\t",
-             b"\r", b"\n\r\n", b";", b" ;\n"]
-        ))
+        text[:] = body + draw(
+            st.sampled_from(
+                [
+                    b"",
+                    b" ",
+                    b"\n",
+                    b"\n\n",
+                    b"\r\n",
+                    b"\n  ",
+                    b"\n  \n",
+                    b" \f\n",
+                    b"\n\f",
+                    b"\t",
+                    b"\r",
+                    b"\n\r\n",
+                    b";",
+                    b" ;\n",
+                ]
+            )
+        )
     elif kind in ("u-prefix", "r-prefix"):
         key = draw(st.sampled_from([b"'descr'", b"'shape'", b"'fortran_order'"]))
         text[:] = bytes(text).replace(key, (b"u" if kind == "u-prefix" else b"R") + key, 1)
@@ -132,20 +222,25 @@ def _lenient(draw: st.DrawFn, text: bytearray, stored: str, version: tuple[int, 
     elif kind == "paren-dim":
         text[:] = re.sub(rb"\((\d+)", rb"((\1)", bytes(text), count=1)
     elif kind == "duplicate-key":
-        other = draw(st.sampled_from([b"'descr': '<f8', ", b"'shape': (), ",
-                                      b"'fortran_order': True, "]))
+        other = draw(
+            st.sampled_from([b"'descr': '<f8', ", b"'shape': (), ", b"'fortran_order': True, "])
+        )
         text[:] = bytes(text).replace(b"{", b"{" + other, 1)
     elif kind == "alias":
         _set_value(text, b"descr", draw(st.sampled_from(aliases(stored))).encode())
     elif kind == "python2-long":
         text[:] = re.sub(rb"(\d)([,)])", rb"\1L\2", bytes(text))
     elif kind == "dim-spelling":
-        spelled = draw(st.sampled_from([
-            (rb"\b0\b", [b"00", b"0_0", b"- 0", b"-0", b"+0", b"0x0", b"0o0", b"-(0)"]),
-            (rb"\b1\b", [b"01", b"+1", b"0x1", b"0b1", b"True", b"1L", b"(1)"]),
-            (rb"\b2\b", [b"+2", b"0x2", b"0o2", b"0b10", b"2L", b"0_2", b"(2)"]),
-            (rb"\b3\b", [b"+3", b"0x3", b"3L", b"0B11", b"03"]),
-        ]))
+        spelled = draw(
+            st.sampled_from(
+                [
+                    (rb"\b0\b", [b"00", b"0_0", b"- 0", b"-0", b"+0", b"0x0", b"0o0", b"-(0)"]),
+                    (rb"\b1\b", [b"01", b"+1", b"0x1", b"0b1", b"True", b"1L", b"(1)"]),
+                    (rb"\b2\b", [b"+2", b"0x2", b"0o2", b"0b10", b"2L", b"0_2", b"(2)"]),
+                    (rb"\b3\b", [b"+3", b"0x3", b"3L", b"0B11", b"03"]),
+                ]
+            )
+        )
         pattern, spellings = spelled
         span = _shape_span(text)
         if span:
@@ -154,8 +249,11 @@ def _lenient(draw: st.DrawFn, text: bytearray, stored: str, version: tuple[int, 
             text[span[0] : span[1]] = new
     elif kind == "whitespace":
         ws = draw(st.sampled_from([b"\t", b"\n", b"\r\n", b"\f", b"  ", b"\r", b"\v"]))
-        text[:] = bytes(text).replace(draw(st.sampled_from([b": ", b", ", b"{", b"("])),
-                                      draw(st.sampled_from([b":", b",", b"{", b"("])) + ws, 1)
+        text[:] = bytes(text).replace(
+            draw(st.sampled_from([b": ", b", ", b"{", b"("])),
+            draw(st.sampled_from([b":", b",", b"{", b"("])) + ws,
+            1,
+        )
     elif kind == "no-trailing-comma":
         text[:] = bytes(text).replace(b", }", b"}", 1)
 
@@ -171,8 +269,22 @@ def valid_files(draw: st.DrawFn, shapes: st.SearchStrategy = SHAPES) -> tuple[by
 
 
 MUTATIONS = [
-    "magic", "version", "hlen", "descr", "dims", "shape", "fortran", "text-bytes", "tokens",
-    "lenient", "lenient", "lenient", "padding", "truncate", "payload-length", "append",
+    "magic",
+    "version",
+    "hlen",
+    "descr",
+    "dims",
+    "shape",
+    "fortran",
+    "text-bytes",
+    "tokens",
+    "lenient",
+    "lenient",
+    "lenient",
+    "padding",
+    "truncate",
+    "payload-length",
+    "append",
     "payload-bytes",
 ]
 
@@ -193,18 +305,44 @@ def damaged_files(draw: st.DrawFn, mutations: list[str] = MUTATIONS) -> tuple[by
         if op == "magic":
             magic[draw(st.integers(0, 5))] = draw(st.integers(0, 255))
         elif op == "version":
-            raw_version = bytes(draw(st.sampled_from(
-                [(1, 0), (2, 0), (3, 0), (1, 1), (0, 0), (4, 0), (2, 1), (3, 255), (255, 255)]
-            )))
+            raw_version = bytes(
+                draw(
+                    st.sampled_from(
+                        [
+                            (1, 0),
+                            (2, 0),
+                            (3, 0),
+                            (1, 1),
+                            (0, 0),
+                            (4, 0),
+                            (2, 1),
+                            (3, 255),
+                            (255, 255),
+                        ]
+                    )
+                )
+            )
         elif op == "hlen":
-            hlen = draw(st.one_of(
-                st.integers(-16, 16).map(lambda k: max(0, len(text) + k)),
-                st.sampled_from([0, 1, 9_999, 10_000, 10_001, 2**16 - 1, 2**16, 2**31, 2**32 - 1]),
-            ))
+            hlen = draw(
+                st.one_of(
+                    st.integers(-16, 16).map(lambda k: max(0, len(text) + k)),
+                    st.sampled_from(
+                        [0, 1, 9_999, 10_000, 10_001, 2**16 - 1, 2**16, 2**31, 2**32 - 1]
+                    ),
+                )
+            )
         elif op == "descr":
-            _set_value(text, b"descr", draw(st.one_of(
-                VALUES[b"descr"], st.sampled_from(OTHER_DESCRS), st.sampled_from(aliases(stored))
-            )).encode())
+            _set_value(
+                text,
+                b"descr",
+                draw(
+                    st.one_of(
+                        VALUES[b"descr"],
+                        st.sampled_from(OTHER_DESCRS),
+                        st.sampled_from(aliases(stored)),
+                    )
+                ).encode(),
+            )
         elif op == "dims":
             span = _shape_span(text)
             if span:
@@ -236,9 +374,11 @@ def damaged_files(draw: st.DrawFn, mutations: list[str] = MUTATIONS) -> tuple[by
             _lenient(draw, text, stored, version)
         elif op == "padding":
             body = bytes(text).rstrip(b" \n")
-            text[:] = body + draw(st.sampled_from(
-                [b"", b"\n", b" " * 3 + b"\n", b" " * 200 + b"\n", b" " * 10_000 + b"\n"]
-            ))
+            text[:] = body + draw(
+                st.sampled_from(
+                    [b"", b"\n", b" " * 3 + b"\n", b" " * 200 + b"\n", b" " * 10_000 + b"\n"]
+                )
+            )
         elif op == "truncate":
             cut = draw(st.integers(0, F.MAGIC_LEN + 4 + len(text) + len(payload)))
         elif op == "payload-length":
@@ -248,9 +388,11 @@ def damaged_files(draw: st.DrawFn, mutations: list[str] = MUTATIONS) -> tuple[by
             else:
                 payload += bytes(k)
         elif op == "append":
-            payload += draw(st.one_of(
-                st.binary(min_size=1, max_size=64), st.just(b"\n"), st.just(bytes(payload))
-            ))
+            payload += draw(
+                st.one_of(
+                    st.binary(min_size=1, max_size=64), st.just(b"\n"), st.just(bytes(payload))
+                )
+            )
         elif op == "payload-bytes" and payload:
             for _ in range(draw(st.integers(1, 4))):
                 payload[draw(st.integers(0, len(payload) - 1))] = draw(st.integers(0, 255))
@@ -278,10 +420,12 @@ def random_files(draw: st.DrawFn) -> tuple[bytes, str]:
     version = draw(st.sampled_from(VERSIONS))
     if how == "magic":
         return F.MAGIC_PREFIX + bytes(version) + draw(st.binary(max_size=256)), name
-    text = draw(st.one_of(
-        st.binary(max_size=120),
-        st.lists(PIECES, max_size=30).map(lambda ps: "".join(ps).encode("latin-1")),
-    ))
+    text = draw(
+        st.one_of(
+            st.binary(max_size=120),
+            st.lists(PIECES, max_size=30).map(lambda ps: "".join(ps).encode("latin-1")),
+        )
+    )
     return with_header(text, draw(st.binary(max_size=64)), version), name
 
 

@@ -19,11 +19,13 @@ from tests.fuzz import regressions as R
 def _clause_param(clause: O.Clause) -> object:
     marks = []
     if clause.pending:
-        marks.append(pytest.mark.xfail(
-            strict=True,
-            reason=f"undocumented refusal: npyio/_npy/format.py's policy list should name "
-                   f"{clause.phrase!r}",
-        ))
+        marks.append(
+            pytest.mark.xfail(
+                strict=True,
+                reason=f"undocumented refusal: npyio/_npy/format.py's policy list should name "
+                f"{clause.phrase!r}",
+            )
+        )
     return pytest.param(clause, id=clause.name, marks=marks)
 
 
@@ -73,9 +75,26 @@ def _text(descr: str = "'<f4'", fortran: str = "False", shape: str = "(2, 3)") -
         ("{'descr': '<i8', " + _text()[1:], "duplicate-keys"),
         (_text(shape="(- 0, 3)"), "minus-spacing"),
     ],
-    ids=["comment", "continuation", "lead-newline", "indented-last-line", "plus", "underscore",
-         "leading-zeros", "plain", "u-prefix", "concatenation", "paren-dim", "paren-value",
-         "python2", "hex", "alias", "alias-tuple", "duplicate", "minus-space"],
+    ids=[
+        "comment",
+        "continuation",
+        "lead-newline",
+        "indented-last-line",
+        "plus",
+        "underscore",
+        "leading-zeros",
+        "plain",
+        "u-prefix",
+        "concatenation",
+        "paren-dim",
+        "paren-value",
+        "python2",
+        "hex",
+        "alias",
+        "alias-tuple",
+        "duplicate",
+        "minus-space",
+    ],
 )
 def test_policy_names_the_clause(text, clause):
     got = _policy(with_header(text, PAYLOAD))  # numpy ignores what an empty array leaves over
@@ -111,5 +130,6 @@ def test_pending_clauses_have_regression_cases():
     ids = {c.id for c in R.load_all()}
     for clause in O.CLAUSES:
         if clause.pending:
-            assert any(i.startswith("undocumented-") and clause.name.split("-")[0] in i
-                       for i in ids), clause.name
+            assert any(
+                i.startswith("undocumented-") and clause.name.split("-")[0] in i for i in ids
+            ), clause.name

@@ -19,7 +19,8 @@ def _params() -> list[object]:
         return [pytest.param(None, id="none")]
     return [
         pytest.param(
-            c, id=c.id,
+            c,
+            id=c.id,
             marks=[pytest.mark.xfail(strict=True, reason=c.xfail)] if c.xfail else [],
         )
         for c in cases

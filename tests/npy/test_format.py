@@ -43,11 +43,40 @@ def test_parse_dtype_round_trips_every_supported_type(name):
 
 @pytest.mark.parametrize(
     "dtype",
-    [object, "O", "U5", "S5", "M8[ns]", "m8[s]", "V4", tf.string, tf.bfloat16, tf.resource,
-     tf.variant, np.dtype([("a", "<f4")]), np.dtype(("<f4", (2,))), np.longdouble, "nonsense"],
-    ids=["object", "object-code", "unicode", "bytes", "datetime", "timedelta", "void",
-         "tf-string", "tf-bfloat16", "tf-resource", "tf-variant", "structured", "sub-array",
-         "longdouble", "nonsense"],
+    [
+        object,
+        "O",
+        "U5",
+        "S5",
+        "M8[ns]",
+        "m8[s]",
+        "V4",
+        tf.string,
+        tf.bfloat16,
+        tf.resource,
+        tf.variant,
+        np.dtype([("a", "<f4")]),
+        np.dtype(("<f4", (2,))),
+        np.longdouble,
+        "nonsense",
+    ],
+    ids=[
+        "object",
+        "object-code",
+        "unicode",
+        "bytes",
+        "datetime",
+        "timedelta",
+        "void",
+        "tf-string",
+        "tf-bfloat16",
+        "tf-resource",
+        "tf-variant",
+        "structured",
+        "sub-array",
+        "longdouble",
+        "nonsense",
+    ],
 )
 def test_parse_dtype_refuses(dtype):
     with pytest.raises(TypeError, match=r"unsupported dtype .* expected one of bool, int8"):
@@ -109,8 +138,9 @@ def test_show_shape(shape, text):
 )
 def test_read_header(version, descr, fortran, shape):
     dt = np.dtype(descr)
-    data = with_header(header_text(descr, fortran, shape), bytes(dt.itemsize * int(np.prod(shape))),
-                       version)
+    data = with_header(
+        header_text(descr, fortran, shape), bytes(dt.itemsize * int(np.prod(shape))), version
+    )
     header = F.read_header(io.BytesIO(data), "p")
     offset = len(data) - header.nbytes
     assert header == F.NpyHeader(version, dt, shape, fortran, offset)
@@ -124,7 +154,10 @@ def test_parse_header_text():
     text = "{'shape': (3,), \"fortran_order\": True, 'descr': '>i2'}"
     assert F.parse_header_text(text) == (np.dtype(">i2"), (3,), True)
     assert F.parse_header_text(" {'descr':'=u8','fortran_order':False,'shape':()}\n") == (
-        np.dtype("u8"), (), False)
+        np.dtype("u8"),
+        (),
+        False,
+    )
     with pytest.raises(ValueError, match=re.escape(F.bad_shape("(3.0,)"))):
         F.parse_header_text("{'descr': '<f4', 'fortran_order': False, 'shape': (3.0,)}")
 
@@ -154,8 +187,10 @@ def test_reference_and_graph_give_the_same_message(case):
         reference(case.data, case.dtype, case.shape)
     assert info.value.reason == case.reason
     assert str(info.value) == f"<bytes>: {case.reason}"
-    for run in (lambda: npyio.decode_npy(case.data, case.dtype, case.shape),
-                lambda: decoder(case.dtype, case.shape)(tf.constant(case.data))):
+    for run in (
+        lambda: npyio.decode_npy(case.data, case.dtype, case.shape),
+        lambda: decoder(case.dtype, case.shape)(tf.constant(case.data)),
+    ):
         with pytest.raises(tf.errors.InvalidArgumentError) as err:
             run()
         assert type(err.value) is tf.errors.InvalidArgumentError

@@ -1,9 +1,9 @@
-"""The tfio backend (``npyio._backends.tfio``) against ``np.load``, and tensorflow-io's own op as measured.
+"""The tfio backend (``npyio._backends.tfio``) against ``np.load``, and tensorflow-io's own op.
 
 Tests marked ``tfio`` need tensorflow-io's ops. They run only where ``NPYIO_TFIO=1`` is set (see
 ``tests/conftest.py``), in the tfio virtualenv (TensorFlow 2.16.2, tensorflow-io 0.37.1)::
 
-    NPYIO_TFIO=1 .venv-tfio/bin/python -m pytest -m tfio tests/test_tfio.py
+    NPYIO_TFIO=1 .venv-tfio/bin/python -m pytest -m tfio tests/backends/test_tfio.py
 
 and there they fail, not skip, if the ops do not load. The unmarked tests (the backend is
 unavailable without tensorflow-io) run everywhere.
@@ -50,7 +50,15 @@ tfio = pytest.mark.tfio
 
 #: What tfio decodes itself; every other dtype goes to the graph parser.
 TFIO_NAMES = [
-    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
     "float64",
 ]
 REFUSED = "the tfio backend cannot decode this file (fallback=False)"
@@ -71,8 +79,13 @@ def raw_tfio(path: str, dtype: str) -> np.ndarray:
     ops = _tfio.load_ops()
     zero = tf.constant(0, tf.int64)
     return ops.numpy_read(
-        address=zero, filename=path, array="", shape=tf.constant([1], tf.int64), start=zero,
-        stop=tf.constant(-1, tf.int64), dtype=tf.as_dtype(dtype),
+        address=zero,
+        filename=path,
+        array="",
+        shape=tf.constant([1], tf.int64),
+        start=zero,
+        stop=tf.constant(-1, tf.int64),
+        dtype=tf.as_dtype(dtype),
     ).numpy()
 
 
@@ -302,8 +315,10 @@ HEADERS = {
     "numpy-64-aligned": (padded(T, 64), True),
     "double-quotes": (padded(T.replace("'", '"')), False),
     "key-order": (padded("{'shape': (3, 4), 'fortran_order': False, 'descr': '<f4', }"), False),
-    "no-trailing-comma": (padded("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4)}"),
-                          False),
+    "no-trailing-comma": (
+        padded("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4)}"),
+        False,
+    ),
     "no-space-after-colon": (padded(T.replace(": ", ":")), False),
     "newlines-between-entries": (padded(T.replace(", '", ",\n'")), False),
     "tabs-between-entries": (padded(T.replace(", '", ",\t'")), False),
@@ -425,8 +440,9 @@ def invalid_files() -> dict[str, tuple[bytes, str]]:
         "short-payload": (good[:-1], "payload is shorter than the header says"),
         "no-payload": (good[:128], "payload is shorter than the header says"),
         "header-says-less": (
-            with_header(padded("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4), }"),
-                        good[128:]),
+            with_header(
+                padded("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4), }"), good[128:]
+            ),
             "shape mismatch",
         ),
         "truncated-header": (good[:40], "header runs past the end of the file"),
@@ -512,14 +528,17 @@ def test_in_a_parallel_dataset_map(tmp_path):
     for i in range(24):
         arr = sample("<f4", (6, 5), seed=i)
         data = [
-            npy_bytes(arr), npy_bytes(arr.astype(">f4")), npy_bytes(arr.copy(order="F")),
+            npy_bytes(arr),
+            npy_bytes(arr.astype(">f4")),
+            npy_bytes(arr.copy(order="F")),
             npy_bytes(arr, (2, 0)),
         ][i % 4]
         paths.append(write_file(tmp_path, f"{i}.npy", data))
         wants.append(arr)
     ds = tf.data.Dataset.from_tensor_slices(paths).map(
         lambda p: _tfio.read_tfio(p, np.dtype("float32"), tf.TensorShape([6, 5])),
-        num_parallel_calls=2, deterministic=True,
+        num_parallel_calls=2,
+        deterministic=True,
     )
     assert ds.element_spec == tf.TensorSpec([6, 5], tf.float32)
     got = list(ds)

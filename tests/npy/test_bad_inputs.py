@@ -74,7 +74,8 @@ def test_inspect_refuses_bad_headers(tmp_path, case):
 
 
 @pytest.mark.parametrize(
-    "case", [c for c in CORPUS if not c.header_level],
+    "case",
+    [c for c in CORPUS if not c.header_level],
     ids=[c.id for c in CORPUS if not c.header_level],
 )
 def test_inspect_accepts_good_headers_of_bad_files(tmp_path, case):
@@ -133,8 +134,17 @@ def test_batch_names_the_element(tmp_path, case):
     assert tf_message(err) == f"<bytes>[0]: {case.reason}"
 
 
-BATCH_LATER = ["bad-magic", "magic-only", "version-4.0", "header-past-end-v1", "empty-header",
-               "object-dtype", "payload-short", "trailing-bytes", "float32-read-as-int32"]
+BATCH_LATER = [
+    "bad-magic",
+    "magic-only",
+    "version-4.0",
+    "header-past-end-v1",
+    "empty-header",
+    "object-dtype",
+    "payload-short",
+    "trailing-bytes",
+    "float32-read-as-int32",
+]
 
 
 @pytest.mark.parametrize("index", [1, 2])

@@ -20,15 +20,15 @@ import pytest
 import tensorflow as tf
 
 from npyio._data import paths as P
+from npyio._npy import format as F
 from npyio._npy import head
 from npyio.cli import main as _cli
 from npyio.cli import verify as _verify
-from npyio._npy import format as F
 from npyio.errors import NpyFormatError
 from tests._corpus import CORPUS, CORPUS_IDS
 from tests._npy import header_text, npy_bytes, with_header
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _save(path: Path, arr: np.ndarray) -> bytes:
@@ -40,11 +40,11 @@ def _save(path: Path, arr: np.ndarray) -> bytes:
 def make_tree(root: Path) -> Path:
     """The generated tree::
 
-        good/    a.npy (float32 (2, 3)), b.npy (the same, Fortran order),
-                 c.npy (>f8 (3,), holds NaN and inf)
-        inputs/  000..005.npy float32 (2, 3): 004 truncated, 005 bad magic; notes.txt
-        labels/  000..005.npy int64 (), and 007.npy, which has no input
-        empty/   notes.txt only: no .npy files
+    good/    a.npy (float32 (2, 3)), b.npy (the same, Fortran order),
+             c.npy (>f8 (3,), holds NaN and inf)
+    inputs/  000..005.npy float32 (2, 3): 004 truncated, 005 bad magic; notes.txt
+    labels/  000..005.npy int64 (), and 007.npy, which has no input
+    empty/   notes.txt only: no .npy files
     """
     for d in ("good", "inputs", "labels", "empty"):
         (root / d).mkdir()
@@ -64,8 +64,16 @@ def make_tree(root: Path) -> Path:
 
 # --- real subprocess runs -------------------------------------------------------------------------
 RUNS = {
-    "verify": ["verify", "inputs", "empty", "nope.npy", "inputs/notes.txt",
-               "--pairs", "inputs", "labels"],
+    "verify": [
+        "verify",
+        "inputs",
+        "empty",
+        "nope.npy",
+        "inputs/notes.txt",
+        "--pairs",
+        "inputs",
+        "labels",
+    ],
     "verify-json-full": ["verify", "--json", "--full", "good", "inputs"],
     "inspect": ["inspect", "good", "inputs/notes.txt", "nope.npy"],
 }
@@ -83,8 +91,12 @@ def runs(tree) -> dict[str, subprocess.CompletedProcess[str]]:
 
     def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "npyio", *argv], cwd=tree, env=env,
-            capture_output=True, text=True, timeout=300,
+            [sys.executable, "-m", "npyio", *argv],
+            cwd=tree,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
 
     with ThreadPoolExecutor(2) as pool:
@@ -106,9 +118,7 @@ def test_verify_lists_each_bad_file_with_its_reason(runs):
     # notes.txt is ignored in the directory (6 files, not 7) but bad when named
     assert "inputs: 6 files, 2 bad, " in r.stdout
     assert "labels: 7 files, 1 bad, " in r.stdout
-    assert r.stdout.rstrip().splitlines()[-1].endswith(
-        "headers and sizes: 6 bad files"
-    ), r.stdout
+    assert r.stdout.rstrip().splitlines()[-1].endswith("headers and sizes: 6 bad files"), r.stdout
     assert "checking: 14/14" in r.stderr  # plain progress lines: stderr is not a terminal
 
 
@@ -178,8 +188,14 @@ def test_inspect_json(tree, monkeypatch, capsys):
     doc = json.loads(out)
     assert [f["path"] for f in doc["files"]] == [f"inputs/00{i}.npy" for i in range(4)]
     assert doc["files"][0] == {
-        "path": "inputs/000.npy", "version": "1.0", "dtype": "float32", "descr": "<f4",
-        "shape": [2, 3], "order": "C", "header_bytes": 128, "payload_bytes": 24,
+        "path": "inputs/000.npy",
+        "version": "1.0",
+        "dtype": "float32",
+        "descr": "<f4",
+        "shape": [2, 3],
+        "order": "C",
+        "header_bytes": 128,
+        "payload_bytes": 24,
         "file_bytes": 152,
     }
     assert [(b["path"], b["reason"].split(" --")[0]) for b in doc["bad"]] == [
@@ -187,15 +203,23 @@ def test_inspect_json(tree, monkeypatch, capsys):
         ("inputs/005.npy", "not a .npy file: bad magic string"),
         ("empty", "directory has no .npy files"),
     ]
-    assert doc["directories"] == [{
-        "path": "inputs", "files": 6, "bad": 2, "bytes": 4 * 152 + 148 + 152,
-        "groups": [{"dtype": "float32", "shape": [2, 3], "count": 4}],
-    }]
+    assert doc["directories"] == [
+        {
+            "path": "inputs",
+            "files": 6,
+            "bad": 2,
+            "bytes": 4 * 152 + 148 + 152,
+            "groups": [{"dtype": "float32", "shape": [2, 3], "count": 4}],
+        }
+    ]
 
 
 # --- in-process: arguments and help ---------------------------------------------------------------
-@pytest.mark.parametrize("command", [[], ["inspect"], ["verify"], ["demo"], ["bench"]],
-                         ids=["npyio", "inspect", "verify", "demo", "bench"])
+@pytest.mark.parametrize(
+    "command",
+    [[], ["inspect"], ["verify"], ["demo"], ["bench"]],
+    ids=["npyio", "inspect", "verify", "demo", "bench"],
+)
 def test_help_has_examples(command, capsys):
     with pytest.raises(SystemExit) as info:
         _cli.main([*command, "--help"])
@@ -208,8 +232,13 @@ def test_help_has_examples(command, capsys):
 
 @pytest.mark.parametrize(
     "argv",
-    [["verify"], ["verify", "x", "--jobs", "0"], ["inspect"], ["verify", "--pairs", "a"],
-     ["inspect", "x", "--frobnicate"]],
+    [
+        ["verify"],
+        ["verify", "x", "--jobs", "0"],
+        ["inspect"],
+        ["verify", "--pairs", "a"],
+        ["inspect", "x", "--frobnicate"],
+    ],
     ids=["verify-nothing", "jobs-0", "inspect-nothing", "pairs-one-dir", "unknown-option"],
 )
 def test_usage_errors_exit_2(argv, capsys):

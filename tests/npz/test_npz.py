@@ -126,8 +126,10 @@ def test_members_bit_exact(compressed, writer):
 
 def test_writers_do_what_the_tests_assume():
     """np.savez: force_zip64 local headers; streamed: data descriptors; zip64: extra fields."""
-    infos = {w: zipfile.ZipFile(io.BytesIO(npz_bytes({"a": np.arange(3)}, False, w))).infolist()
-             for w in ("file", "stream")}
+    infos = {
+        w: zipfile.ZipFile(io.BytesIO(npz_bytes({"a": np.arange(3)}, False, w))).infolist()
+        for w in ("file", "stream")
+    }
     assert infos["file"][0].flag_bits & 8 == 0 and infos["stream"][0].flag_bits & 8
     with zip64_everywhere():
         data = npz_bytes(MEMBERS, False, "zip64")
@@ -165,9 +167,7 @@ def test_zipfile_force_zip64_members(method):
     data = buf.getvalue()
     local = data.index(_npz.LOCAL_SIG)
     assert struct.unpack("<II", data[local + 18 : local + 26]) == (0xFFFFFFFF, 0xFFFFFFFF)
-    decode = tf.function(
-        lambda b, k: npyio.decode_npz(b, k, tf.float16, (3, 3)), autograph=False
-    )
+    decode = tf.function(lambda b, k: npyio.decode_npz(b, k, tf.float16, (3, 3)), autograph=False)
     assert_same(decode(tf.constant(data), tf.constant("b")), arrays["b"])
     assert_same(npyio.decode_npz(data, "a", tf.int64), arrays["a"])
 
@@ -181,8 +181,9 @@ def test_archive_comment_and_prefix_bytes_in_members():
 
 
 def test_decode_in_a_dataset_and_no_python_ops(tmp_path):
-    paths = [write(tmp_path / f"{i}.npz", npz_bytes({"x": np.full(3, i)}, i % 2 == 1))
-             for i in range(4)]
+    paths = [
+        write(tmp_path / f"{i}.npz", npz_bytes({"x": np.full(3, i)}, i % 2 == 1)) for i in range(4)
+    ]
     ds = tf.data.Dataset.from_tensor_slices(paths).map(lambda p: npyio.read_npz(p, "x", tf.int64))
     assert [int(v[0]) for v in ds] == [0, 1, 2, 3]
     types = op_types(ds)
@@ -237,7 +238,7 @@ def _truncations(data: bytes) -> dict[str, bytes]:
         "half": data[: len(data) // 2],
         "minus-one": data[:-1],
         "no-end-record": data[: _eocd(data)],
-        "cut-before-directory": data[: central(data)["x.npy"]] + data[_eocd(data):],
+        "cut-before-directory": data[: central(data)["x.npy"]] + data[_eocd(data) :],
         "head-cut": data[40:],
     }
 
@@ -360,8 +361,11 @@ def test_inspect_npz(tmp_path):
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_BZIP2) as zf:
         zf.writestr("x.npy", npy_bytes(BASE["x"]))
     bz = write(tmp_path / "bz.npz", buf.getvalue())
-    for p, key, words in ((path, "nope", "no such member"), (bz, "x", re.escape("12 (bzip2)")),
-                          (write(tmp_path / "n.npz", b"junk"), "x", "not a readable zip")):
+    for p, key, words in (
+        (path, "nope", "no such member"),
+        (bz, "x", re.escape("12 (bzip2)")),
+        (write(tmp_path / "n.npz", b"junk"), "x", "not a readable zip"),
+    ):
         with pytest.raises(npyio.NpyFormatError, match=words) as e:
             _npz.inspect_npz(p, key)
         assert str(e.value).startswith(f"{p}[{key}]: ")
@@ -393,7 +397,8 @@ def test_dataset_key_and_label_key(tmp_path):
     root = make_archives(tmp_path / "d")
     ds = npyio.dataset(root, key="x", label_key="y", batch_size=3)
     assert ds.element_spec == (
-        tf.TensorSpec((None, 2, 3), tf.float32), tf.TensorSpec((None,), tf.int64)
+        tf.TensorSpec((None, 2, 3), tf.float32),
+        tf.TensorSpec((None,), tf.int64),
     )
     got = [(x.numpy(), y.numpy()) for x, y in ds]
     assert [y.tolist() for _, y in got] == [[0, 1, 2], [3, 4, 5], [6]]

@@ -49,8 +49,9 @@ def ids_of(ds: tf.data.Dataset) -> list[int]:
 
 
 def test_exactly_once_and_aligned_over_two_epochs(pairs):
-    ds = npyio.dataset(*pairs, batch_size=8, shuffle=True, seed=3, num_parallel_calls=4,
-                       deterministic=False)
+    ds = npyio.dataset(
+        *pairs, batch_size=8, shuffle=True, seed=3, num_parallel_calls=4, deterministic=False
+    )
     epochs = [ids_of(ds) for _ in range(2)]
     for ids in epochs:
         assert Counter(ids) == Counter(range(N))
@@ -65,13 +66,18 @@ def test_short_batch_comes_last_when_order_is_not_deterministic(pairs):
     # check many epochs and, for certain, that every map after the batch keeps its order.
     ds = npyio.dataset(*pairs, batch_size=8, num_parallel_calls=4, deterministic=False)
     for _ in range(20):
-        sizes = ds.reduce(tf.zeros([0], tf.int32),
-                          lambda acc, b: tf.concat([acc, tf.shape(b[0])[:1]], 0))
+        sizes = ds.reduce(
+            tf.zeros([0], tf.int32), lambda acc, b: tf.concat([acc, tf.shape(b[0])[:1]], 0)
+        )
         assert sizes.numpy().tolist() == [8] * (N // 8) + [N % 8]
     gd = graph_def(ds)
     batch = [n for n in gd.node if n.op.startswith("BatchDataset")]
-    after = [n for n in gd.node if n.op.startswith("ParallelMapDataset")
-             and any(i.split(":")[0] in {b.name for b in batch} for i in n.input)]
+    after = [
+        n
+        for n in gd.node
+        if n.op.startswith("ParallelMapDataset")
+        and any(i.split(":")[0] in {b.name for b in batch} for i in n.input)
+    ]
     assert batch and after
     assert all(n.attr["deterministic"].s == b"true" for n in after)
 
@@ -106,7 +112,8 @@ def test_shuffle_is_full_not_windowed(pairs):
 def test_static_spec_from_first_header_and_drop_remainder(pairs):
     ds = npyio.dataset(*pairs, batch_size=8)
     assert ds.element_spec == (
-        tf.TensorSpec((None, 4, 3), tf.float32), tf.TensorSpec((None,), tf.int64)
+        tf.TensorSpec((None, 4, 3), tf.float32),
+        tf.TensorSpec((None,), tf.int64),
     )
     ds = npyio.dataset(*pairs, batch_size=8, drop_remainder=True)
     assert ds.element_spec == (tf.TensorSpec((8, 4, 3), tf.float32), tf.TensorSpec((8,), tf.int64))
@@ -179,8 +186,7 @@ def test_declared_spec_reads_no_header_and_checks_every_file(pairs):
     xs, ys = pairs
     with open(f"{xs}/0000.npy", "wb") as f:
         f.write(b"corrupt")  # the dataset must not read it when built
-    ds = npyio.dataset(xs, ys, dtype="float32", shape=(4, 3), label_dtype=tf.int64,
-                       label_shape=())
+    ds = npyio.dataset(xs, ys, dtype="float32", shape=(4, 3), label_dtype=tf.int64, label_shape=())
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"0000\.npy: not a \.npy file"):
         list(ds)
 
@@ -209,8 +215,12 @@ def test_ignore_errors_skips_and_names_bad_files(pairs, capfd):
     os.remove(f"{xs}/0040.npy")
     os.remove(f"{ys}/0041.npy")
     ds = npyio.dataset(
-        [f"{xs}/{i:04d}.npy" for i in range(N)], [f"{ys}/{i:04d}.npy" for i in range(N)],
-        batch_size=8, shuffle=True, seed=1, ignore_errors=True,
+        [f"{xs}/{i:04d}.npy" for i in range(N)],
+        [f"{ys}/{i:04d}.npy" for i in range(N)],
+        batch_size=8,
+        shuffle=True,
+        seed=1,
+        ignore_errors=True,
     )
     for _ in range(2):
         assert Counter(ids_of(ds)) == Counter(set(range(N)) - {20, 31, 40, 41})
@@ -325,6 +335,7 @@ def test_one_side_off_the_fast_path(tmp_path, big):
         np.concatenate(got_x), np.stack([np.full(shape, i, np.float32) for i in range(6)])
     )
     gd = graph_def(ds)
-    decoders = [f for f in gd.library.function
-                if any(n.op == "PartitionedCall" for n in f.node_def)]  # the full-parser branch
+    decoders = [
+        f for f in gd.library.function if any(n.op == "PartitionedCall" for n in f.node_def)
+    ]  # the full-parser branch
     assert len(decoders) == 1, [f.signature.name for f in decoders]

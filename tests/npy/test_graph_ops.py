@@ -24,10 +24,13 @@ SHAPE_IDS = ["any-shape", "partial-shape", "static-shape"]
 @pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
 @pytest.mark.parametrize("dtype", ["float32", "uint64", "bool"])
 def test_decode_npy_in_tf_function(dtype, shape):
-    scalar = tf.function(lambda b: npyio.decode_npy(b, dtype, shape),
-                         input_signature=[tf.TensorSpec([], tf.string)])
-    batch = tf.function(lambda b: npyio.decode_npy(b, dtype, shape),
-                        input_signature=[tf.TensorSpec([None], tf.string)])
+    scalar = tf.function(
+        lambda b: npyio.decode_npy(b, dtype, shape), input_signature=[tf.TensorSpec([], tf.string)]
+    )
+    batch = tf.function(
+        lambda b: npyio.decode_npy(b, dtype, shape),
+        input_signature=[tf.TensorSpec([None], tf.string)],
+    )
     for fn in (scalar, batch):
         types = op_types(fn)
         assert not types & PYTHON_OPS
@@ -37,8 +40,9 @@ def test_decode_npy_in_tf_function(dtype, shape):
 
 @pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
 def test_read_npy_in_tf_function(shape):
-    fn = tf.function(lambda p: npyio.read_npy(p, tf.int16, shape),
-                     input_signature=[tf.TensorSpec([], tf.string)])
+    fn = tf.function(
+        lambda p: npyio.read_npy(p, tf.int16, shape), input_signature=[tf.TensorSpec([], tf.string)]
+    )
     types = op_types(fn.get_concrete_function())
     assert not types & PYTHON_OPS
     assert {"ReadFile", *NESTED} <= types
@@ -46,8 +50,7 @@ def test_read_npy_in_tf_function(shape):
 
 @pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
 def test_read_npy_in_dataset_map(tmp_path, shape):
-    paths = [write_file(tmp_path, f"{i}.npy", npy_bytes(np.zeros((2, 3), "<f8")))
-             for i in range(3)]
+    paths = [write_file(tmp_path, f"{i}.npy", npy_bytes(np.zeros((2, 3), "<f8"))) for i in range(3)]
     ds = (
         tf.data.Dataset.from_tensor_slices(paths)
         .map(lambda p: npyio.read_npy(p, "float64", shape), num_parallel_calls=4)
@@ -64,8 +67,10 @@ def test_read_npy_in_dataset_map(tmp_path, shape):
 
 def test_decode_npy_batched_dataset():
     files = [npy_bytes(np.ones((4,), ">u4"))] * 6
-    ds = tf.data.Dataset.from_tensor_slices(files).batch(3).map(
-        lambda b: npyio.decode_npy(b, tf.uint32, (4,))
+    ds = (
+        tf.data.Dataset.from_tensor_slices(files)
+        .batch(3)
+        .map(lambda b: npyio.decode_npy(b, tf.uint32, (4,)))
     )
     assert not python_ops(ds)
     assert op_types(ds) >= NESTED
@@ -99,8 +104,9 @@ def test_walker_finds_from_generator():
 
 def test_walker_finds_npyio_inside_a_python_callback_free_map_of_a_map():
     """npyio called from a tf.function called from Dataset.map: two levels of nesting."""
-    inner = tf.function(lambda b: npyio.decode_npy(b, "int8"),
-                        input_signature=[tf.TensorSpec([], tf.string)])
+    inner = tf.function(
+        lambda b: npyio.decode_npy(b, "int8"), input_signature=[tf.TensorSpec([], tf.string)]
+    )
     ds = tf.data.Dataset.from_tensors(npy_bytes(np.arange(3, dtype="i1"))).map(inner)
     assert op_types(ds) >= NESTED
     assert not python_ops(ds)
@@ -117,8 +123,11 @@ def test_parser_graph_stays_small():
     gd = graph_def(_parser.parser())
     nodes = len(gd.node) + sum(len(f.node_def) for f in gd.library.function)
     assert nodes <= 360, f"the parser has grown to {nodes} nodes"
-    consts = [n.attr["value"].SerializeToString(deterministic=True)
-              + n.attr["dtype"].SerializeToString() for n in gd.node if n.op == "Const"]
+    consts = [
+        n.attr["value"].SerializeToString(deterministic=True) + n.attr["dtype"].SerializeToString()
+        for n in gd.node
+        if n.op == "Const"
+    ]
     assert len(consts) == len(set(consts)), "a literal is repeated in the parser's graph"
 
 

@@ -73,8 +73,22 @@ def test_eager_matches_np_load(name, stored, shape, layout, version):
 
 def test_matrix_covers_the_spec():
     assert sorted(DTYPE_NAMES) == sorted(
-        ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-         "float16", "float32", "float64", "complex64", "complex128"]
+        [
+            "bool",
+            "int8",
+            "int16",
+            "int32",
+            "int64",
+            "uint8",
+            "uint16",
+            "uint32",
+            "uint64",
+            "float16",
+            "float32",
+            "float64",
+            "complex64",
+            "complex128",
+        ]
     )
     assert {s[0] for _, s in STORED_DTYPES} == {"|", "<", ">"}
     assert len(STORED_DTYPES) == 3 + 2 * 11
@@ -135,8 +149,10 @@ def test_batch_in_tf_function_has_static_shape():
         input_signature=[tf.TensorSpec([4], tf.string)],
     )
     assert fn.get_concrete_function().structured_outputs.shape.as_list() == [4, 3, 4]
-    arrays = [make(o + "f4", (3, 4), layout, seed=i)
-              for i, (o, layout) in enumerate([("<", "C"), (">", "F"), ("<", "F"), (">", "C")])]
+    arrays = [
+        make(o + "f4", (3, 4), layout, seed=i)
+        for i, (o, layout) in enumerate([("<", "C"), (">", "F"), ("<", "F"), (">", "C")])
+    ]
     got = fn(tf.constant([npy_bytes(a, (2, 0)) for a in arrays]))
     assert_same(got, np.stack(arrays))
 
@@ -168,9 +184,12 @@ def test_read_npy_ram_filesystem(name, stored, version):
 
 
 def test_read_npy_in_dataset(tmp_path):
-    arrays = [make(o + "i8", s, layout, seed=i) for i, (o, s, layout) in enumerate(
-        [("<", (2, 3), "C"), (">", (4,), "C"), (">", (3, 2), "F"), ("<", (), "C")]
-    )]
+    arrays = [
+        make(o + "i8", s, layout, seed=i)
+        for i, (o, s, layout) in enumerate(
+            [("<", (2, 3), "C"), (">", (4,), "C"), (">", (3, 2), "F"), ("<", (), "C")]
+        )
+    ]
     paths = [write_file(tmp_path, f"x{i}.npy", npy_bytes(a)) for i, a in enumerate(arrays)]
     ds = tf.data.Dataset.from_tensor_slices(paths).map(
         lambda p: npyio.read_npy(p, tf.int64), num_parallel_calls=4, deterministic=True
@@ -183,8 +202,11 @@ def test_read_npy_in_dataset(tmp_path):
 def numpy_header(path: str) -> tuple[tuple[int, int], tuple, bool, np.dtype, int]:
     with open(path, "rb") as f:
         version = np.lib.format.read_magic(f)
-        read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                else np.lib.format.read_array_header_2_0)
+        read = (
+            np.lib.format.read_array_header_1_0
+            if version == (1, 0)
+            else np.lib.format.read_array_header_2_0
+        )
         shape, fortran_order, dtype = read(f)
         return version, shape, fortran_order, dtype, f.tell()
 
@@ -265,7 +287,8 @@ def test_static_shape_in_dataset(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "dtype", [tf.float32, np.dtype("float32"), np.float32, "float32", "<f4", ">f4"],
+    "dtype",
+    [tf.float32, np.dtype("float32"), np.float32, "float32", "<f4", ">f4"],
     ids=["tf", "np-dtype", "np-type", "name", "little", "big"],
 )
 def test_dtype_spellings_decode_alike(dtype):

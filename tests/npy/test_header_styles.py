@@ -48,8 +48,11 @@ def dict_text(
     ws: str = " ",
     shape_ws: str = "",
 ) -> str:
-    values = {"descr": f"{quote}{descr}{quote}", "fortran_order": str(fortran),
-              "shape": shape_text(shape, shape_ws)}
+    values = {
+        "descr": f"{quote}{descr}{quote}",
+        "fortran_order": str(fortran),
+        "shape": shape_text(shape, shape_ws),
+    }
     entries = [f"{quote}{k}{quote}{ws}:{ws}{values[k]}" for k in order]
     body = f"{ws},{ws}".join(entries) + (f"{ws}," if trailing_comma else "")
     return f"{{{ws}{body}{ws}}}"
@@ -73,8 +76,11 @@ def file_of(arr: np.ndarray, text: str, version=(1, 0), fortran: bool = False) -
 def numpy_reader(data: bytes) -> tuple:
     f = io.BytesIO(data)
     version = np.lib.format.read_magic(f)
-    read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-            else np.lib.format.read_array_header_2_0)
+    read = (
+        np.lib.format.read_array_header_1_0
+        if version == (1, 0)
+        else np.lib.format.read_array_header_2_0
+    )
     shape, fortran_order, dtype = read(f)
     return version, shape, fortran_order, dtype, f.tell()
 
@@ -99,11 +105,15 @@ ARR = sample("<i4", (2, 3, 4), seed=3)
 # --- key order x quotes x trailing comma ------------------------------------------------------
 @pytest.mark.parametrize("trailing_comma", [True, False], ids=["comma", "no-comma"])
 @pytest.mark.parametrize("quote", ["'", '"'], ids=["single", "double"])
-@pytest.mark.parametrize("order", list(itertools.permutations(KEYS)),
-                         ids=["-".join(k[0] for k in p) for p in itertools.permutations(KEYS)])
+@pytest.mark.parametrize(
+    "order",
+    list(itertools.permutations(KEYS)),
+    ids=["-".join(k[0] for k in p) for p in itertools.permutations(KEYS)],
+)
 def test_key_order_quotes_and_comma(tmp_path, order, quote, trailing_comma):
-    text = dict_text("<i4", False, ARR.shape, order=order, quote=quote,
-                     trailing_comma=trailing_comma)
+    text = dict_text(
+        "<i4", False, ARR.shape, order=order, quote=quote, trailing_comma=trailing_comma
+    )
     check(tmp_path, file_of(ARR, padded(text, (1, 0), 64)), "int32")
 
 
@@ -186,7 +196,8 @@ def test_one_byte_types_with_any_mark(tmp_path, name, mark):
 
 # --- fortran order and shapes written by hand ----------------------------------------------------
 @pytest.mark.parametrize(
-    "shape", [(), (0,), (1,), (7,), (3, 0, 2), (2, 3), (2, 1, 3, 1, 2)],
+    "shape",
+    [(), (0,), (1,), (7,), (3, 0, 2), (2, 3), (2, 1, 3, 1, 2)],
     ids=["0d", "zero", "one", "1d", "zero-3d", "2d", "5d"],
 )
 def test_fortran_order_true(tmp_path, shape):
@@ -198,10 +209,28 @@ def test_fortran_order_true(tmp_path, shape):
 
 @pytest.mark.parametrize(
     ("text", "shape"),
-    [("()", ()), ("( )", ()), ("(5,)", (5,)), ("( 5 , )", (5,)), ("(2,3)", (2, 3)),
-     ("(2, 3,)", (2, 3)), ("(2 ,3 , )", (2, 3)), ("(-0, 3)", (0, 3)), ("(0,)", (0,))],
-    ids=["empty", "empty-space", "one", "one-spaces", "two-tight", "two-trailing",
-         "two-odd-spaces", "minus-zero", "zero"],
+    [
+        ("()", ()),
+        ("( )", ()),
+        ("(5,)", (5,)),
+        ("( 5 , )", (5,)),
+        ("(2,3)", (2, 3)),
+        ("(2, 3,)", (2, 3)),
+        ("(2 ,3 , )", (2, 3)),
+        ("(-0, 3)", (0, 3)),
+        ("(0,)", (0,)),
+    ],
+    ids=[
+        "empty",
+        "empty-space",
+        "one",
+        "one-spaces",
+        "two-tight",
+        "two-trailing",
+        "two-odd-spaces",
+        "minus-zero",
+        "zero",
+    ],
 )
 def test_shape_spellings(tmp_path, text, shape):
     arr = sample("<u2", shape, seed=5)
@@ -212,10 +241,24 @@ def test_shape_spellings(tmp_path, text, shape):
 # --- whitespace np.load refuses around the dict: npyio refuses it too ----------------------------
 @pytest.mark.parametrize(
     ("lead", "trail"),
-    [("\n ", ""), ("\r\t", ""), ("\f ", ""), ("\n", ""), ("", "\n "), ("", " \r\n\t"),
-     ("", "\n\n  ")],
-    ids=["lead-newline-indent", "lead-cr-tab", "lead-formfeed-indent", "lead-newline",
-         "trail-indent", "trail-crlf-tab", "trail-blank-then-indent"],
+    [
+        ("\n ", ""),
+        ("\r\t", ""),
+        ("\f ", ""),
+        ("\n", ""),
+        ("", "\n "),
+        ("", " \r\n\t"),
+        ("", "\n\n  "),
+    ],
+    ids=[
+        "lead-newline-indent",
+        "lead-cr-tab",
+        "lead-formfeed-indent",
+        "lead-newline",
+        "trail-indent",
+        "trail-crlf-tab",
+        "trail-blank-then-indent",
+    ],
 )
 def test_line_breaks_around_the_dict(lead, trail):
     text = lead + dict_text("<i4", False, ARR.shape) + trail

@@ -43,10 +43,14 @@ CORRUPTIONS = {
     "truncated-in-header": ("x", lambda i, good: good[:40]),
     "empty": ("x", lambda i, good: b""),
     "bad-magic": ("x", lambda i, good: b"\x93NUMPX" + good[6:]),
-    "lying-header-short": ("x", lambda i, good: with_header(
-        header_text("<f4", False, (400,)), _x(i).tobytes())),
-    "lying-header-trailing": ("x", lambda i, good: with_header(
-        header_text("<f4", False, (2,)), _x(i).tobytes())),
+    "lying-header-short": (
+        "x",
+        lambda i, good: with_header(header_text("<f4", False, (400,)), _x(i).tobytes()),
+    ),
+    "lying-header-trailing": (
+        "x",
+        lambda i, good: with_header(header_text("<f4", False, (2,)), _x(i).tobytes()),
+    ),
     "wrong-dtype": ("x", lambda i, good: npy_bytes(_x(i).astype("<f8"))),
     "wrong-shape": ("x", lambda i, good: npy_bytes(np.resize(_x(i), (2, 2)))),
     "bad-header-text": ("x", lambda i, good: good.replace(b"'descr'", b"'dtype'")),
@@ -116,7 +120,8 @@ def test_every_good_pair_once_per_epoch_every_bad_file_named(stress_files, capfd
         xs, ys, batch_size=BATCH, shuffle=True, seed=7, ignore_errors=True, **options
     )
     assert ds.element_spec == (
-        tf.TensorSpec((None, *SHAPE), tf.float32), tf.TensorSpec((None,), tf.int64)
+        tf.TensorSpec((None, *SHAPE), tf.float32),
+        tf.TensorSpec((None,), tf.int64),
     )
     # the batch count is known only once the bad pairs are skipped: assert it as it is produced
     ds = ds.apply(tf.data.experimental.assert_cardinality(math.ceil(len(good) / BATCH)))

@@ -16,7 +16,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from tests.test_dataset import ids_of, make_pairs
+from tests.datasets.test_dataset import ids_of, make_pairs
 
 N = 37
 
@@ -34,8 +34,14 @@ worker.join()
 
 def _python(code: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +58,13 @@ def service():
     address = dispatcher.target.split("://")[1]
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
     workers = [
-        subprocess.Popen([sys.executable, "-c", WORKER, address], stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL, text=True, env=env)
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, address],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
         for _ in range(2)
     ]
     try:

@@ -90,9 +90,7 @@ def test_shards_with_labels_uneven_and_mixed_headers(tmp_path, small_chunks):
             ys.append(save(tmp_path / f"y{i}.npy", y))
     assert len({npyio.inspect(p).data_offset for p in ys}) == 2
     ds = npyio.rows(xs, ys)
-    assert ds.element_spec == (
-        tf.TensorSpec((2, 3), tf.float64), tf.TensorSpec((), tf.uint16)
-    )
+    assert ds.element_spec == (tf.TensorSpec((2, 3), tf.float64), tf.TensorSpec((), tf.uint16))
     got = collect(ds)
     assert_same(np.stack([x for x, _ in got]), np.concatenate([native(x) for x in xa]))
     assert_same(np.array([y for _, y in got]), np.concatenate([native(y) for y in ya]))
@@ -160,8 +158,9 @@ def test_file_much_larger_than_a_chunk(tmp_path):
 def test_batches(tmp_path, small_chunks, shuffle_buffer, drop_remainder):
     xs = [save(tmp_path / f"x{i}.npy", np.full((n, 3), i, np.int8)) for i, n in enumerate((9, 14))]
     ys = [save(tmp_path / f"y{i}.npy", np.full(n, i, np.int8)) for i, n in enumerate((9, 14))]
-    ds = npyio.rows(xs, ys, batch_size=5, drop_remainder=drop_remainder,
-                    shuffle_buffer=shuffle_buffer, seed=1)
+    ds = npyio.rows(
+        xs, ys, batch_size=5, drop_remainder=drop_remainder, shuffle_buffer=shuffle_buffer, seed=1
+    )
     dim = 5 if drop_remainder else None
     assert ds.element_spec == (tf.TensorSpec((dim, 3), tf.int8), tf.TensorSpec((dim,), tf.int8))
     batches = collect(ds)
@@ -169,9 +168,10 @@ def test_batches(tmp_path, small_chunks, shuffle_buffer, drop_remainder):
     for x, y in batches:
         assert (x == y[:, None]).all()
     if shuffle_buffer is None:
-        assert np.concatenate([y for _, y in batches]).tolist() == ([0] * 9 + [1] * 14)[
-            : 20 if drop_remainder else 23
-        ]
+        assert (
+            np.concatenate([y for _, y in batches]).tolist()
+            == ([0] * 9 + [1] * 14)[: 20 if drop_remainder else 23]
+        )
 
 
 # --- shuffling ----------------------------------------------------------------------------------
@@ -333,8 +333,7 @@ ROW = 4 * 4  # bytes in a row of the (1000, 4) float32 file below
     ids=["partial-row", "one-row", "fifty-rows", "all-rows", "grown-partial", "grown-50-rows"],
 )
 @pytest.mark.parametrize("shuffle_buffer", [None, 10], ids=["ordered", "shuffled"])
-def test_file_changed_after_build_is_an_error(tmp_path, monkeypatch, change, words,
-                                               shuffle_buffer):
+def test_file_changed_after_build_is_an_error(tmp_path, monkeypatch, change, words, shuffle_buffer):
     """Never short data: FixedLengthRecordDataset refuses a partial record, and npyio's row
     count refuses a file whose size changed by whole rows (both InvalidArgumentError, both
     naming the file)."""
@@ -443,11 +442,18 @@ def test_streaming_a_large_file_keeps_memory_bounded(tmp_path):
     arr.flush()
     del arr
     try:
-        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
-               "TF_CPP_MIN_LOG_LEVEL": "2"}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+            "TF_CPP_MIN_LOG_LEVEL": "2",
+        }
         proc = subprocess.run(
-            [sys.executable, "-c", _STREAM, str(path)], capture_output=True, text=True,
-            env=env, timeout=120, check=False,
+            [sys.executable, "-c", _STREAM, str(path)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
         )
         assert proc.returncode == 0, proc.stderr[-3000:]
         result = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -35,7 +35,7 @@ from tests._npy import (
     write_file,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARRAY = sample("<f4", (2, 3))
 
 
@@ -124,7 +124,8 @@ def test_file_too_large_reason_is_shared():
 
 
 @pytest.mark.parametrize(
-    "fn", [npyio.decode_npy, npyio.read_npy, npyio.inspect, npyio.dataset],
+    "fn",
+    [npyio.decode_npy, npyio.read_npy, npyio.inspect, npyio.dataset],
     ids=["decode_npy", "read_npy", "inspect", "dataset"],
 )
 def test_max_file_size_is_keyword_only_and_off_by_default(fn):
@@ -145,8 +146,10 @@ def test_decode_npy_max_file_size():
         f"<bytes>: {too_large_file(SIZE, SIZE + 100)}"
     )
     # in a batch, the row is named
-    assert refused(npyio.decode_npy, [GOOD, GOOD + bytes(4)], "float32",
-                   max_file_size=SIZE) == f"<bytes>[1]: {too_large_file(SIZE, SIZE + 4)}"
+    assert (
+        refused(npyio.decode_npy, [GOOD, GOOD + bytes(4)], "float32", max_file_size=SIZE)
+        == f"<bytes>[1]: {too_large_file(SIZE, SIZE + 4)}"
+    )
     with pytest.raises(ValueError, match="max_file_size"):
         npyio.decode_npy(GOOD, "float32", max_file_size=-1)
 
@@ -157,8 +160,10 @@ def test_read_npy_max_file_size(tmp_path):
     assert refused(npyio.read_npy, path, "float32", max_file_size=SIZE - 1) == (
         f"{path}: {too_large_file(SIZE - 1, SIZE)}"
     )
-    traced = tf.function(lambda p: npyio.read_npy(p, "float32", max_file_size=SIZE - 1),
-                         input_signature=[tf.TensorSpec([], tf.string)])
+    traced = tf.function(
+        lambda p: npyio.read_npy(p, "float32", max_file_size=SIZE - 1),
+        input_signature=[tf.TensorSpec([], tf.string)],
+    )
     assert refused(traced, tf.constant(path)) == f"{path}: {too_large_file(SIZE - 1, SIZE)}"
 
 
@@ -181,8 +186,9 @@ def test_dataset_max_file_size(tmp_path, capfd):
     for want in (0, 1):
         assert_same(next(it), np.full(3, want, "<f4"))
     assert refused(next, it) == f"{big}: {too_large_file(limit, 128 + 1200)}"
-    skipping = npyio.dataset(paths, dtype="float32", shape=(None,), max_file_size=limit,
-                             ignore_errors=True)
+    skipping = npyio.dataset(
+        paths, dtype="float32", shape=(None,), max_file_size=limit, ignore_errors=True
+    )
     assert [int(x[0]) for x in skipping] == [0, 1, 2, 3]
     assert big in capfd.readouterr().err
 
@@ -190,14 +196,34 @@ def test_dataset_max_file_size(tmp_path, capfd):
 # --- lying headers: no allocation of the claimed size ----------------------------------------
 #: (file name, dtype, header text, payload, reason): tiny files that claim huge arrays.
 CLAIMS = [
-    ("claims-1TB.npy", "float64", header_text("<f8", False, (125_000_000_000,)), bytes(16),
-     F.payload_short(str(10**12), "16")),
-    ("claims-1GiB.npy", "int8", header_text("|i1", False, (2**30,)), bytes(64),
-     F.payload_short(str(2**30), "64")),
-    ("claims-4EiB.npy", "int64", header_text("<i8", False, (2**59 - 1,)), bytes(8),
-     F.payload_short(str(8 * (2**59 - 1)), "8")),
-    ("claims-2**62.npy", "complex128", header_text("<c16", False, (2**31, 2**31)), bytes(16),
-     F.too_large(f"({2**31}, {2**31})")),
+    (
+        "claims-1TB.npy",
+        "float64",
+        header_text("<f8", False, (125_000_000_000,)),
+        bytes(16),
+        F.payload_short(str(10**12), "16"),
+    ),
+    (
+        "claims-1GiB.npy",
+        "int8",
+        header_text("|i1", False, (2**30,)),
+        bytes(64),
+        F.payload_short(str(2**30), "64"),
+    ),
+    (
+        "claims-4EiB.npy",
+        "int64",
+        header_text("<i8", False, (2**59 - 1,)),
+        bytes(8),
+        F.payload_short(str(8 * (2**59 - 1)), "8"),
+    ),
+    (
+        "claims-2**62.npy",
+        "complex128",
+        header_text("<c16", False, (2**31, 2**31)),
+        bytes(16),
+        F.too_large(f"({2**31}, {2**31})"),
+    ),
 ]
 
 _MEMORY_SCRIPT = textwrap.dedent(r"""
@@ -264,13 +290,22 @@ def test_lying_headers_allocate_nothing(tmp_path):
     for name, dtype, text, payload, _ in CLAIMS:
         shape = [int(d) for d in re.findall(r"\d+", text.split("'shape'")[1])]
         good = npy_bytes(sample(dtype, tuple(min(d, 2) for d in shape)))
-        cases.append((write_file(tmp_path, f"good-{name}", good), dtype,
-                      write_file(tmp_path, name, with_header(text, payload)), shape))
+        cases.append(
+            (
+                write_file(tmp_path, f"good-{name}", good),
+                dtype,
+                write_file(tmp_path, name, with_header(text, payload)),
+                shape,
+            )
+        )
     script = tmp_path / "memory.py"
     script.write_text(_MEMORY_SCRIPT)
     proc = subprocess.run(
-        [sys.executable, str(script), json.dumps(cases)], cwd=ROOT, capture_output=True,
-        text=True, timeout=600,
+        [sys.executable, str(script), json.dumps(cases)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -343,8 +378,13 @@ def test_refusing_many_files_does_not_grow_memory(tmp_path):
     bad = write_file(tmp_path, "bad.npy", b"\x93NUMPX" + npy_bytes(np.zeros(4, "<f4"))[6:])
     script = tmp_path / "growth.py"
     script.write_text(_GROWTH_SCRIPT)
-    proc = subprocess.run([sys.executable, str(script), bad, "2", "4000"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(script), bad, "2", "4000"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     grown_mib = int(proc.stdout.strip().splitlines()[-1]) / 1024
     assert grown_mib < 5, f"resident memory grew by {grown_mib:.1f} MiB over 8,000 refusals"

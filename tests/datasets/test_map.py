@@ -95,8 +95,9 @@ def test_pipelines_built_inside_a_tf_function(tmp_path):
     def totals():
         pairs = parallel_map(tf.data.Dataset.range(3), lambda i: (i, tf.cast(i * 2, tf.int32)))
         pair_total = pairs.reduce(tf.constant(0, tf.int32), lambda a, e: a + e[1])
-        ds = npyio.dataset(xs, ys, dtype="float32", shape=(2, 2), label_dtype="int32",
-                           label_shape=(), batch_size=2)
+        ds = npyio.dataset(
+            xs, ys, dtype="float32", shape=(2, 2), label_dtype="int32", label_shape=(), batch_size=2
+        )
         label_total = ds.reduce(tf.constant(0, tf.int32), lambda a, e: a + tf.reduce_sum(e[1]))
         return pair_total, label_total
 

@@ -79,9 +79,43 @@ def test_arrays_round_trip_bit_exact(arr, fortran, version):
 # --- mutated files ---------------------------------------------------------------------------
 ALPHABET = "{}()[]',:\"0123456789-TrueFalse descr shape fortran_order <>|=f4i8 \t\n\r\f"
 TOKENS = [
-    "'descr'", '"shape"', "'fortran_order'", "True", "False", "None", "'<f8'", "'>i2'", "'|u1'",
-    "'=c16'", "'<U5'", "'|O'", "(", ")", "()", "(1,)", ",", ", ", "-", "-0", "0", "7",
-    "1" * 19, "  ", "\n", "\r\n", "\f", "\t", "'", '"', "{", "}", "[", "]", "\xe9", "\x00", "#",
+    "'descr'",
+    '"shape"',
+    "'fortran_order'",
+    "True",
+    "False",
+    "None",
+    "'<f8'",
+    "'>i2'",
+    "'|u1'",
+    "'=c16'",
+    "'<U5'",
+    "'|O'",
+    "(",
+    ")",
+    "()",
+    "(1,)",
+    ",",
+    ", ",
+    "-",
+    "-0",
+    "0",
+    "7",
+    "1" * 19,
+    "  ",
+    "\n",
+    "\r\n",
+    "\f",
+    "\t",
+    "'",
+    '"',
+    "{",
+    "}",
+    "[",
+    "]",
+    "\xe9",
+    "\x00",
+    "#",
 ]
 PIECES = st.one_of(st.sampled_from(TOKENS), st.text(ALPHABET, min_size=1, max_size=3))
 _DESCRS = [f"'{o}{c}'" for o in ["", "<", ">", "|", "="] for c in F.CODES]
@@ -90,11 +124,25 @@ VALUES = {  # whole values to put in place of a key's value
     b"fortran_order": st.sampled_from(["True", "False", "0", "'True'", "None", "true"]),
     b"shape": st.one_of(
         hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4).map(str),
-        st.sampled_from([
-            "(-1, 2)", "(-0,)", "(1234567890123456789,)", "(-1234567890123456789,)",
-            f"({2**59 - 1},)", f"({2**59},)", f"({2**40}, {2**40})", f"(0, {2**61})",
-            "(2, 3, )", "( 2 ,3 )", "[2, 3]", "(2.0,)", "(02,)", "(2, None)", "6",
-        ]),
+        st.sampled_from(
+            [
+                "(-1, 2)",
+                "(-0,)",
+                "(1234567890123456789,)",
+                "(-1234567890123456789,)",
+                f"({2**59 - 1},)",
+                f"({2**59},)",
+                f"({2**40}, {2**40})",
+                f"(0, {2**61})",
+                "(2, 3, )",
+                "( 2 ,3 )",
+                "[2, 3]",
+                "(2.0,)",
+                "(02,)",
+                "(2, None)",
+                "6",
+            ]
+        ),
     ),
 }
 _VALUE_RE = rb"((?:'%s'|\"%s\")[ \t\n\r\f]*:[ \t\n\r\f]*)(\([^)]*\)|'[^']*'|\w+)"
@@ -114,9 +162,11 @@ def mutated_files(draw) -> tuple[bytes, str]:
     text, payload = bytearray(data[start:offset]), data[offset:]
 
     for _ in range(draw(st.integers(0, 4))):
-        op = draw(st.sampled_from(
-            ["set-value", "insert", "delete", "replace", "set-value", "strip-padding"]
-        ))
+        op = draw(
+            st.sampled_from(
+                ["set-value", "insert", "delete", "replace", "set-value", "strip-padding"]
+            )
+        )
         pos = draw(st.integers(0, len(text)))
         if op == "strip-padding":
             text = bytearray(text.rstrip(b" \n"))
@@ -145,10 +195,15 @@ def mutated_files(draw) -> tuple[bytes, str]:
 
 @given(mutated_files())
 @example((npy_bytes(np.zeros((2, 3), ">f8"))[:-5], "float64"))
-@example((with_header(
-    "{'descr': '<f8', 'fortran_order': False, 'shape': (-1234567890123456789,)}"), "float64"))
-@example((with_header(f"{{'descr': '<f8', 'fortran_order': False, 'shape': ({2**59 - 1},)}}"),
-          "float64"))
+@example(
+    (
+        with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (-1234567890123456789,)}"),
+        "float64",
+    )
+)
+@example(
+    (with_header(f"{{'descr': '<f8', 'fortran_order': False, 'shape': ({2**59 - 1},)}}"), "float64")
+)
 def test_graph_and_reference_parsers_agree(case):
     data, name = case
     try:
@@ -166,8 +221,12 @@ def test_graph_and_reference_parsers_agree(case):
 
 
 @given(mutated_files())
-@example((with_header(
-    "{'descr': '<i2', 'fortran_order': True, 'shape': (3, 2)}\n", bytes(range(12))), "int16"))
+@example(
+    (
+        with_header("{'descr': '<i2', 'fortran_order': True, 'shape': (3, 2)}\n", bytes(range(12))),
+        "int16",
+    )
+)
 def test_whatever_npyio_accepts_np_load_accepts(case):
     data, name = case
     got, message = decode(data, name)
