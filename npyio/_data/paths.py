@@ -19,6 +19,7 @@ Rules:
 from __future__ import annotations
 
 import glob as globlib
+import itertools
 import os
 import posixpath
 from collections.abc import Sequence
@@ -48,6 +49,8 @@ GLOB_CHARS = frozenset("*?[")
 MAX_NAMED = 10
 #: Items of a bad argument shown in an error.
 MAX_SHOWN = 3
+#: Characters of one item's repr shown in an error.
+MAX_REPR = 80
 
 NO_SUCH_FILE = "no such file or directory"
 NO_MATCH = "no file matches this pattern"
@@ -91,13 +94,29 @@ class Source:
 
     def error(self, what: str) -> ValueError:
         """The API's error for a source with a problem, naming it."""
+        if self.kind == "list":
+            return ValueError(f"{what}: {self.problem}")
         if self.problem == NO_SUCH_FILE:
             return ValueError(f"{what}: {self.arg!r} does not exist (no such file or directory)")
         if self.kind == "glob":
-            return ValueError(f"{what}: glob {self.arg!r} matches no files")
+            # A misspelled directory is the usual reason: say so rather than leave it to guess.
+            top = _fixed_dir(self.arg)
+            why = f" (directory {top!r} does not exist)" if top and not _exists(top) else ""
+            return ValueError(f"{what}: glob {self.arg!r} matches no files{why}")
         if self.kind == "dir" and self.problem and self.problem.startswith("directory has no"):
             return ValueError(f"{what}: directory {self.arg!r} has no *{self.problem[17:]}")
         return ValueError(f"{what}: {self.arg!r}: {self.problem}")
+
+
+def _fixed_dir(pattern: str) -> str:
+    """The directory a glob pattern starts in: its leading components without glob chars."""
+    parts = pattern.replace("\\", "/").split("/")
+    fixed: list[str] = []
+    for part in parts[:-1]:
+        if GLOB_CHARS & set(part):
+            break
+        fixed.append(part)
+    return "/".join(fixed)
 
 
 def basename(path: str) -> str:
@@ -108,56 +127,124 @@ def _name_key(path: str) -> tuple[str, str]:
     return basename(path), path
 
 
-def _shown(items: Sequence[Any]) -> str:
-    head = ", ".join(repr(x) for x in list(items[:MAX_SHOWN]))
-    more = f", ... ({len(items)} in all)" if len(items) > MAX_SHOWN else ""
+def _short(item: object) -> str:
+    """One item's repr, cut short: a bad argument may hold a very long string."""
+    text = repr(item)
+    return text if len(text) <= MAX_REPR else text[: MAX_REPR - 3] + "..."
+
+
+def _shown(items: Sequence[Any], total: int | None = None) -> str:
+    """The first few ``items`` (of ``total``, by default all of them) as a short list."""
+    total = len(items) if total is None else total
+    head = ", ".join(_short(x) for x in itertools.islice(items, MAX_SHOWN))
+    more = f", ... ({total} in all)" if total > MAX_SHOWN else ""
     return f"[{head}{more}]"
 
 
+def _is_array(spec: object) -> bool:
+    """A numpy array or a tensor (eager or symbolic), told apart without importing TensorFlow."""
+    return isinstance(spec, np.ndarray) or (
+        hasattr(spec, "dtype") and hasattr(spec, "shape") and not isinstance(spec, np.generic)
+    )
+
+
 def _describe(spec: object) -> str:
-    """A short description of a bad argument: never a whole array."""
+    """A short description of a bad argument: never a whole array, never iterating an object
+    that is not a sequence (a generator or a ``tf.data.Dataset`` may be endless)."""
     if isinstance(spec, (str, bytes, os.PathLike)):
-        return repr(spec)
-    try:
-        items = list(spec)  # type: ignore[call-overload]
-    except TypeError:
-        return f"{type(spec).__name__} {spec!r:.80}"
-    return f"{type(spec).__name__} {_shown(items)}"
+        return _short(spec)
+    name = type(spec).__name__
+    if _is_array(spec):
+        dtype = spec.dtype  # type: ignore[attr-defined]
+        dtype = dtype if isinstance(dtype, np.dtype) else getattr(dtype, "name", dtype)
+        about = f"{name} of dtype {dtype} and shape {tuple(spec.shape)}"  # type: ignore[attr-defined]
+        values = getattr(spec, "numpy", None)
+        try:
+            flat = np.asarray(values() if values is not None else spec).reshape(-1)
+        except Exception:  # a symbolic tensor has no values to show
+            return about
+        return f"{about} {_shown(flat[:MAX_SHOWN].tolist(), flat.size)}"
+    if isinstance(spec, Sequence):
+        return f"{name} {_shown(spec)}"
+    return f"{name} {_short(spec)}"
 
 
 def _text(item: object) -> str | None:
-    """One path as a str: str, bytes, os.PathLike, numpy str/bytes scalars; else None."""
+    """One path as a str: str, bytes, os.PathLike (numpy str/bytes scalars are str/bytes);
+    None for anything else, or an empty path."""
     if isinstance(item, (str, bytes, os.PathLike)):
-        text = os.fsdecode(item)
+        # str(): a str subclass (numpy.str_) is not one to os.scandir, which lists it as bytes
+        text = str(os.fsdecode(item))
         return text if text else None
     return None
 
 
-def _items(spec: object) -> list[object] | None:
-    """The items of a sequence-like source (sequence, numpy array, 1-D string tensor)."""
-    if hasattr(spec, "numpy") and hasattr(spec, "dtype") and hasattr(spec, "shape"):
-        value = spec.numpy()  # an eager tf.Tensor (a symbolic one has no value to list)
-        return [value] if getattr(value, "ndim", 1) == 0 else list(value)
+def _array(spec: object, what: str) -> np.ndarray | None:
+    """A numpy array or an eager tensor as a numpy array (None for anything else).
+
+    Raises:
+        TypeError: for a tensor with no value yet (a symbolic one, inside ``tf.function``).
+    """
     if isinstance(spec, np.ndarray):
-        if spec.ndim == 0:
-            return [spec.item()]
-        return list(spec.tolist()) if spec.ndim == 1 else None
+        return spec
+    if not _is_array(spec):
+        return None
+    values = getattr(spec, "numpy", None)  # an eager tf.Tensor or tf.Variable
+    try:
+        return np.asarray(values() if values is not None else spec)
+    except NotImplementedError as e:  # a symbolic tf.Tensor: no value until the graph runs
+        raise TypeError(
+            f"{what}: a symbolic tensor has no value when the pipeline is built (inside "
+            f"tf.function?); pass paths as Python values, a numpy array or an eager tensor, "
+            f"got {_describe(spec)}"
+        ) from e
+
+
+def _scalar_text(spec: object, what: str) -> str | None:
+    """A 0-d array or tensor of one path, as a str (None for anything else)."""
+    if isinstance(spec, (str, bytes, os.PathLike)) or not _is_array(spec):
+        return None
+    if len(tuple(getattr(spec, "shape", (0,)))) != 0:
+        return None
+    array = _array(spec, what)
+    return None if array is None else _text(array.item())
+
+
+def _items(spec: object, what: str) -> list[object] | None:
+    """The items of a sequence-like source (sequence, 1-D numpy array, 1-D eager tensor).
+
+    Raises:
+        TypeError: for an array or tensor that is not 1-D, or a symbolic tensor.
+    """
+    array = _array(spec, what)
+    if array is not None:
+        if array.ndim != 1:
+            raise TypeError(
+                f"{what}: expected a 1-D array of paths, got {array.ndim}-D {_describe(spec)}"
+            )
+        return list(array.tolist())  # numpy str/bytes items become str/bytes
     if isinstance(spec, Sequence) and not isinstance(spec, (str, bytes, bytearray)):
         return list(spec)
     return None
 
 
+def _empty(what: str) -> ValueError:
+    return ValueError(f"{what}: the path is empty ('')")
+
+
 def one_path(spec: object, what: str = "path") -> str:
-    """A single path argument as a str (``str``, ``bytes``, ``os.PathLike``, a 0-d array).
+    """A single path argument as a str (``str``, ``bytes``, ``os.PathLike``, a 0-d array or
+    eager tensor).
 
     Raises:
-        TypeError: for anything else.
+        TypeError: for anything else. ValueError: for an empty path.
     """
     text = _text(spec)
-    if text is None and len(getattr(spec, "shape", (0,))) == 0:  # a 0-d array or tensor
-        items = _items(spec)
-        text = _text(items[0]) if items else None
     if text is None:
+        text = _scalar_text(spec, what)
+    if text is None:
+        if isinstance(spec, (str, bytes, os.PathLike)):
+            raise _empty(what)
         raise TypeError(
             f"{what}: expected a path (str, bytes or os.PathLike), got {_describe(spec)}"
         )
@@ -207,23 +294,35 @@ def resolve(
         TypeError: for a source of another type; at most a few of its items are shown.
     """
     text = _text(spec)
+    if text is None:
+        text = _scalar_text(spec, what)  # a 0-d array or tensor holds one path, of any kind
     if text is not None:
         source = _resolve_text(text, suffix)
+    elif isinstance(spec, (str, bytes, os.PathLike)):
+        raise _empty(what)
     else:
-        items = _items(spec)
+        items = _items(spec, what)
         if items is None:
             raise TypeError(
                 f"{what}: expected a directory, a glob pattern or a sequence of paths, "
                 f"got {_describe(spec)}"
             )
-        paths = [_text(item) for item in items]
-        if any(p is None for p in paths):
-            bad = [item for item, p in zip(items, paths) if p is None]
+        paths: list[str] = []
+        bad: list[str] = []
+        for i, item in enumerate(items):
+            path = _text(item)
+            if path is not None:
+                paths.append(path)
+            elif len(bad) < MAX_SHOWN:  # keep only what the message shows
+                bad.append(f"[{i}] {_short(item)}")
+        if len(paths) != len(items):
+            n = len(items) - len(paths)
+            more = f", ... ({n} in all)" if n > len(bad) else ""
             raise TypeError(
-                f"{what}: expected paths (str, bytes or os.PathLike), got {len(bad)} other "
-                f"item{'s' * (len(bad) != 1)} in {_describe(spec)}: {_shown(bad)}"
+                f"{what}: expected paths (non-empty str, bytes or os.PathLike), got {n} other "
+                f"item{'s' * (n != 1)} in {_describe(spec)}: {', '.join(bad)}{more}"
             )
-        source = Source(f"<{len(paths)} paths>", "list", paths, None if paths else EMPTY)  # type: ignore[arg-type]
+        source = Source(f"<{len(paths)} paths>", "list", paths, None if paths else EMPTY)
     if strict and source.problem is not None:
         raise source.error(what)
     return source

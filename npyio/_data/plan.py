@@ -75,12 +75,27 @@ class Spec:
         return None
 
 
-def _cast_hint(what: str, arg: str, got: str) -> str:
-    x = "x" if what == "inputs" else "y"
+def _cast_hint(what: str, arg: str, want: np.dtype, paired: bool) -> str:
+    """How to get ``want`` from files of another dtype: read them as they are, then cast the
+    part that ``what`` names (and only it) in a map over the dataset's elements."""
+    cast = f"tf.cast({'x' if what == 'inputs' else 'y'}, tf.{want.name})"
+    if not paired:
+        fn = f"lambda x: {cast}"
+    elif what == "inputs":
+        fn = f"lambda x, y: ({cast}, y)"
+    else:
+        fn = f"lambda x, y: (x, {cast})"
     return (
-        f"; to convert, leave {arg} out (it is read from the files) and cast: "
-        f"ds.map(lambda x, y: ...tf.cast({x}, tf.{got})...)"
+        f"; to load the {what} as {want.name}, leave {arg} out (it is read from the files) "
+        f"and cast: ds = ds.map({fn})"
     )
+
+
+def _castable(want: np.dtype, got: np.dtype) -> bool:
+    """Whether a user who asks for ``want`` from files of ``got`` plausibly wants a cast:
+    numbers (and bools) to numbers, except complex to real, which drops the imaginary part."""
+    numeric = want.kind in "biufc" and got.kind in "biufc"
+    return numeric and not (got.kind == "c" and want.kind != "c")
 
 
 def _contradiction(
@@ -89,17 +104,19 @@ def _contradiction(
     shape: tuple[int | None, ...] | None,
     what: str,
     path: str,
+    paired: bool,
 ) -> NpyFormatError | None:
-    """The build-time error for a ``dtype``/``shape`` argument the first header contradicts."""
+    """The build-time error for a ``dtype``/``shape`` argument the first header contradicts:
+    ``"{path}: dtype mismatch -- expected label_dtype=int64, got float32; ..."``."""
     prefix = "" if what == "inputs" else "label_"
-    if dtype is not None and header.dtype.newbyteorder("=") != dtype:
-        reason = F.dtype_mismatch(f"{dtype.name} ({prefix}dtype)", header.dtype.name)
-        if dtype.kind in "biufc" and header.dtype.kind in "biufc":
-            reason += _cast_hint(what, f"{prefix}dtype", dtype.name)
+    got = header.dtype.newbyteorder("=")
+    if dtype is not None and got != dtype:
+        reason = F.dtype_mismatch(f"{prefix}dtype={dtype.name}", got.name)
+        if _castable(dtype, got):
+            reason += _cast_hint(what, f"{prefix}dtype", dtype, paired)
         return NpyFormatError(path, reason)
     if shape is not None:
-        probe = Spec(header.dtype.newbyteorder("="), shape)
-        mismatch = probe.reason(header, path)
+        mismatch = Spec(got, shape).reason(header, path)
         if mismatch is not None:
             return NpyFormatError(
                 path, mismatch.replace(" -- expected ", f" -- expected {prefix}shape=", 1)
@@ -115,11 +132,13 @@ def derive_spec(
     *,
     member: str | None = None,
     limits: Limits = Limits(),
+    paired: bool | None = None,
 ) -> Spec:
     """The spec of one part: ``dtype`` and ``shape`` from the arguments, else from ``first``'s
     header, read once, in Python. When both are given no file is read (every file is checked
     against them as it is decoded); otherwise the given one is checked against the header now,
-    and the header's bytes serve as the fast path's hint.
+    and the header's bytes serve as the fast path's hint. ``paired`` says whether elements
+    are ``(x, y)`` pairs, for the cast an error suggests (default: only for labels).
 
     Raises:
         NpyFormatError: naming ``first``: its header is bad, or it contradicts the ``dtype`` or
@@ -135,9 +154,9 @@ def derive_spec(
         header, prefix = checked.raise_if_bad(), checked.prefix
     else:
         header, prefix = inspect_npz_prefix(first, member)
-    error = _contradiction(
-        header, dt, dims, what, first if member is None else label(first, member)
-    )
+    where = first if member is None else label(first, member)
+    paired = what == "labels" if paired is None else paired
+    error = _contradiction(header, dt, dims, what, where, paired)
     if error is not None:
         raise error
     dt = header.dtype.newbyteorder("=") if dt is None else dt
@@ -245,11 +264,14 @@ def plan_dataset(
         ys = None if ys is None else P.shard_list(ys, *where)
         if not xs:
             raise ValueError(f"shard {where[1]} of {where[0]} has no files ({total} in all)")
-    specs = [derive_spec(xs[0], dtype, shape, "inputs", member=key, limits=limits)]
+    paired = ys is not None
+    specs = [derive_spec(xs[0], dtype, shape, "inputs", member=key, limits=limits, paired=paired)]
     if ys is not None:
         member = key if label_key is None else label_key
         specs.append(
-            derive_spec(ys[0], label_dtype, label_shape, "labels", member=member, limits=limits)
+            derive_spec(
+                ys[0], label_dtype, label_shape, "labels", member=member, limits=limits, paired=True
+            )
         )
     columns = (tuple(xs),) if ys is None else (tuple(xs), tuple(ys))
     return DatasetPlan(

@@ -25,6 +25,7 @@ every file's size is checked against it, through ``tf.io.gfile``):
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import tensorflow as tf
@@ -264,7 +265,9 @@ def build_rows(plan: RowsPlan) -> tf.data.Dataset:
         files = [side.files[j] for j, _, _ in pieces]
         columns.append(
             (
-                tf.constant([f.path for f in files], tf.string),
+                # bytes: a file name that is not UTF-8 (os.fsdecode gave it surrogate
+                # escapes) has no str form that tf.constant could encode
+                tf.constant([os.fsencode(f.path) for f in files], tf.string),
                 tf.constant(
                     [
                         f.header.data_offset + a * rb

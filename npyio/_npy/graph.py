@@ -9,6 +9,7 @@ zero-padded. Validity assertions come after them; until then nothing may raise.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import numpy as np
@@ -177,8 +178,8 @@ def static_shape(shape: object) -> tf.TensorShape:
 
 
 def path_tensor(path: object, name: str = "path") -> tf.Tensor:
-    """A path argument as a scalar string tensor: a ``str``, ``bytes``, ``os.PathLike`` or a
-    string tensor (inside a graph, the usual case).
+    """A path argument as a scalar string tensor: a ``str``, ``bytes``, ``os.PathLike``, a 0-d
+    array, or a scalar string tensor (inside a graph, the usual case).
 
     Raises:
         TypeError: for another type; ValueError: for a tensor that is not a scalar string.
@@ -190,7 +191,9 @@ def path_tensor(path: object, name: str = "path") -> tf.Tensor:
         return t
     if isinstance(path, (list, tuple, np.ndarray)) and np.ndim(path) > 0:
         raise ValueError(f"{name} must be a scalar string (one path), got {np.size(path)} paths")
-    return tf.constant(one_path(path, name), tf.string, name=name)
+    # As bytes: a file name that is not UTF-8 (bytes, or a str with surrogate escapes from
+    # os.fsdecode) has no UTF-8 str form that tf.constant could encode.
+    return tf.constant(os.fsencode(one_path(path, name)), tf.string, name=name)
 
 
 def require_tf2() -> None:

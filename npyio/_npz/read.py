@@ -85,7 +85,7 @@ def decode_npz(
 
 @tf.autograph.experimental.do_not_convert
 def read_npz(
-    path: tf.Tensor | str | os.PathLike[str],
+    path: tf.Tensor | str | bytes | os.PathLike[str],
     key: tf.Tensor | str,
     dtype: object,
     shape: object = None,
@@ -101,7 +101,8 @@ def read_npz(
     than 2 GiB (zip64 structures are read, whatever the sizes they hold).
 
     Args:
-        path: A scalar string tensor (or str): the archive. Any TensorFlow filesystem path.
+        path: The archive: a ``str``, ``bytes``, ``os.PathLike`` or a scalar string tensor.
+            Any TensorFlow filesystem path.
         key: The member's name, with or without ``.npy``; see `decode_npz`.
         dtype: The dtype the member must have.
         shape: Optional static shape the member must have; ``None`` dims match any size.

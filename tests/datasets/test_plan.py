@@ -1,0 +1,355 @@
+"""Planning without TensorFlow: `plan_dataset` and `plan_rows` decide files, pairs, shards,
+specs and strategy in plain Python, so they are run here in a subprocess where TensorFlow
+cannot be imported at all. `choose_strategy` and `pieces` are pure functions, checked
+directly."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from npyio._data import plan as PL
+from npyio._npy.head import make_hint
+from tests.test_structure import run_without_tf
+
+#: Run before each snippet: the plan's results as JSON-able values.
+PRELUDE = """
+import json, sys, types
+import numpy as np
+from npyio._data import plan as PL
+from npyio.errors import NpyFormatError
+
+def spec(s):
+    return {
+        "dtype": s.dtype.name,
+        "shape": None if s.shape is None else list(s.shape),
+        "hint": s.hint is not None,
+        "member": s.member,
+    }
+
+def names(column):
+    return [p.rsplit("/", 1)[-1] for p in column]
+
+def error(call):
+    try:
+        call()
+    except (ValueError, TypeError) as e:
+        return [type(e).__name__, str(e)]
+    return None
+"""
+
+
+def plan_json(code: str, **values: object) -> Any:
+    """Runs ``code`` (which sets ``out``) with TensorFlow blocked and returns ``out``."""
+    given = "".join(f"{k} = {v!r}\n" for k, v in values.items())
+    check = "\nassert sys.modules.get('tensorflow') is None, 'TensorFlow was imported'\n"
+    r = run_without_tf(PRELUDE + given + textwrap.dedent(code) + check + "print(json.dumps(out))\n")
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+def save(path: Path, value: np.ndarray) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, value)
+    return str(path)
+
+
+@pytest.fixture
+def pairs(tmp_path: Path) -> tuple[str, str]:
+    """x/ and y/ with files 0..5: x float32 (4, 3), y int64 scalars; written out of order."""
+    for i in (3, 1, 5, 0, 2, 4):
+        save(tmp_path / "x" / f"{i}.npy", np.full((4, 3), i, np.float32))
+        save(tmp_path / "y" / f"{i}.npy", np.int64(i))
+    return str(tmp_path / "x"), str(tmp_path / "y")
+
+
+# --- plan_dataset -----------------------------------------------------------------------------
+def test_pairs_specs_from_headers_and_strategy(pairs):
+    out = plan_json(
+        """
+        p = PL.plan_dataset(xs, ys, batch_size=4)
+        q = PL.plan_dataset(xs)
+        out = {
+            "x": names(p.columns[0]), "y": names(p.columns[1]), "count": p.count,
+            "specs": [spec(s) for s in p.specs], "strategy": p.strategy,
+            "q": [len(q.columns), q.strategy, spec(q.specs[0])],
+        }
+        """,
+        xs=pairs[0],
+        ys=pairs[1],
+    )
+    assert out["x"] == out["y"] == [f"{i}.npy" for i in range(6)]
+    assert out["count"] == 6
+    assert out["specs"] == [
+        {"dtype": "float32", "shape": [4, 3], "hint": True, "member": None},
+        {"dtype": "int64", "shape": [], "hint": True, "member": None},
+    ]
+    assert out["strategy"] == PL.BATCH_THEN_DECODE
+    # no batch: nothing to decode a batch of
+    assert out["q"] == [1, PL.DECODE_THEN_BATCH, out["specs"][0]]
+
+
+def test_shards(pairs):
+    out = plan_json(
+        """
+        context = types.SimpleNamespace(num_input_pipelines=3, input_pipeline_id=2)
+        out = {
+            "tuple": [names(c) for c in PL.plan_dataset(xs, ys, shard=(2, 1)).columns],
+            "context": names(PL.plan_dataset(xs, shard=context).columns[0]),
+            "all": sorted(n for i in range(4) for n in names(
+                PL.plan_dataset(xs, shard=(4, i)).columns[0])),
+            "empty": error(lambda: PL.plan_dataset(xs, shard=(7, 6))),
+        }
+        """,
+        xs=pairs[0],
+        ys=pairs[1],
+    )
+    assert out["tuple"] == [["1.npy", "3.npy", "5.npy"]] * 2
+    assert out["context"] == ["2.npy", "5.npy"]
+    assert out["all"] == [f"{i}.npy" for i in range(6)]
+    assert out["empty"] == ["ValueError", "shard 6 of 7 has no files (6 in all)"]
+
+
+def test_given_specs_read_no_file(pairs):
+    with open(f"{pairs[0]}/0.npy", "wb") as f:
+        f.write(b"corrupt")  # the first file: a spec read from it would fail
+    out = plan_json(
+        """
+        p = PL.plan_dataset(xs, ys, dtype="float32", shape=(4, 3), batch_size=2)
+        out = {"specs": [spec(s) for s in p.specs], "strategy": p.strategy,
+               "header": error(lambda: PL.plan_dataset(xs, ys, dtype="float32")),
+               "partial": spec(PL.plan_dataset(xs, dtype="float32", shape=(None, 3)).specs[0])}
+        """,
+        xs=pairs[0],
+        ys=pairs[1],
+    )
+    assert out["specs"][0] == {"dtype": "float32", "shape": [4, 3], "hint": True, "member": None}
+    assert out["specs"][1]["dtype"] == "int64"  # the labels' spec still comes from their header
+    assert out["strategy"] == PL.BATCH_THEN_DECODE
+    assert out["header"][0] == "NpyFormatError"  # dtype alone: the shape is read, and refused
+    assert out["header"][1].startswith(f"{pairs[0]}/0.npy: ")
+    assert out["partial"] == {"dtype": "float32", "shape": [None, 3], "hint": False, "member": None}
+
+
+def test_given_spec_contradicting_the_header(pairs):
+    out = plan_json(
+        """
+        out = [error(lambda: PL.plan_dataset(xs, ys, label_dtype="int32")),
+               error(lambda: PL.plan_dataset(xs, shape=(3, 4))),
+               error(lambda: PL.plan_dataset(xs, dtype="float64"))]
+        """,
+        xs=pairs[0],
+        ys=pairs[1],
+    )
+    assert out[0] == [
+        "NpyFormatError",
+        f"{pairs[1]}/0.npy: dtype mismatch -- expected label_dtype=int32, got int64; to load the "
+        "labels as int32, leave label_dtype out (it is read from the files) and cast: "
+        "ds = ds.map(lambda x, y: (x, tf.cast(y, tf.int32)))",
+    ]
+    assert out[1] == [
+        "NpyFormatError",
+        f"{pairs[0]}/0.npy: shape mismatch -- expected shape=(3, 4), got (4, 3)",
+    ]
+    assert out[2][1].endswith("ds = ds.map(lambda x: tf.cast(x, tf.float64))")  # no labels
+
+
+@pytest.mark.parametrize(
+    "kwargs, strategy",
+    [
+        ({"batch_size": 2}, PL.BATCH_THEN_DECODE),
+        ({}, PL.DECODE_THEN_BATCH),
+        ({"batch_size": 2, "ignore_errors": True}, PL.DECODE_THEN_BATCH),
+        ({"batch_size": 2, "backend": "py_function"}, PL.DECODE_THEN_BATCH),
+        ({"batch_size": 2, "shape": (None, 3)}, PL.DECODE_THEN_BATCH),
+        ({"batch_size": 2, "dtype": "float32", "shape": (4, 3)}, PL.BATCH_THEN_DECODE),
+    ],
+    ids=["small", "no-batch", "ignore_errors", "py_function", "variable-shape", "given"],
+)
+def test_strategy(pairs, kwargs, strategy):
+    out = plan_json(
+        "out = PL.plan_dataset(xs, ys, **kwargs).strategy", xs=pairs[0], ys=pairs[1], kwargs=kwargs
+    )
+    assert out == strategy
+
+
+def test_large_files_are_decoded_one_by_one(tmp_path):
+    big = save(tmp_path / "big" / "0.npy", np.zeros(PL.LARGE_FILE // 4, np.float32))
+    out = plan_json(
+        "p = PL.plan_dataset(x, batch_size=2)\nout = [p.strategy, p.specs[0].hint.size]", x=big
+    )
+    assert out == [PL.DECODE_THEN_BATCH, PL.LARGE_FILE + 128]
+
+
+def test_npz_members(tmp_path):
+    for i in range(3):
+        np.savez(tmp_path / f"{i}.npz", x=np.full((2, 2), i, np.int16), y=np.float64(i))
+    out = plan_json(
+        """
+        p = PL.plan_dataset(root, key="x", label_key="y", batch_size=2)
+        out = {"columns": [names(c) for c in p.columns], "specs": [spec(s) for s in p.specs],
+               "error": error(lambda: PL.plan_dataset(root, key="x", label_key="y",
+                                                      label_dtype="int64"))}
+        """,
+        root=str(tmp_path),
+    )
+    assert out["columns"] == [["0.npz", "1.npz", "2.npz"]] * 2
+    assert out["specs"] == [
+        {"dtype": "int16", "shape": [2, 2], "hint": True, "member": "x"},
+        {"dtype": "float64", "shape": [], "hint": True, "member": "y"},
+    ]
+    assert out["error"][1].startswith(
+        f"{tmp_path}/0.npz[y]: dtype mismatch -- expected label_dtype=int64, got float64; "
+    )
+
+
+def test_missing_sources_are_named_before_pairing(pairs, tmp_path):
+    out = plan_json(
+        """
+        out = [error(lambda: PL.plan_dataset(missing, ys)),
+               error(lambda: PL.plan_dataset(xs, missing)),
+               error(lambda: PL.plan_rows(missing))]
+        """,
+        xs=pairs[0],
+        ys=pairs[1],
+        missing=str(tmp_path / "lables"),
+    )
+    where = repr(str(tmp_path / "lables"))
+    assert out == [
+        ["ValueError", f"inputs: {where} does not exist (no such file or directory)"],
+        ["ValueError", f"labels: {where} does not exist (no such file or directory)"],
+        ["ValueError", f"inputs: {where} does not exist (no such file or directory)"],
+    ]
+
+
+# --- plan_rows --------------------------------------------------------------------------------
+@pytest.fixture
+def shards(tmp_path: Path) -> tuple[list[str], list[str]]:
+    """Three shards of 10, 5 and 7 rows of 4 float32, big-endian in the middle, with labels."""
+    xs, ys = [], []
+    for i, (n, order) in enumerate(((10, "<"), (5, ">"), (7, "<"))):
+        xs.append(save(tmp_path / "x" / f"{i}.npy", np.zeros((n, 4), order + "f4")))
+        ys.append(save(tmp_path / "y" / f"{i}.npy", np.zeros(n, "<i8")))
+    return xs, ys
+
+
+def test_rows_pieces_and_chunk(shards):
+    out = plan_json(
+        """
+        p = PL.plan_rows(xs, ys)
+        out = {"pieces": p.pieces, "chunk": p.chunk, "count": p.count, "cycle": p.cycle,
+               "auto": p.auto, "sides": [[s.dtype.name, s.row_shape, s.little_endian,
+                                          s.row_bytes] for s in p.sides]}
+        """,
+        xs=shards[0],
+        ys=shards[1],
+    )
+    assert out["pieces"] == [[0, 0, 10], [1, 0, 5], [2, 0, 7]]
+    assert out["chunk"] == PL.CHUNK_BYTES // 16  # the widest row: 4 float32
+    assert (out["count"], out["cycle"], out["auto"]) == (22, PL.CYCLE, True)
+    # byte orders differ between the input files: decided per piece
+    assert out["sides"] == [["float32", [4], None, 16], ["int64", [], True, 8]]
+
+
+def test_rows_shard_ranges_cover_every_row_once(shards):
+    out = plan_json("out = [PL.plan_rows(xs, shard=(3, i)).pieces for i in range(3)]", xs=shards[0])
+    assert out == [
+        [[0, 0, 7]],
+        [[0, 7, 10], [1, 0, 4]],
+        [[1, 4, 5], [2, 0, 7]],
+    ]
+    counts = (10, 5, 7)
+    rows = [(j, r) for shard in out for j, a, e in shard for r in range(a, e)]
+    assert sorted(rows) == [(j, r) for j, n in enumerate(counts) for r in range(n)]
+
+
+def test_rows_shuffle_cuts_pieces_in_blocks(shards):
+    out = plan_json(
+        """
+        PL.BLOCK_BYTES = 64  # blocks of 4 rows of 16 bytes, to see files cut
+        p = PL.plan_rows(xs, shuffle_buffer=8, num_parallel_reads=2)
+        out = [p.pieces, p.chunk, p.cycle, p.auto]
+        """,
+        xs=shards[0],
+    )
+    pieces, chunk, cycle, auto = out
+    # 2 pieces at a time fill the buffer of 8 rows, with 2 chunks each
+    assert (chunk, cycle, auto) == (2, 2, False)
+    assert pieces == [
+        [0, 0, 4], [0, 4, 8], [0, 8, 10], [1, 0, 4], [1, 4, 5], [2, 0, 4], [2, 4, 7],
+    ]  # fmt: skip
+
+
+def test_rows_build_errors(shards, tmp_path):
+    bad = save(tmp_path / "bad.npy", np.zeros((3, 5), np.float32))
+    out = plan_json(
+        """
+        out = [error(lambda: PL.plan_rows(xs, ys[:1] * 3)),
+               error(lambda: PL.plan_rows(xs + [bad])),
+               error(lambda: PL.plan_rows(xs, shuffle_buffer=0))]
+        """,
+        xs=shards[0],
+        ys=shards[1],
+        bad=bad,
+    )
+    assert out[0][1].startswith("inputs and labels must have the same number of rows: ")
+    assert out[1] == [
+        "NpyFormatError",
+        f"{bad}: row shape mismatch -- expected (4,), got (5,) (the shape of a row of the "
+        f"first file, {shards[0][0]})",
+    ]
+    assert out[2][0] == "ValueError" and "shuffle_buffer" in out[2][1]
+
+
+# --- pure functions ---------------------------------------------------------------------------
+def spec(shape: tuple[int | None, ...] | None, size: int = 1000) -> PL.Spec:
+    dt = np.dtype("float32")
+    hint = make_hint(dt, shape)
+    if hint is not None and size != hint.size:
+        hint = type(hint)(hint.header, size, hint.little_endian, hint.fortran_order)
+    return PL.Spec(dt, shape, hint)
+
+
+@pytest.mark.parametrize(
+    "specs, batch_size, ignore_errors, backend, expected",
+    [
+        ((spec((2,)),), 8, False, "graph", PL.BATCH_THEN_DECODE),
+        ((spec((2,)), spec(())), 8, False, "graph", PL.BATCH_THEN_DECODE),
+        ((spec((2,)),), None, False, "graph", PL.DECODE_THEN_BATCH),
+        ((spec((2,)),), 8, True, "graph", PL.DECODE_THEN_BATCH),
+        ((spec((2,)),), 8, False, "py_function", PL.DECODE_THEN_BATCH),
+        ((spec((2,)),), 8, False, "tfio", PL.DECODE_THEN_BATCH),
+        ((spec((None, 2)),), 8, False, "graph", PL.DECODE_THEN_BATCH),
+        ((spec(None),), 8, False, "graph", PL.DECODE_THEN_BATCH),
+        ((spec((2,), PL.LARGE_FILE - 1),), 8, False, "graph", PL.BATCH_THEN_DECODE),
+        ((spec((2,), PL.LARGE_FILE),), 8, False, "graph", PL.DECODE_THEN_BATCH),
+        ((spec((2,)), spec((2,), PL.LARGE_FILE)), 8, False, "graph", PL.DECODE_THEN_BATCH),
+    ],
+    ids=[
+        "small",
+        "small-pair",
+        "no-batch",
+        "ignore_errors",
+        "py_function",
+        "tfio",
+        "variable",
+        "any-shape",
+        "just-small",
+        "large",
+        "one-side-large",
+    ],
+)
+def test_choose_strategy(specs, batch_size, ignore_errors, backend, expected):
+    assert PL.choose_strategy(specs, batch_size, ignore_errors, backend) == expected
+
+
+def test_pieces():
+    assert PL.pieces([3, 0, 2], 0, 5, None) == [(0, 0, 3), (2, 0, 2)]
+    assert PL.pieces([3, 0, 2], 2, 4, None) == [(0, 2, 3), (2, 0, 1)]
+    assert PL.pieces([5], 0, 5, 2) == [(0, 0, 2), (0, 2, 4), (0, 4, 5)]
+    assert PL.pieces([5], 3, 3, 2) == []
