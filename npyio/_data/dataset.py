@@ -11,6 +11,8 @@ turns the plan into a graph with one of two builders:
 
 from __future__ import annotations
 
+import os
+
 import tensorflow as tf
 
 from npyio import _backends
@@ -21,6 +23,7 @@ from npyio._data.plan import (
     BATCH_THEN_DECODE,
     DatasetPlan,
     Spec,
+    pack,
     plan_dataset,
 )
 from npyio._npy import format as F
@@ -40,8 +43,11 @@ def _paths(plan: DatasetPlan) -> tf.data.Dataset:
     """The (input, label) path pairs as one dataset, shuffled when asked: a full uniform
     shuffle of the path strings only. One string tensor per part, not a Python list (which
     builds a type spec per element)."""
-    columns = tuple(tf.constant(list(column), tf.string) for column in plan.columns)
-    ds = tf.data.Dataset.from_tensor_slices(columns)
+    # as bytes: a file name need not be valid UTF-8
+    columns = [tf.constant([os.fsencode(p) for p in column], tf.string) for column in plan.columns]
+    if plan.label_values is not None:
+        columns.append(tf.constant(plan.label_values))
+    ds = tf.data.Dataset.from_tensor_slices(tuple(columns))
     if plan.shuffle:
         ds = ds.shuffle(
             plan.count, seed=plan.seed, reshuffle_each_iteration=plan.reshuffle_each_iteration
@@ -49,7 +55,19 @@ def _paths(plan: DatasetPlan) -> tf.data.Dataset:
     return ds
 
 
-def _one_or_tuple(out: list[tf.Tensor] | tuple[tf.Tensor, ...]) -> tf.Tensor | tuple:
+def _element(
+    plan: DatasetPlan, parts: list[tf.Tensor], rest: tuple[tf.Tensor, ...], path: tf.Tensor
+) -> object:
+    """One element from the decoded file parts: ``x``, ``(x, y)``, then the input's path with
+    ``with_paths``; ``x`` and ``y`` take the structure of the sources (a tensor, a dict, a
+    tuple); ``rest`` holds the label values, when labels are values."""
+    x = pack(plan.inputs, parts[: plan.n_inputs])
+    out = [x]
+    if plan.labels is not None:
+        out.append(pack(plan.labels, parts[plan.n_inputs :]))
+    out.extend(rest)
+    if plan.with_paths:
+        out.append(path)
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -63,15 +81,18 @@ def build_batch_then_decode(plan: DatasetPlan) -> tf.data.Dataset:
         name = tf.strings.join([path, "[", spec.member, "]"])
         return name, npz_member(tf.io.read_file(path), spec.member, name)
 
-    def read(*paths: tf.Tensor) -> tuple[tf.Tensor, ...]:
-        return tuple(t for p, spec in zip(paths, specs) for t in read_raw(p, spec))
+    k = len(specs)
 
-    def decode(*raw: tf.Tensor) -> tf.Tensor | tuple:
+    def read(*args: tf.Tensor) -> tuple[tf.Tensor, ...]:
+        raw = tuple(t for p, spec in zip(args[:k], specs) for t in read_raw(p, spec))
+        return (*raw, *args[k:], args[0])  # then the label values and the input's path
+
+    def decode(*raw: tf.Tensor) -> object:
         parts = [
             Part(contents, names, spec.dtype, _shape(spec), spec.hint, plan.limits)
-            for spec, names, contents in zip(specs, raw[::2], raw[1::2])
+            for spec, names, contents in zip(specs, raw[: 2 * k : 2], raw[1 : 2 * k : 2])
         ]
-        return _one_or_tuple(decode_group(parts, batched=True))
+        return _element(plan, decode_group(parts, batched=True), raw[2 * k : -1], raw[-1])
 
     ds = parallel_map(_paths(plan), read, plan.num_parallel_calls, plan.deterministic)
     ds = ds.batch(plan.batch_size, drop_remainder=plan.drop_remainder)
@@ -92,7 +113,12 @@ def build_decode_then_batch(plan: DatasetPlan) -> tf.data.Dataset:
             return read_npz_member(path, spec.member, spec.dtype, _shape(spec), spec.hint)
         return read_file(path, spec.dtype, _shape(spec), spec.hint)
 
-    def load(*paths: tf.Tensor) -> tf.Tensor | tuple:
+    k = len(specs)
+
+    def load(*args: tf.Tensor) -> object:
+        return _element(plan, decode_files(args[:k]), args[k:], args[0])
+
+    def decode_files(paths: tuple[tf.Tensor, ...]) -> list[tf.Tensor]:
         if plan.backend == "graph" and all(spec.member is None for spec in specs):
             # .npy files: inputs and labels share one header fast-path cond
             parts = [
@@ -106,8 +132,8 @@ def build_decode_then_batch(plan: DatasetPlan) -> tf.data.Dataset:
                 )
                 for p, spec in zip(paths, specs)
             ]
-            return _one_or_tuple(decode_group(parts, batched=False))
-        return _one_or_tuple([read_one(p, spec) for p, spec in zip(paths, specs)])
+            return decode_group(parts, batched=False)
+        return [read_one(p, spec) for p, spec in zip(paths, specs)]
 
     ds = _paths(plan)
     if plan.backend == "py_function" or plan.ignore_errors:
@@ -165,7 +191,10 @@ def dataset(
     label_key: str | None = None,
     max_file_size: int | None = None,
     max_header_size: int = F.MAX_HEADER_SIZE,
-) -> tf.data.Dataset:
+    validation_split: float | None = None,
+    subset: str | None = None,
+    with_paths: bool = False,
+) -> tf.data.Dataset | tuple[tf.data.Dataset, tf.data.Dataset]:
     """A ``tf.data.Dataset`` of ``.npy`` files (and their labels), decoded in graph mode.
 
     The drop-in replacement for ``map(tf.py_function(np.load))``: files are read with
@@ -176,10 +205,16 @@ def dataset(
     parallel read-and-decode -> batch (or ``padded_batch``) -> prefetch.
 
     Args:
-        inputs: A directory (its ``*.npy`` files, sorted by name), a glob pattern, or a sequence
-            of paths. Any TensorFlow filesystem path works (``gs://``, ``ram://``, ...).
-        labels: Like ``inputs``, or ``None`` to yield inputs alone. Directories and globs pair
-            with the inputs by file name; sequences pair by position.
+        inputs: A directory (its ``*.npy`` files, sorted by name), a glob pattern, a file, or
+            a sequence of paths (a list, a 1-D array or string tensor; ``str``, ``bytes`` or
+            ``os.PathLike`` each). Any TensorFlow filesystem path works (``gs://``, ``ram://``,
+            ...). Or a dict (or tuple) of such sources, for models with several inputs: every
+            element is then a dict (tuple) of tensors, one per source, e.g.
+            ``{"image": "data/img", "mask": "data/mask"}``.
+        labels: Like ``inputs`` (files), or a numeric array or list with one value (or row)
+            per input file, in the inputs' order, or ``None`` to yield inputs alone. All the
+            file sources pair by file name when any of them is a directory or a glob, by
+            position otherwise.
         batch_size: Yield batches of this size; ``None`` yields single elements.
         shuffle: Shuffle the file list each epoch with a buffer that holds the whole list: a
             full uniform shuffle in which only the path strings sit in memory.
@@ -211,6 +246,16 @@ def dataset(
             bytes; ``None`` for no limit. Not supported with ``backend="tfio"`` or ``key``.
         max_header_size: Refuse headers longer than this many bytes (10,000 by default, as
             numpy), also when the first header is read to build the element spec.
+        validation_split: A fraction in (0, 1) of the files to hold out, with ``subset``:
+            as in Keras's ``*_dataset_from_directory``, the files are shuffled with ``seed``
+            (when ``shuffle``), and the last ``int(validation_split * n)`` are the validation
+            subset. The same ``seed`` gives the same split on every call; a split while
+            shuffling needs a ``seed``.
+        subset: ``"training"``, ``"validation"``, or ``"both"`` (a tuple of the two
+            datasets), with ``validation_split``.
+        with_paths: Add the input file's path as the last component of each element
+            (batched like the rest): for deduplication, debugging, joining metadata. With
+            nested inputs, the first input source's file.
 
     Returns:
         A dataset of ``x`` or ``(x, y)``, batched when ``batch_size`` is set.
@@ -242,28 +287,32 @@ def dataset(
         >>> [y.numpy().tolist() for _, y in ds]
         [[0, 1], [2]]
     """
-    return build(
-        plan_dataset(
-            inputs,
-            labels,
-            batch_size=batch_size,
-            shuffle=shuffle,
-            seed=seed,
-            reshuffle_each_iteration=reshuffle_each_iteration,
-            drop_remainder=drop_remainder,
-            dtype=dtype,
-            shape=shape,
-            label_dtype=label_dtype,
-            label_shape=label_shape,
-            num_parallel_calls=num_parallel_calls,
-            deterministic=deterministic,
-            prefetch=prefetch,
-            backend=backend,
-            ignore_errors=ignore_errors,
-            shard=shard,
-            key=key,
-            label_key=label_key,
-            max_file_size=max_file_size,
-            max_header_size=max_header_size,
-        )
+    plans = plan_dataset(
+        inputs,
+        labels,
+        batch_size=batch_size,
+        shuffle=shuffle,
+        seed=seed,
+        reshuffle_each_iteration=reshuffle_each_iteration,
+        drop_remainder=drop_remainder,
+        dtype=dtype,
+        shape=shape,
+        label_dtype=label_dtype,
+        label_shape=label_shape,
+        num_parallel_calls=num_parallel_calls,
+        deterministic=deterministic,
+        prefetch=prefetch,
+        backend=backend,
+        ignore_errors=ignore_errors,
+        shard=shard,
+        key=key,
+        label_key=label_key,
+        max_file_size=max_file_size,
+        max_header_size=max_header_size,
+        validation_split=validation_split,
+        subset=subset,
+        with_paths=with_paths,
     )
+    if isinstance(plans, tuple):
+        return build(plans[0]), build(plans[1])
+    return build(plans)

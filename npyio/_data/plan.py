@@ -15,6 +15,7 @@ very same `derive_spec` and `Spec.reason` to every file, so that it passes exact
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -188,13 +189,174 @@ def _positive(value: object, what: str) -> int | None:
     return value
 
 
+# --- structures: nested sources, and what each part of an element is ------------------------
+#: A leaf of a structure template: one part of every element (one column of files).
+LEAF = "<part>"
+
+
+def _is_source_structure(spec: object) -> bool:
+    """Whether ``spec`` is a structure of several sources (a dict, or a tuple whose items are
+    sources), not one source. A list, an array or a tuple of *file* paths is one source: a
+    tuple is a structure when an item is itself a structure or a sequence, or when its first
+    item is a directory or a glob (a source that stands for many files)."""
+    if isinstance(spec, dict):
+        return True
+    if not isinstance(spec, tuple) or not spec:
+        return False
+    if any(isinstance(item, (dict, tuple, list, np.ndarray)) for item in spec):
+        return True
+    first = spec[0]
+    if isinstance(first, (str, bytes, os.PathLike)):
+        text = os.fsdecode(first)
+        return bool(P.GLOB_CHARS & set(text)) or P.isdir(text)
+    return False
+
+
+def template(spec: object) -> object:
+    """The structure of ``spec`` with `LEAF` for each source (dict keys sorted, as tf.nest)."""
+    if isinstance(spec, dict):
+        return {k: template(spec[k]) for k in sorted(spec)}
+    if _is_source_structure(spec):
+        return tuple(template(item) for item in spec)  # type: ignore[attr-defined]
+    return LEAF
+
+
+def flatten(tmpl: object, value: object) -> list[object]:
+    """The leaves of ``value`` in the order of ``tmpl``'s leaves."""
+    if isinstance(tmpl, dict):
+        if not isinstance(value, dict) or set(value) != set(tmpl):
+            raise ValueError(f"expected a dict with keys {sorted(tmpl)}, got {value!r:.200}")
+        return [leaf for k in tmpl for leaf in flatten(tmpl[k], value[k])]
+    if isinstance(tmpl, tuple):
+        if not isinstance(value, (tuple, list)) or len(value) != len(tmpl):
+            raise ValueError(f"expected {len(tmpl)} items, got {value!r:.200}")
+        return [leaf for t, v in zip(tmpl, value) for leaf in flatten(t, v)]
+    return [value]
+
+
+def pack(tmpl: object, leaves: list[object]) -> object:
+    """``leaves`` (in `flatten`'s order) put back into ``tmpl``'s structure."""
+    it = iter(leaves)
+
+    def build(t: object) -> object:
+        if isinstance(t, dict):
+            return {k: build(v) for k, v in t.items()}
+        if isinstance(t, tuple):
+            return tuple(build(v) for v in t)
+        return next(it)
+
+    return build(tmpl)
+
+
+def leaf_names(tmpl: object, root: str) -> list[str]:
+    """How errors name each part: ``inputs``, ``inputs['image']``, ``inputs[1]``."""
+    if isinstance(tmpl, dict):
+        return [n for k, v in tmpl.items() for n in leaf_names(v, f"{root}[{k!r}]")]
+    if isinstance(tmpl, tuple):
+        return [n for i, v in enumerate(tmpl) for n in leaf_names(v, f"{root}[{i}]")]
+    return [root]
+
+
+def _per_part(tmpl: object, value: object, kind: str) -> list[object]:
+    """A ``dtype``/``shape`` argument for each leaf: one value for all, or the structure."""
+    if tmpl == LEAF:
+        return [value]
+    structured = isinstance(value, dict) or (
+        isinstance(value, tuple)
+        and len(value) == len(tmpl)  # type: ignore[arg-type]
+        and (kind == "dtype" or all(v is None or isinstance(v, (tuple, list)) for v in value))
+    )
+    return flatten(tmpl, value) if structured else [value] * len(flatten(tmpl, tmpl))
+
+
+def _label_values(labels: object) -> np.ndarray | None:
+    """``labels`` as an array of values (one per input file), or None for label files."""
+    if isinstance(labels, np.ndarray):
+        return labels if labels.dtype.kind in "biuf" else None
+    if isinstance(labels, (list, tuple)) and labels:
+        first = labels[0]
+        numeric = isinstance(first, (int, float, np.number, np.bool_)) or (
+            isinstance(first, (list, tuple, np.ndarray))
+            and len(first) > 0
+            and isinstance(np.asarray(first).flat[0], (np.number, np.bool_))
+        )
+        if numeric and not isinstance(first, (str, bytes)):
+            values = np.asarray(labels)
+            if values.dtype.kind not in "biuf":
+                raise TypeError(f"labels: expected numbers, got {values.dtype} values")
+            return values
+    return None
+
+
+# --- validation splits ------------------------------------------------------------------------
+SUBSETS = ("training", "validation", "both")
+
+
+def split(
+    n: int, validation_split: float | None, subset: str | None, shuffle: bool, seed: int | None
+) -> list[np.ndarray]:
+    """Indices of the subsets of ``n`` samples, as Keras's ``*_dataset_from_directory`` cuts
+    them: the samples are shuffled with ``seed`` (when ``shuffle``), then the last
+    ``int(validation_split * n)`` are the validation subset and the rest the training subset.
+    The same seed gives the same split on every call. Returns one array (``"training"``,
+    ``"validation"``, or all samples without a split) or two (``"both"``).
+
+    Raises:
+        ValueError: for a ``validation_split`` outside (0, 1), a ``subset`` without one (or
+            the reverse), an unknown ``subset``, a split while shuffling without a ``seed``
+            (the subsets would overlap from one call to the next), or an empty subset.
+    """
+    if validation_split is None:
+        if subset is not None:
+            raise ValueError(f"subset={subset!r} needs validation_split (got None)")
+        return [np.arange(n)]
+    if isinstance(validation_split, bool) or not (
+        isinstance(validation_split, (int, float)) and 0 < validation_split < 1
+    ):
+        raise ValueError(
+            f"validation_split must be a float between 0 and 1 (exclusive), "
+            f"got {validation_split!r}"
+        )
+    if subset not in SUBSETS:
+        raise ValueError(
+            f"subset must be 'training', 'validation' or 'both' with validation_split, "
+            f"got {subset!r}"
+        )
+    if shuffle and seed is None:
+        raise ValueError(
+            "validation_split with shuffle=True needs a seed: without one, the training and "
+            "validation subsets of two calls would overlap"
+        )
+    order = np.random.RandomState(seed).permutation(n) if shuffle else np.arange(n)
+    n_val = int(validation_split * n)
+    training, validation = order[: n - n_val], order[n - n_val :]
+    for name, part in (("training", training), ("validation", validation)):
+        if subset in (name, "both") and len(part) == 0:
+            raise ValueError(
+                f"validation_split={validation_split} of {n} files leaves the {name} subset empty"
+            )
+    return {"training": [training], "validation": [validation], "both": [training, validation]}[
+        subset
+    ]
+
+
 @dataclass(frozen=True)
 class DatasetPlan:
-    """Everything `npyio.dataset` decides before it builds a graph."""
+    """Everything `npyio.dataset` decides before it builds a graph.
 
-    columns: tuple[tuple[str, ...], ...]  # the paths of each part, paired and sharded
+    ``columns`` and ``specs`` have one entry per *file part*: the leaves of the inputs'
+    structure, then those of the labels' (when labels are files). Elements are
+    ``pack(inputs, parts)``, then the labels (files, or ``label_values``), then the input path
+    (``with_paths``).
+    """
+
+    columns: tuple[tuple[str, ...], ...]  # the paths of each part, paired, split and sharded
     specs: tuple[Spec, ...]
     strategy: str
+    inputs: object = LEAF  # the inputs' structure template
+    labels: object = None  # the labels' structure template, or None (no labels, or values)
+    label_values: np.ndarray | None = None  # one row per element, when labels are values
+    with_paths: bool = False
     batch_size: int | None = None
     shuffle: bool = False
     seed: int | None = None
@@ -211,6 +373,16 @@ class DatasetPlan:
     def count(self) -> int:
         """Elements in one epoch (before ``ignore_errors`` skips any)."""
         return len(self.columns[0])
+
+    @property
+    def n_inputs(self) -> int:
+        """How many of the file parts are inputs (the rest are labels)."""
+        return len(flatten(self.inputs, self.inputs))
+
+    @property
+    def file_paths(self) -> tuple[str, ...]:
+        """The input file of each element (the first input part's)."""
+        return self.columns[0]
 
 
 def plan_dataset(
@@ -236,8 +408,12 @@ def plan_dataset(
     label_key: str | None = None,
     max_file_size: int | None = None,
     max_header_size: int = F.MAX_HEADER_SIZE,
-) -> DatasetPlan:
-    """Resolves, pairs and shards the sources and derives the specs (see `npyio.dataset`)."""
+    validation_split: float | None = None,
+    subset: str | None = None,
+    with_paths: bool = False,
+) -> DatasetPlan | tuple[DatasetPlan, DatasetPlan]:
+    """Resolves, pairs, splits and shards the sources and derives the specs (see
+    `npyio.dataset`). Two plans for ``subset="both"``: training, validation."""
     limits = Limits(max_header_size, max_file_size)
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r} -- expected one of {', '.join(BACKENDS)}")
@@ -249,47 +425,91 @@ def plan_dataset(
         raise ValueError(f"key (.npz archives) needs backend='graph', got {backend!r}")
     batch_size = _positive(batch_size, "batch_size")
     suffix = ".npy" if key is None else ".npz"
-    xs_source = P.resolve(inputs, "inputs", suffix)
-    ys_source = None if labels is None else P.resolve(labels, "labels", suffix)
-    xs = xs_source.paths
-    ys: list[str] | None = None
-    if ys_source is not None:
-        xs, ys = P.pair(xs_source, ys_source)
-    elif label_key is not None:
-        ys = list(xs)  # inputs and labels are members of the same archives
+
+    # sources -> paths: every file part, resolved and paired under one rule
+    x_tmpl = template(inputs)
+    values = None if labels is None else _label_values(labels)
+    y_tmpl = None if labels is None or values is not None else template(labels)
+    x_names = leaf_names(x_tmpl, "inputs")
+    y_names = [] if y_tmpl is None else leaf_names(y_tmpl, "labels")
+    sources = [P.resolve(s, w, suffix) for s, w in zip(flatten(x_tmpl, inputs), x_names)]
+    if y_tmpl is not None:
+        sources += [P.resolve(s, w, suffix) for s, w in zip(flatten(y_tmpl, labels), y_names)]
+    columns = P.pair_parts(sources, x_names + y_names) if len(sources) > 1 else [sources[0].paths]
+    members: list[str | None] = [key] * len(x_names) + [
+        key if label_key is None else label_key
+    ] * len(y_names)
+    if labels is None and label_key is not None:  # labels: members of the same archives
+        columns.append(list(columns[0]))
+        members.append(label_key)
+        y_tmpl, y_names = LEAF, ["labels"]
+    if values is not None:
+        if len(values) != len(columns[0]):
+            raise ValueError(
+                f"labels: expected one value (or row) per input file, got {len(values)} "
+                f"values for {len(columns[0])} input files"
+            )
+        if label_dtype is not None:
+            values = values.astype(F.parse_dtype(label_dtype))
+        row = F.parse_shape(label_shape)
+        if row is not None and (
+            len(row) != values.ndim - 1
+            or any(d is not None and d != v for d, v in zip(row, values.shape[1:]))
+        ):
+            raise ValueError(
+                f"labels: label_shape={label_shape!r} does not match the values' row shape "
+                f"{F.show_shape(values.shape[1:])}"
+            )
+
+    # spec: from the arguments, else from the first file of each part (before any split or
+    # shard, so that every subset and every shard loads alike)
+    dtypes = _per_part(x_tmpl, dtype, "dtype") + (
+        [] if y_tmpl is None else _per_part(y_tmpl, label_dtype, "dtype")
+    )
+    shapes = _per_part(x_tmpl, shape, "shape") + (
+        [] if y_tmpl is None else _per_part(y_tmpl, label_shape, "shape")
+    )
+    paired = y_tmpl is not None or values is not None
+    specs = tuple(
+        derive_spec(col[0], dt, sh, name.split("[")[0], member=m, limits=limits, paired=paired)
+        for col, dt, sh, name, m in zip(columns, dtypes, shapes, x_names + y_names, members)
+    )
+
+    # split, then shard: every shard of a subset is a part of that subset
     where = P.parse_shard(shard)
-    if where is not None:
-        total = len(xs)
-        xs = P.shard_list(xs, *where)
-        ys = None if ys is None else P.shard_list(ys, *where)
-        if not xs:
-            raise ValueError(f"shard {where[1]} of {where[0]} has no files ({total} in all)")
-    paired = ys is not None
-    specs = [derive_spec(xs[0], dtype, shape, "inputs", member=key, limits=limits, paired=paired)]
-    if ys is not None:
-        member = key if label_key is None else label_key
-        specs.append(
-            derive_spec(
-                ys[0], label_dtype, label_shape, "labels", member=member, limits=limits, paired=True
+    plans = []
+    for indices in split(len(columns[0]), validation_split, subset, shuffle, seed):
+        cols = [[col[i] for i in indices] for col in columns]
+        vals = None if values is None else values[indices]
+        if where is not None:
+            total = len(cols[0])
+            cols = [P.shard_list(col, *where) for col in cols]
+            vals = None if vals is None else vals[where[1] :: where[0]]
+            if not cols[0]:
+                raise ValueError(f"shard {where[1]} of {where[0]} has no files ({total} in all)")
+        plans.append(
+            DatasetPlan(
+                columns=tuple(tuple(col) for col in cols),
+                specs=specs,
+                strategy=choose_strategy(specs, batch_size, ignore_errors, backend),
+                inputs=x_tmpl,
+                labels=y_tmpl,
+                label_values=vals,
+                with_paths=with_paths,
+                batch_size=batch_size,
+                shuffle=shuffle,
+                seed=seed,
+                reshuffle_each_iteration=reshuffle_each_iteration,
+                drop_remainder=drop_remainder,
+                num_parallel_calls=num_parallel_calls,
+                deterministic=deterministic,
+                prefetch=prefetch,
+                backend=backend,
+                ignore_errors=ignore_errors,
+                limits=limits,
             )
         )
-    columns = (tuple(xs),) if ys is None else (tuple(xs), tuple(ys))
-    return DatasetPlan(
-        columns=columns,
-        specs=tuple(specs),
-        strategy=choose_strategy(tuple(specs), batch_size, ignore_errors, backend),
-        batch_size=batch_size,
-        shuffle=shuffle,
-        seed=seed,
-        reshuffle_each_iteration=reshuffle_each_iteration,
-        drop_remainder=drop_remainder,
-        num_parallel_calls=num_parallel_calls,
-        deterministic=deterministic,
-        prefetch=prefetch,
-        backend=backend,
-        ignore_errors=ignore_errors,
-        limits=limits,
-    )
+    return plans[0] if subset != "both" else (plans[0], plans[1])
 
 
 # --- npyio.rows -------------------------------------------------------------------------------

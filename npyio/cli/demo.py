@@ -20,6 +20,7 @@ def run(args: argparse.Namespace) -> int:
     root = _sample.ensure(profile, args.cache)
     inputs, labels = os.path.join(root, "inputs"), os.path.join(root, "labels")
     ds = npyio.dataset(inputs, labels, batch_size=args.batch_size)
+    assert isinstance(ds, tf.data.Dataset)  # one dataset: no subset='both'
     x, y = next(iter(ds))
     print(f"dataset: {profile.count:,} pairs in {root}")
     print(f"element_spec: {ds.element_spec}")

@@ -154,8 +154,9 @@ def test_a_bad_array_is_not_shown_whole(call):
 
 
 def test_bad_labels_are_named_labels(root):
+    # (a numeric array is label values, one per input file: here, objects that are neither)
     with pytest.raises(TypeError, match=r"^labels: expected paths .* 10000 other items"):
-        npyio.dataset(str(root / "x"), BAD)
+        npyio.dataset(str(root / "x"), np.array([None] * 10_000, dtype=object))
     with pytest.raises(TypeError, match=r"^labels: expected a 1-D array of paths, got 2-D"):
         npyio.rows(str(root / "x"), np.array([[str(root / "y")]]))
 
