@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import glob as globlib
 import itertools
-import itertools
 import os
 import posixpath
 from collections.abc import Sequence

@@ -69,7 +69,7 @@ def test_tuple_of_sources_and_per_part_specs(root):
         dtype=("float32", "uint8"),
         shape=((4, 4), (None,)),
     )
-    (img, mask), y = ds.element_spec
+    (img, mask), _ = ds.element_spec
     assert img.shape.as_list() == [None, 4, 4] and mask.shape.as_list() == [None, None]
     (a, b), labels = next(iter(ds))
     assert a.shape == (4, 4, 4) and b.dtype == tf.uint8 and labels.numpy().tolist() == [0, 1, 2, 3]
@@ -162,7 +162,7 @@ def test_with_paths_names_each_element_and_runs_no_python(root):
     )
     assert ds.element_spec[2] == tf.TensorSpec([None], tf.string)
     count = Counter()
-    for x, y, paths in ds:
+    for x, _, paths in ds:
         for i, p in zip(_ids(x), paths.numpy()):
             assert os.path.basename(p.decode()) == f"{i:04d}.npy"
             count[p] += 1
