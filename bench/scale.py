@@ -60,7 +60,7 @@ def ensure(root: str, pairs: int) -> tuple[str, str]:
     return xs, ys
 
 
-def bare(xs: str, ys: str):  # noqa: ANN201 -- a tf.data.Dataset
+def bare(xs: str, ys: str) -> object:  # a tf.data.Dataset
     import tensorflow as tf
 
     def listing(d: str) -> list[str]:
@@ -73,7 +73,7 @@ def bare(xs: str, ys: str):  # noqa: ANN201 -- a tf.data.Dataset
     return ds.shuffle(len(x))
 
 
-def build(xs: str, ys: str):  # noqa: ANN201 -- a tf.data.Dataset
+def build(xs: str, ys: str) -> object:  # a tf.data.Dataset
     import npyio
 
     return npyio.dataset(xs, ys, batch_size=32, shuffle=True, seed=0)
@@ -117,23 +117,31 @@ def main() -> None:
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
     out = subprocess.run(
         [sys.executable, "-c", _RSS.format(root=ROOT, xs=xs, ys=ys)],
-        capture_output=True, text=True, env=env, check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     ).stdout.split()
     medians = {k: statistics.median(v) for k, v in times.items()}
-    print(json.dumps({
-        "date": time.strftime("%Y-%m-%d"),
-        "tensorflow": tf.__version__,
-        "pairs": args.pairs,
-        "rounds": args.rounds,
-        "build_seconds": medians,
-        "ratio": medians["npyio"] / medians["bare"],
-        "first_batch_seconds": first_batch,
-        "fresh_process": {
-            "build_seconds": float(out[-3]),
-            "first_batch_seconds": float(out[-2]),
-            "peak_rss_mib": int(out[-1]) / 2**20,
-        },
-    }, indent=1))
+    print(
+        json.dumps(
+            {
+                "date": time.strftime("%Y-%m-%d"),
+                "tensorflow": tf.__version__,
+                "pairs": args.pairs,
+                "rounds": args.rounds,
+                "build_seconds": medians,
+                "ratio": medians["npyio"] / medians["bare"],
+                "first_batch_seconds": first_batch,
+                "fresh_process": {
+                    "build_seconds": float(out[-3]),
+                    "first_batch_seconds": float(out[-2]),
+                    "peak_rss_mib": int(out[-1]) / 2**20,
+                },
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":
