@@ -39,12 +39,19 @@ def _shape(spec: Spec) -> tf.TensorShape:
     return tf.TensorShape(spec.shape)
 
 
+def _strings(paths: tuple[str, ...]) -> tf.Tensor:
+    """Paths as one string tensor: one conversion, not a type spec per element."""
+    try:
+        return tf.constant(paths, tf.string)
+    except UnicodeEncodeError:  # a file name that is not valid UTF-8: its bytes, as the OS has
+        return tf.constant([os.fsencode(p) for p in paths], tf.string)
+
+
 def _paths(plan: DatasetPlan) -> tf.data.Dataset:
     """The (input, label) path pairs as one dataset, shuffled when asked: a full uniform
     shuffle of the path strings only. One string tensor per part, not a Python list (which
     builds a type spec per element)."""
-    # as bytes: a file name need not be valid UTF-8
-    columns = [tf.constant([os.fsencode(p) for p in column], tf.string) for column in plan.columns]
+    columns = [_strings(column) for column in plan.columns]
     if plan.label_values is not None:
         columns.append(tf.constant(plan.label_values))
     ds = tf.data.Dataset.from_tensor_slices(tuple(columns))

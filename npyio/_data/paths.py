@@ -254,10 +254,12 @@ def one_path(spec: object, what: str = "path") -> str:
 def _list_dir(path: str, suffix: str) -> list[str]:
     """The directory's ``*{suffix}`` files, sorted by name. Raises OSError if unlistable."""
     if is_local(path):
-        with os.scandir(path) as entries:
-            names = [e.name for e in entries if e.name.endswith(suffix)]
+        # os.listdir and one string concatenation per file: a million files are listed in
+        # about a second (os.scandir's entry objects and os.path.join per name cost more).
+        names = [n for n in os.listdir(path) if n.endswith(suffix)]
         names.sort()
-        return [os.path.join(path, n) for n in names]
+        prefix = os.path.join(path, "")
+        return [prefix + n for n in names]
     import tensorflow as tf
 
     try:

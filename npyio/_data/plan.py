@@ -478,9 +478,14 @@ def plan_dataset(
     # split, then shard: every shard of a subset is a part of that subset
     where = P.parse_shard(shard)
     plans = []
-    for indices in split(len(columns[0]), validation_split, subset, shuffle, seed):
-        cols = [[col[i] for i in indices] for col in columns]
-        vals = None if values is None else values[indices]
+    subsets = split(len(columns[0]), validation_split, subset, shuffle, seed)
+    for indices in subsets:
+        if validation_split is None:  # all files, in order: nothing to gather (a million)
+            cols, vals = columns, values
+        else:
+            picked = indices.tolist()
+            cols = [[col[i] for i in picked] for col in columns]
+            vals = None if values is None else values[indices]
         if where is not None:
             total = len(cols[0])
             cols = [P.shard_list(col, *where) for col in cols]
