@@ -344,7 +344,9 @@ def _static_hint(
             candidate is not None
             and size is not None
             and tfio_reads(candidate, dt, dims)
-            and len(candidate) <= limits.max_header_size
+            # max_header_size bounds the header's length field, as the parser reads it: a
+            # v1.0 header (tfio_reads checked it) is 10 bytes of magic, version and length more
+            and len(candidate) - 10 <= limits.max_header_size
             and (limits.max_file_size is None or size <= limits.max_file_size)
         ):
             return candidate, size
