@@ -3,8 +3,8 @@ r"""The ``"tfio"`` backend: tensorflow-io's C++ ``.npy`` reader, behind a guard.
 tensorflow-io 0.37.1 (its last release; the ops load only with TensorFlow 2.16.x) reads ``.npy``
 files with the op ``IO>NumpyRead`` (``numpy_kernels.cc``). That op parses the header with a
 hand-written parser and copies the payload bytes into the output as they are. It was measured
-against files written by numpy's own writer (``tests/backends/test_tfio.py`` keeps the evidence) and it
-is not safe on its own:
+against files written by numpy's own writer (``tests/backends/test_tfio.py`` keeps the
+evidence) and it is not safe on its own:
 
 - it *crashes the process* on a 0-d array (segmentation fault: it reads ``shape[0]`` of an empty
   vector) and when the file's dtype differs from the op's ``dtype`` attribute (a ``CHECK``
@@ -344,7 +344,9 @@ def _static_hint(
             candidate is not None
             and size is not None
             and tfio_reads(candidate, dt, dims)
-            and len(candidate) <= limits.max_header_size
+            # max_header_size bounds the header's length field, as the parser reads it: a
+            # v1.0 header (tfio_reads checked it) is 10 bytes of magic, version and length more
+            and len(candidate) - 10 <= limits.max_header_size
             and (limits.max_file_size is None or size <= limits.max_file_size)
         ):
             return candidate, size

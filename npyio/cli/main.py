@@ -7,6 +7,7 @@ import dataclasses
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 
 from npyio._data import paths as P
@@ -134,6 +135,15 @@ def _specs(args: argparse.Namespace, sources: list[P.Source]) -> list[_verify.Sp
     return checks
 
 
+def _pairs_source(arg: str, side: str) -> P.Source:
+    """One side of ``--pairs``; a problem (a missing path, ...) says which side it is, in the
+    one line that reports it (the other side's files are then not listed as unpaired)."""
+    source = P.resolve(arg, side.lower(), strict=False)
+    if source.problem is not None:
+        source = dataclasses.replace(source, problem=f"{source.problem} (--pairs {side})")
+    return source
+
+
 def _verify_cmd(args: argparse.Namespace) -> int:
     if not args.paths and not args.pairs:
         args._parser.error("give at least one PATH, or --pairs INPUTS LABELS")
@@ -141,9 +151,7 @@ def _verify_cmd(args: argparse.Namespace) -> int:
     specs = _specs(args, sources)
     extra: list[tuple[str, str]] = []
     if args.pairs:
-        xs, ys = (
-            P.resolve(d, side, strict=False) for d, side in zip(args.pairs, ("inputs", "labels"))
-        )
+        xs, ys = (_pairs_source(d, side) for d, side in zip(args.pairs, ("INPUTS", "LABELS")))
         sources += [xs, ys]
         extra, paired = _verify.pairing(xs, ys)
         if paired:
@@ -161,6 +169,9 @@ def _verify_cmd(args: argparse.Namespace) -> int:
         specs=specs,
     )
     args._had_issues = not out.ok
+    # The whole run, from the start of main: resolving (listing directories, which can take
+    # longer than the checks on a remote file system) as well as checking.
+    seconds = time.perf_counter() - getattr(args, "_started", time.perf_counter())
     grouped = list({s.arg: s for s in sources if s.kind in ("dir", "glob") and s.paths}.values())
     total = out.summary()
     bad_files = len(out.bad_paths)
@@ -172,7 +183,7 @@ def _verify_cmd(args: argparse.Namespace) -> int:
             "files": total.files,
             "bad_files": bad_files,
             "bytes": total.bytes,
-            "seconds": round(out.seconds, 3),
+            "seconds": round(seconds, 3),
             "bad": [{"path": p, "reason": r} for p, r in out.issues],
             "mismatched": [{"path": p, "reason": r} for p, r in out.mismatches],
             "groups": total.to_json()["groups"],
@@ -208,7 +219,7 @@ def _verify_cmd(args: argparse.Namespace) -> int:
         verdicts.append(f"{n:,} file{'s' * (n != 1)} npyio.dataset would refuse")
     lines += ([""] if lines else []) + [
         f"verified {total.files:,} file{'s' * (total.files != 1)} "
-        f"({report.human_bytes(total.bytes)}) in {out.seconds:.2f} s, {checks}: "
+        f"({report.human_bytes(total.bytes)}) in {seconds:.2f} s, {checks}: "
         f"{', '.join(verdicts) or 'all good'}"
     ]
     print("\n".join(lines))
@@ -418,12 +429,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    started = time.perf_counter()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     parser = build_parser()
     # Unknown options are reported by the command's own parser, with its usage line.
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         args._parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args._started = started  # the time verify reports covers the whole run
     return int(args.run(args))
 
 

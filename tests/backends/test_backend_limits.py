@@ -1,0 +1,170 @@
+"""Every size limit reaches every backend: ``max_file_size`` and ``max_header_size`` through
+``npyio.read_npy(..., backend=b)`` and ``npyio.dataset(..., backend=b)``.
+
+A file over a limit is refused with npyio's own message, naming the file; at the limit it decodes
+bit for bit as ``np.load`` reads it. The files are the ones tfio would decode itself (numpy's own
+v1.0 header, little-endian float32, C order), so for ``backend="tfio"`` this checks that the guard
+hands a file over a limit to the graph parser rather than to ``IO>NumpyRead``, which knows no
+limits. The ``tfio`` cases run in the tfio venv (``NPYIO_TFIO=1``; tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import npyio
+from npyio._npy import format as F
+from tests._npy import assert_same, tf_message
+
+BACKENDS = [
+    pytest.param("graph", id="graph"),
+    pytest.param("py_function", id="py_function"),
+    pytest.param("tfio", id="tfio", marks=pytest.mark.tfio),
+]
+SHAPE = (4, 3)
+#: A static shape (tfio's hint path: the header compared with the expected one) and a partial
+#: one (tfio's general path: the header parsed in the graph).
+SHAPES = [pytest.param(SHAPE, id="static"), pytest.param((None, 3), id="partial")]
+
+
+def save(path: Path, arr: np.ndarray) -> str:
+    np.save(path, arr)
+    return str(path)
+
+
+def one_file(tmp_path: Path) -> tuple[str, np.ndarray, int, int]:
+    """A numpy-written float32 (4, 3) file: (path, array, file size, header length)."""
+    arr = np.arange(12, dtype=np.float32).reshape(SHAPE) * 1.5
+    path = save(tmp_path / "f.npy", arr)
+    size = Path(path).stat().st_size
+    hlen = size - arr.nbytes - 10  # v1.0: magic (6), version (2), length field (2)
+    assert npyio.inspect(path).data_offset == size - arr.nbytes
+    return path, arr, size, hlen
+
+
+def refusal(fn, *args, **kwargs) -> str:
+    """Runs ``fn``, which must raise InvalidArgumentError; returns its text."""
+    with pytest.raises(tf.errors.OpError) as info:
+        fn(*args, **kwargs)
+    assert type(info.value) is tf.errors.InvalidArgumentError, repr(info.value)
+    return tf_message(info.value)
+
+
+def drain(ds: tf.data.Dataset) -> list[np.ndarray]:
+    return [x.numpy() for x in ds]
+
+
+# --- read_npy -------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_read_npy_max_file_size(backend, shape, tmp_path):
+    path, arr, size, _ = one_file(tmp_path)
+    for limit in (size, size + 1, None):
+        got = npyio.read_npy(path, "float32", shape, backend=backend, max_file_size=limit)
+        assert_same(got, arr, limit)
+    message = refusal(
+        npyio.read_npy, path, "float32", shape, backend=backend, max_file_size=size - 1
+    )
+    assert f"{path}: {F.file_too_large(str(size - 1), str(size))}" in message, message
+    # traced, as in a tf.data map
+    traced = tf.function(
+        lambda p: npyio.read_npy(p, "float32", shape, backend=backend, max_file_size=size - 1),
+        input_signature=[tf.TensorSpec([], tf.string)],
+    )
+    message = refusal(traced, tf.constant(path))
+    assert f"{path}: {F.file_too_large(str(size - 1), str(size))}" in message, message
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_read_npy_max_header_size(backend, shape, tmp_path):
+    path, arr, _, hlen = one_file(tmp_path)
+    for limit in (hlen, hlen + 1):
+        got = npyio.read_npy(path, "float32", shape, backend=backend, max_header_size=limit)
+        assert_same(got, arr, limit)
+    message = refusal(
+        npyio.read_npy, path, "float32", shape, backend=backend, max_header_size=hlen - 1
+    )
+    assert f"{path}: {F.header_too_large(str(hlen - 1), str(hlen))}" in message, message
+
+
+# --- dataset --------------------------------------------------------------------------------
+@pytest.fixture
+def files(tmp_path) -> tuple[Path, list[np.ndarray], int, int]:
+    """d/000..003.npy float32 (4, 3), and d/004.npy float32 (40, 3), a larger file.
+    Returns (d, arrays, size of a small file, size of the large one)."""
+    d = tmp_path / "d"
+    d.mkdir()
+    arrays = [np.full(SHAPE, i, np.float32) + np.arange(3, dtype=np.float32) for i in range(4)]
+    arrays.append(np.arange(120, dtype=np.float32).reshape(40, 3))
+    for i, arr in enumerate(arrays):
+        save(d / f"{i:03d}.npy", arr)
+    return d, arrays, (d / "000.npy").stat().st_size, (d / "004.npy").stat().st_size
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dataset_max_file_size(backend, files):
+    d, arrays, _, large = files
+    # shape=(None, 3) takes both sizes; the first file is small, so the spec is read fine
+    got = drain(npyio.dataset(str(d), shape=(None, 3), backend=backend, max_file_size=large))
+    assert len(got) == len(arrays)
+    for g, want in zip(got, arrays, strict=True):
+        assert_same(g, want)
+    # the large file is refused when the dataset reaches it, by name
+    ds = npyio.dataset(str(d), shape=(None, 3), backend=backend, max_file_size=large - 1)
+    message = refusal(drain, ds)
+    assert f"{d / '004.npy'}: {F.file_too_large(str(large - 1), str(large))}" in message, message
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dataset_max_file_size_first_file(backend, files):
+    d, _, small, _ = files
+    # spec derived: the first header is read, with the limit, when the dataset is built
+    with pytest.raises(npyio.NpyFormatError) as info:
+        npyio.dataset(str(d), backend=backend, max_file_size=small - 1)
+    assert str(info.value) == f"{d / '000.npy'}: {F.file_too_large(str(small - 1), str(small))}"
+    # spec given: no header is read when built; the backend refuses the first file it reads
+    ds = npyio.dataset(
+        str(d), dtype="float32", shape=SHAPE, backend=backend, max_file_size=small - 1
+    )
+    message = refusal(drain, ds)
+    assert f"{d / '000.npy'}: {F.file_too_large(str(small - 1), str(small))}" in message, message
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dataset_max_header_size(backend, files):
+    d, arrays, _, _ = files
+    hlen = npyio.inspect(str(d / "000.npy")).data_offset - 10
+    got = drain(npyio.dataset(str(d), shape=(None, 3), backend=backend, max_header_size=hlen))
+    for g, want in zip(got, arrays, strict=True):
+        assert_same(g, want)
+    with pytest.raises(npyio.NpyFormatError) as info:
+        npyio.dataset(str(d), backend=backend, max_header_size=hlen - 1)
+    assert str(info.value) == f"{d / '000.npy'}: {F.header_too_large(str(hlen - 1), str(hlen))}"
+    ds = npyio.dataset(
+        str(d), dtype="float32", shape=SHAPE, backend=backend, max_header_size=hlen - 1
+    )
+    message = refusal(drain, ds)
+    assert f"{d / '000.npy'}: {F.header_too_large(str(hlen - 1), str(hlen))}" in message, message
+
+
+def test_tfio_hint_takes_max_header_size_as_the_length_field():
+    """max_header_size bounds the header's length field (numpy's and the parser's meaning), not
+    the 10 bytes before it: at the limit, the tfio backend keeps its header fast path. Plain
+    Python, so it runs without tensorflow-io too."""
+    from npyio._backends import tfio as _tfio
+    from npyio._npy.head import Limits
+
+    dt, shape = np.dtype("float32"), tf.TensorShape(SHAPE)
+    hint = _tfio._static_hint(dt, shape, None, Limits())
+    assert hint is not None
+    header, size = hint
+    hlen = len(header) - 10
+    assert _tfio._static_hint(dt, shape, None, Limits(hlen)) == hint
+    assert _tfio._static_hint(dt, shape, None, Limits(hlen - 1)) is None
+    assert _tfio._static_hint(dt, shape, None, Limits(hlen, size)) == hint
+    assert _tfio._static_hint(dt, shape, None, Limits(hlen, size - 1)) is None

@@ -1,0 +1,123 @@
+"""``npyio verify``'s arguments: a missing side of ``--pairs``, unknown options, and header
+checks that run without TensorFlow."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from npyio.cli import main as _cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def pairs(tmp_path) -> tuple[Path, Path]:
+    """x/ and y/: three good pairs, float32 (4, 3) and int64 ()."""
+    x, y = tmp_path / "x", tmp_path / "y"
+    x.mkdir()
+    y.mkdir()
+    for i in range(3):
+        np.save(x / f"{i}.npy", np.full((4, 3), i, np.float32))
+        np.save(y / f"{i}.npy", np.int64(i))
+    return x, y
+
+
+# --- a side of --pairs that does not exist --------------------------------------------------
+@pytest.mark.parametrize("side", ["INPUTS", "LABELS"])
+def test_pairs_with_a_missing_side_is_one_line_naming_it(side, pairs, tmp_path, capsys):
+    x, y = pairs
+    missing = str(tmp_path / "nope")
+    argv = [missing, str(y)] if side == "INPUTS" else [str(x), missing]
+    code = _cli.main(["verify", "-q", "--pairs", *argv])
+    out = capsys.readouterr().out
+    assert code == _cli.EXIT_BAD_FILES
+    problems = [line for line in out.splitlines() if ": " in line and not line[0].isspace()]
+    problems = [line for line in problems if not line.startswith(("verified ", str(x), str(y)))]
+    assert problems == [f"{missing}: no such file or directory (--pairs {side})"], out
+    assert "unpaired" not in out  # the other side's files are not each reported
+    assert out.rstrip().endswith("1 bad file"), out
+
+    code = _cli.main(["verify", "-q", "--json", "--pairs", *argv])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == _cli.EXIT_BAD_FILES
+    assert doc["bad"] == [
+        {"path": missing, "reason": f"no such file or directory (--pairs {side})"}
+    ]
+
+
+def test_pairs_with_both_sides_missing(tmp_path, capsys):
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    assert _cli.main(["verify", "-q", "--pairs", a, b]) == _cli.EXIT_BAD_FILES
+    out = capsys.readouterr().out
+    assert out.splitlines()[:2] == [
+        f"{a}: no such file or directory (--pairs INPUTS)",
+        f"{b}: no such file or directory (--pairs LABELS)",
+    ]
+
+
+# --- unknown options: the command's own usage ----------------------------------------------
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["verify", "--bogus"],
+        ["verify", "x", "--bogus"],
+        ["verify", "--pairs", "x", "y", "--bogus"],
+        ["inspect", "x", "--bogus"],
+    ],
+    ids=["verify", "verify-path", "verify-pairs", "inspect"],
+)
+def test_unknown_option_prints_the_commands_usage(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        _cli.main(argv)
+    assert info.value.code == _cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: npyio {argv[0]} "), err
+    assert f"npyio {argv[0]}: error: unrecognized arguments: --bogus" in err
+
+
+# --- no TensorFlow for header and size checks ----------------------------------------------
+NO_TF = textwrap.dedent(
+    """
+    import json, sys
+    sys.modules["tensorflow"] = None  # any import of TensorFlow now raises ImportError
+    from npyio.cli.main import main
+    x, y, bad = sys.argv[1:]
+    codes = [
+        main(["verify", "-q", "--pairs", x, y]),
+        main(["verify", "-q", "--json", "--pairs", x, y, "--dtype", "float32", "--shape",
+              "4,None", "--label-dtype", "int64", "--label-shape", ""]),
+        main(["verify", "-q", "--pairs", bad, y]),
+        main(["verify", "-q", x, y]),
+    ]
+    print(json.dumps({"codes": codes, "tf": "tensorflow" in sys.modules and
+                      sys.modules["tensorflow"] is not None}))
+    """
+)
+
+
+def test_verify_pairs_does_not_import_tensorflow(pairs, tmp_path):
+    x, y = pairs
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for i in range(3):
+        np.save(bad / f"{i}.npy", np.full((4, 3), i, np.float32))
+    (bad / "1.npy").write_bytes((bad / "1.npy").read_bytes()[:-1])
+    r = subprocess.run(
+        [sys.executable, "-c", NO_TF, str(x), str(y), str(bad)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    assert result == {"codes": [0, 0, 1, 0], "tf": False}, r.stdout
+    assert f"{bad / '1.npy'}: payload is shorter than the header says" in r.stdout
