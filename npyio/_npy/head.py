@@ -286,7 +286,8 @@ class Hint:
 
     def usable(self, limits: Limits) -> bool:
         """Whether files like this one pass ``limits`` (else the full parser says why not)."""
-        if len(self.header) > limits.max_header_size:
+        # max_header_size limits the header text, not the magic, version and length field
+        if len(self.header) - (10 if self.header[6] == 1 else 12) > limits.max_header_size:
             return False
         return limits.max_file_size is None or self.size <= limits.max_file_size
 
