@@ -20,6 +20,7 @@ from npyio.errors import BackendUnavailableError, NpyFormatError, NpyioError
 if TYPE_CHECKING:
     from npyio._backends import read_npy
     from npyio._data.dataset import dataset
+    from npyio._data.directory import dataset_from_directory
     from npyio._data.rows import rows
     from npyio._npy.decode import decode_npy
     from npyio._npy.head import inspect
@@ -31,6 +32,7 @@ __all__ = [
     "NpyHeader",
     "NpyioError",
     "dataset",
+    "dataset_from_directory",
     "decode_npy",
     "decode_npz",
     "inspect",
@@ -42,6 +44,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "dataset": "npyio._data.dataset",
+    "dataset_from_directory": "npyio._data.directory",
     "decode_npy": "npyio._npy.decode",
     "decode_npz": "npyio._npz.read",
     "inspect": "npyio._npy.head",
