@@ -119,6 +119,14 @@ CORPUS: list[Bad] = [
         _h(_entry(shape="(2, 3)  ").replace("  ", "\u00e9\u4e2d").encode(), version=(3, 0)),
         F.not_a_dict(),
     ),
+    # numpy's Python 2 filter reads these in versions 1.0 and 2.0 only (so does npyio), or never
+    Bad(
+        "indented-last-line-v3",
+        _h(_GOOD_TEXT + "\n" + " " * 9, version=(3, 0)),
+        F.not_a_dict(),
+    ),
+    Bad("formfeed-indent-before-dict", _h("\f " + _GOOD_TEXT), F.not_a_dict()),  # documented
+    Bad("cr-then-formfeed-after-dict", _h(_GOOD_TEXT + "\r\f"), F.not_a_dict()),  # documented
     # -- keys -------------------------------------------------------------------------------------
     Bad("missing-key-descr", _h("{'fortran_order': False, 'shape': (2, 3), }"), F.bad_keys()),
     Bad("missing-key-fortran_order", _h("{'descr': '<f4', 'shape': (2, 3), }"), F.bad_keys()),
@@ -169,6 +177,12 @@ CORPUS: list[Bad] = [
     Bad("shape-double-comma", _h(_entry(shape="(2,, 3)")), F.bad_shape("(2,, 3)")),
     Bad("shape-string", _h(_entry(shape="'(2, 3)'")), F.bad_shape("'(2")),
     Bad("negative-dim", _h(_entry(shape="(-2, 3)")), F.negative_dim("(-2, 3)")),
+    Bad("negative-long-dim", _h(_entry(shape="(-2L, 3)")), F.negative_dim("(-2, 3)")),
+    Bad("long-suffix-v3", _h(_entry(shape="(2L, 3L)"), version=(3, 0)), F.bad_shape("(2L, 3L)")),
+    Bad("long-suffix-lowercase", _h(_entry(shape="(2l, 3)")), F.bad_shape("(2l, 3)")),
+    Bad("long-suffix-doubled", _h(_entry(shape="(2LL, 3)")), F.bad_shape("(2LL, 3)")),
+    Bad("long-suffix-next-line", _h(_entry(shape="(2\nL, 3)")), F.bad_shape("(2\nL, 3)")),
+    Bad("long-suffix-alone", _h(_entry(shape="(L,)")), F.bad_shape("(L,)")),
     Bad(
         "negative-19-digit-dim",
         _h(_entry(shape="(-1234567890123456789, 3)")),

@@ -23,9 +23,14 @@ padding, including none.
 Header grammar. ``WS`` is any run of space, tab, ``\n``, ``\r`` and ``\f`` (what Python's
 tokenizer skips there). Around the dict only what ``np.load`` takes in every Python version:
 ``LEAD`` is any run of space and tab (``ast.literal_eval`` strips them; a line break followed by
-indentation is an ``IndentationError``), and ``TRAIL`` is any run of space, tab and ``\f``,
-optionally followed by a line break and then ``WS`` that ends in a line break (an indented last
-line is refused too)::
+indentation is an ``IndentationError``), and ``TRAIL_V3`` is any run of space, tab and ``\f``,
+optionally followed by a line break and then ``WS`` that ends in a line break. That is all a
+version 3.0 header may have after the dict (an indented last line is refused there, as numpy
+refuses it). In versions 1.0 and 2.0 numpy retries a header that ``ast.literal_eval`` refuses
+after its Python 2 filter (``_filter_header``: a tokenize and untokenize pass that drops an
+``L`` after a number), and so also reads a last line of spaces, tabs and ``\f`` after a ``\n``,
+which older writers pad with (``{...}\n`` and spaces up to the alignment): ``TRAIL`` is
+``TRAIL_V3`` or that, and ``long`` below is only for versions 1.0 and 2.0 too::
 
     header  := LEAD "{" WS entry WS "," WS entry WS "," WS entry WS [","] WS "}" TRAIL
     entry   := key("descr") WS ":" WS descr
@@ -34,19 +39,27 @@ line is refused too)::
     key(k)  := "'" k "'" | '"' k '"'
     descr   := quoted( ["<" | ">" | "|" | "="] code )
     code    := b1 | i1 | i2 | i4 | i8 | u1 | u2 | u4 | u8 | f2 | f4 | f8 | c8 | c16
-    shape   := "(" WS ")" | "(" WS int WS "," WS ")" | "(" WS int (WS "," WS int)+ WS [","] WS ")"
+    shape   := "(" WS ")" | "(" WS dim WS "," WS ")" | "(" WS dim (WS "," WS dim)+ WS [","] WS ")"
+    dim     := int [long]
     int     := ["-"] ("0" | [1-9][0-9]*)
+    long    := HWS "L" (HWS1 "L")*     -- HWS: any run of space, tab and \f; HWS1: at least one
+
+A Python 2 long suffix (``(2L, 3L)``, ``(2L,)``) is what numpy wrote under Python 2 on Windows;
+like numpy's filter, npyio takes it with spaces before it and repeated (``2 L L``), but not in
+lowercase (``2l``), run together (``2LL``) or anywhere but after a dim.
 
 Every header numpy's writer produces matches this grammar, and ``np.load`` accepts every header
-that matches it. What numpy would also accept but npyio refuses: comments, line continuations,
-line breaks before the dict, integers with leading zeros or underscores, unary ``+``, and dims
-of more than 18 digits; also string literals other than a plain quoted key or descr (prefixes,
-triple quotes, escapes, implicit concatenation); redundant parentheses (around a key, a value, a
-dim or the shape); a unary minus apart from its number (``- 0``); repeated keys (numpy keeps the
-last); descrs numpy reads but never writes (``'float32'``, ``'<f'``, ``'d'``, a ``(descr, ())``
-tuple); Python 2 long suffixes (``(2L, 3L)``); hexadecimal, octal and binary integers; and
-zero-size shapes whose other dims reach 2**62 bytes. Byte
-order ``"|"`` or ``"="`` on a multi-byte type means the reading machine's order, as in numpy.
+that matches it (in version 3.0, with no ``long`` and ``TRAIL_V3`` for ``TRAIL``). What numpy would
+also accept but npyio refuses: comments, line continuations, line breaks before the dict, integers
+with leading zeros or underscores, unary ``+``, and dims of more than 18 digits; also string
+literals other than a plain quoted key or descr (prefixes, triple quotes, escapes, implicit
+concatenation); redundant parentheses (around a key, a value, a dim or the shape); a unary minus
+apart from its number (``- 0``); repeated keys (numpy keeps the last); descrs numpy reads but never
+writes (``'float32'``, ``'<f'``, ``'d'``, a ``(descr, ())`` tuple); hexadecimal, octal and binary
+integers; and zero-size shapes whose other dims reach 2**62 bytes. Of what numpy's Python 2 filter
+also lets through in versions 1.0 and 2.0, npyio refuses what no writer produces: a form feed and
+indentation before the dict (``\f {``). Byte order ``"|"`` or ``"="`` on a multi-byte type means
+the reading machine's order, as in numpy.
 
 Refused outright: object (pickle), string, unicode, datetime, timedelta, void, structured and
 sub-array dtypes; negative dims; shapes whose byte count reaches 2**62; headers larger than
@@ -116,7 +129,14 @@ _DESCR_BODY = f"[<>|=]?{_CODE}"
 DESCR_VALUE = f"(?:'{_DESCR_BODY}'|\"{_DESCR_BODY}\")"
 BOOL_VALUE = "(?:True|False)"
 INT = "-?(?:0|[1-9][0-9]*)"
-SHAPE_VALUE = rf"\({WS}(?:{INT}{WS},{WS}|{INT}(?:{WS},{WS}{INT})+{WS},?{WS})?\)"
+# Python 2 long suffixes, as numpy's filter drops them (versions 1.0 and 2.0): an ``L`` token
+# right after a number token (Python's tokenizer skips space, tab and \f between tokens); the
+# filter goes on dropping ``L`` tokens until another token comes, so ``2 L L`` is 2, while
+# ``2LL`` is one name and ``2l`` is not dropped. A line break between them is a token (NL), so
+# the ``L`` stays and numpy refuses the header.
+LONG = r"(?:[ \t\f]*L(?:[ \t\f]+L)*)?"
+DIM = INT + LONG
+SHAPE_VALUE = rf"\({WS}(?:{DIM}{WS},{WS}|{DIM}(?:{WS},{WS}{DIM})+{WS},?{WS})?\)"
 _ENTRIES = (
     f"{KEY_DESCR}{WS}:{WS}{DESCR_VALUE}",
     f"{KEY_FORTRAN}{WS}:{WS}{BOOL_VALUE}",
@@ -128,9 +148,21 @@ _PERMS = "|".join(
     for order in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
 )
 LEAD = r"[ \t]*"
-TRAIL = r"[ \t\f]*(?:[\n\r](?:[ \t\n\r\f]*[\n\r])?)?"
-#: The whole accepted grammar (full match).
+#: After the dict, in every version: what np.load takes without its Python 2 filter, in every
+#: Python version (the module docstring says what else numpy takes and why npyio does not).
+TRAIL_V3 = r"[ \t\f]*(?:[\n\r](?:[ \t\n\r\f]*[\n\r])?)?"
+#: ... or, in versions 1.0 and 2.0, a last line of spaces, tabs and \f after a \n, which the
+#: filter's untokenize drops (checked against numpy for every run of up to 4 whitespace
+#: characters: tests/npy/test_header_styles.py, test_whitespace_around_python2_forms_*).
+TRAIL = r"[ \t\f]*(?:[\n\r](?:[ \t\n\r\f]*[\n\r])?|(?:[\n\r][ \t\n\r\f]*)?\n[ \t\f]+)?"
+#: The whole accepted grammar (full match) of versions 1.0 and 2.0. A version 3.0 header must
+#: also match `V3_TRAIL_RE` and `V3_NO_LONG_RE`: numpy reads no Python 2 forms there.
 HEADER_RE = rf"{LEAD}\{{{WS}(?:{_PERMS}){WS},?{WS}\}}{TRAIL}"
+# Full matches, each meaningful only for a header that matched HEADER_RE: after its last "}" (the
+# dict's, since TRAIL holds none) only TRAIL_V3; and no "L" at all (no key, descr, bool or
+# whitespace of the grammar holds one, so any "L" is a long suffix).
+V3_TRAIL_RE = rf"(?s).*\}}{TRAIL_V3}"
+V3_NO_LONG_RE = r"[^L]*"
 
 # Layered checks, used only to word the error once HEADER_RE has failed (full match each).
 DICT_RE = rf"{LEAD}\{{[ -~\t\n\r\f]*\}}{TRAIL}"
@@ -166,6 +198,8 @@ SNIPPET_LEN = 60
 DESCR_EXTRACT = rf"(?s).*{KEY_DESCR}{WS}:{WS}['\"]([<>|=]?)([a-z0-9]+)['\"].*"
 FORTRAN_EXTRACT = rf"(?s).*{KEY_FORTRAN}{WS}:{WS}(True|False).*"
 SHAPE_EXTRACT = rf"(?s).*{KEY_SHAPE}{WS}:{WS}\(([^)]*)\).*"
+#: What the shape text drops to become canonical ("2, 3L" -> "2,3"): whitespace and long suffixes.
+SHAPE_NOISE = r"[ \t\n\r\fL]*"
 
 
 # --- error wording, shared with the graph parser ---------------------------------------------
@@ -293,8 +327,11 @@ def _fullmatch(pattern: str, text: str) -> re.Match[str] | None:
     return re.fullmatch(pattern, text)
 
 
-def parse_header_text(text: str) -> tuple[np.dtype, tuple[int, ...], bool]:
-    """Parses the header dict text; raises ``ValueError(reason)`` if it breaks the grammar."""
+def parse_header_text(
+    text: str, version: tuple[int, int] = (1, 0)
+) -> tuple[np.dtype, tuple[int, ...], bool]:
+    """Parses the header dict text of a file of format ``version``; raises
+    ``ValueError(reason)`` if it breaks the grammar (a 3.0 header gets no Python 2 forms)."""
     if not _fullmatch(HEADER_RE, text):
         if not _fullmatch(DICT_RE, text):
             raise ValueError(not_a_dict())
@@ -305,6 +342,12 @@ def parse_header_text(text: str) -> tuple[np.dtype, tuple[int, ...], bool]:
                 m = _fullmatch(snippet, text)
                 raise ValueError(REASONS[reason](show_text(m.group(1) if m else "")))
         raise ValueError(bad_keys())
+    if version == (3, 0):  # numpy runs its Python 2 filter on versions 1.0 and 2.0 only
+        if not _fullmatch(V3_TRAIL_RE, text):
+            raise ValueError(not_a_dict())
+        if not _fullmatch(V3_NO_LONG_RE, text):
+            m = _fullmatch(LAYERS[2][3], text)
+            raise ValueError(bad_shape(show_text(m.group(1) if m else "")))
     descr = _fullmatch(DESCR_EXTRACT, text)
     fortran = _fullmatch(FORTRAN_EXTRACT, text)
     shape_m = _fullmatch(SHAPE_EXTRACT, text)
@@ -313,7 +356,9 @@ def parse_header_text(text: str) -> tuple[np.dtype, tuple[int, ...], bool]:
     if order in ("", "|", "="):
         order = NATIVE_ORDER
     dtype = np.dtype(CODES[code]).newbyteorder(order)  # type: ignore[arg-type]
-    tokens = ["0" if t == "-0" else t for t in re.sub(WS, "", shape_m.group(1)).split(",") if t]
+    tokens = [
+        "0" if t == "-0" else t for t in re.sub(SHAPE_NOISE, "", shape_m.group(1)).split(",") if t
+    ]
     shown = "(" + ", ".join(tokens) + ("," if len(tokens) == 1 else "") + ")"
     if any(t.startswith("-") for t in tokens):
         raise ValueError(negative_dim(shown))
@@ -354,7 +399,7 @@ def read_header(f: BinaryIO, path: str, *, max_header_size: int = MAX_HEADER_SIZ
         got = MAGIC_LEN + len_size + len(raw)
         raise NpyFormatError(path, header_past_end(str(data_offset), str(got)))
     try:
-        dtype, shape, fortran_order = parse_header_text(raw.decode("latin-1"))
+        dtype, shape, fortran_order = parse_header_text(raw.decode("latin-1"), version)
     except ValueError as e:
         raise NpyFormatError(path, str(e)) from e
     return NpyHeader(version, dtype, shape, fortran_order, data_offset)

@@ -86,6 +86,9 @@ CHECKS: tuple[Check, ...] = (
     ),
     Check("header_end", lambda v: v.offset <= v.size, F.header_past_end, ("offset", "size")),
     Check("grammar", lambda v: v.grammar_ok, None),
+    # a 3.0 header gets no Python 2 forms (numpy's filter reads versions 1.0 and 2.0 only)
+    Check("v3_trail", lambda v: v.v3_trail, F.not_a_dict),
+    Check("v3_long", lambda v: v.v3_long, F.bad_shape, ("snip_shape",)),
     # dims are parsed once, from the first file; the others must have the same shape text
     Check(
         "same_shape", lambda v: v.canon == v.canon0, F.shape_mismatch, ("first_shape", "this_shape")
@@ -212,11 +215,14 @@ def parse_headers(
     )
 
     v.grammar_ok = full_match(header, F.HEADER_RE)
+    py2 = major != k(3)  # versions 1.0 and 2.0 (any other fails the version check first)
+    v.v3_trail = tf.logical_or(py2, full_match(header, F.V3_TRAIL_RE))
+    v.v3_long = tf.logical_or(py2, full_match(header, F.V3_NO_LONG_RE))
     order = group(header, F.DESCR_EXTRACT, 1)
     v.code = group(header, F.DESCR_EXTRACT, 2)
     fortran = group(header, F.FORTRAN_EXTRACT) == k.str("True")
     canon = tf.strings.regex_replace(
-        tf.strings.regex_replace(group(header, F.SHAPE_EXTRACT), F.WS, ""), ",$", ""
+        tf.strings.regex_replace(group(header, F.SHAPE_EXTRACT), F.SHAPE_NOISE, ""), ",$", ""
     )
     for _ in range(2):  # "-0" is 0, as in F (twice: a match consumes the comma after it)
         canon = tf.strings.regex_replace(canon, "(^|,)-0(,|$)", "\\10\\2")  # RE2: \1, then 0

@@ -305,7 +305,8 @@ def _ops(ctx: Context, op: str) -> int:
 
 
 def _outside_dict(ctx: Context) -> bool:
-    """The text around the dict is more than LEAD before it and TRAIL after it."""
+    """The text around the dict is more than LEAD before it and TRAIL after it (TRAIL_V3 in
+    version 3.0, where numpy reads no indented last line)."""
     text = ctx.view.text or ""
     braces = [t for t in ctx.tokens if t.type == tokenize.OP and t.string in "{}"]
     if not braces:
@@ -316,7 +317,8 @@ def _outside_dict(ctx: Context) -> bool:
         return sum(len(line) for line in lines[: pos[0] - 1]) + pos[1]
 
     before, after = text[: offset(braces[0].start)], text[offset(braces[-1].end) :]
-    return not (re.fullmatch(F.LEAD, before) and re.fullmatch(F.TRAIL, after))
+    trail = F.TRAIL_V3 if ctx.view.version == (3, 0) else F.TRAIL
+    return not (re.fullmatch(F.LEAD, before) and re.fullmatch(trail, after))
 
 
 def _continuation(ctx: Context) -> bool:
@@ -390,14 +392,6 @@ def _descr_alias(ctx: Context) -> bool:
     except ValueError:
         return False
     return not (isinstance(value, str) and _GOOD_DESCR.fullmatch(value))
-
-
-def _python2_longs(ctx: Context) -> bool:
-    tokens = list(ctx.tokens)
-    return any(
-        a.type == tokenize.NUMBER and b.type == tokenize.NAME and b.string == "L"
-        for a, b in itertools.pairwise(tokens)
-    )
 
 
 def _huge(ctx: Context) -> bool:
@@ -552,13 +546,6 @@ CLAUSES: tuple[Clause, ...] = (
         "``'d'``, a ``(descr, ())`` tuple)",
         HEADER_KINDS,
         _descr_alias,
-        pending=False,
-    ),
-    Clause(
-        "python2-longs",
-        "Python 2 long suffixes (``(2L, 3L)``)",
-        HEADER_KINDS,
-        _python2_longs,
         pending=False,
     ),
     Clause(

@@ -28,7 +28,7 @@ from typing import Any
 from npyio._npy import format as F
 from tests.fuzz import _oracle as O
 
-DIRECTORY = Path(__file__).resolve().parents[2] / "data" / "regressions"
+DIRECTORY = Path(__file__).resolve().parents[1] / "data" / "regressions"
 DATA_SUFFIXES = (".npy", ".bin")
 
 

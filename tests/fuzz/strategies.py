@@ -62,6 +62,12 @@ DIMS = [
     "0_0",
     "+2",
     "2L",
+    "2 L",
+    "2\tL L",
+    "0L",
+    "-0L",
+    "2l",
+    "2LL",
     "0x2",
     "0o2",
     "0b10",
@@ -155,6 +161,8 @@ def _lenient(draw: st.DrawFn, text: bytearray, stored: str, version: tuple[int, 
                 "duplicate-key",
                 "alias",
                 "python2-long",
+                "python2-long",
+                "python2-padding",
                 "dim-spelling",
                 "whitespace",
                 "no-trailing-comma",
@@ -176,7 +184,7 @@ def _lenient(draw: st.DrawFn, text: bytearray, stored: str, version: tuple[int, 
     elif kind == "lead-newline":
         text[:] = draw(st.sampled_from([b"\n", b"\r\n", b" \n", b"\n\n"])) + body + tail
     elif kind == "lead-formfeed":
-        text[:] = b"\f" + body + tail
+        text[:] = draw(st.sampled_from([b"\f", b"\f ", b" \f\t"])) + body + tail
     elif kind == "lead-tab":
         text[:] = draw(st.sampled_from([b"\t", b" ", b"  \t"])) + body + tail
     elif kind == "trail":
@@ -197,6 +205,14 @@ def _lenient(draw: st.DrawFn, text: bytearray, stored: str, version: tuple[int, 
                     b"\n\r\n",
                     b";",
                     b" ;\n",
+                    b"\n\t ",
+                    b"\r\n   ",
+                    b"\n \n\t",
+                    b"\n\f ",
+                    b"\r\f",
+                    b"\r  ",
+                    b"\n  x",
+                    b"\n  \\",
                 ]
             )
         )
@@ -229,7 +245,26 @@ def _lenient(draw: st.DrawFn, text: bytearray, stored: str, version: tuple[int, 
     elif kind == "alias":
         _set_value(text, b"descr", draw(st.sampled_from(aliases(stored))).encode())
     elif kind == "python2-long":
-        text[:] = re.sub(rb"(\d)([,)])", rb"\1L\2", bytes(text))
+        # what numpy wrote under Python 2 on Windows ("2L"), and spellings around it: numpy's
+        # filter takes "2 L" and "2L L" too, but not "2l", "2LL" or an L on the next line
+        suffix = draw(
+            st.sampled_from([b"L", b"L", b"L", b" L", b"\tL", b"\fL", b"L L", b"l", b"LL", b"\nL"])
+        )
+        span = _shape_span(text)
+        if span:
+            shape = bytes(text[span[0] : span[1]])
+            count = draw(st.sampled_from([0, 0, 1]))  # 0: every dim
+            text[span[0] : span[1]] = re.sub(rb"(\d)(?=[ ,)])", rb"\1" + suffix, shape, count=count)
+    elif kind == "python2-padding":
+        # an older writer's padding: "{...}\n" then spaces up to the alignment (numpy's Python 2
+        # filter reads it in versions 1.0 and 2.0, not in 3.0), with long suffixes or not
+        if draw(st.booleans()):
+            text[:] = re.sub(rb"(\d)(?=[ ,)])", rb"\1L", bytes(text))
+        body = bytes(text).rstrip(b" \n") + draw(st.sampled_from([b"\n", b"\r\n", b" \n"]))
+        prefix = F.MAGIC_LEN + F.HEADER_LEN_SIZE[version] + len(body)
+        align = draw(st.sampled_from([16, 64, 4096]))
+        pad = draw(st.sampled_from([b" ", b" ", b"\t", b"\f"])) * (-prefix % align or align)
+        text[:] = body + pad
     elif kind == "dim-spelling":
         spelled = draw(
             st.sampled_from(

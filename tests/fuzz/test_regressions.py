@@ -33,6 +33,14 @@ def test_regression(case: R.Regression | None) -> None:
         case.check()
 
 
+def test_the_corpus_is_found():
+    """load_all reads the checked-in corpus (a wrong DIRECTORY once made every case vanish
+    into the one passing "none" test)."""
+    assert R.DIRECTORY.is_dir(), R.DIRECTORY
+    ids = {c.id for c in R.load_all()}
+    assert {"bool-bytes-not-0-or-1", "python2-longs", "numpy-win64python2"} <= ids, sorted(ids)
+
+
 def test_save_and_load_round_trip(tmp_path):
     """What make fuzz saves, the regression test reads back and checks."""
     assert R.load_all(tmp_path) == []

@@ -162,6 +162,22 @@ def test_parse_header_text():
         F.parse_header_text("{'descr': '<f4', 'fortran_order': False, 'shape': (3.0,)}")
 
 
+def test_parse_header_text_python2_forms_by_version():
+    """Long suffixes and a last line of spaces: versions 1.0 and 2.0 (numpy's Python 2 filter
+    reads them there), not 3.0 (no filter)."""
+    text = "{'descr': '<i8', 'fortran_order': False, 'shape': (2L, 3 L L, 0L), }\n    "
+    want = (np.dtype("<i8"), (2, 3, 0), False)
+    assert F.parse_header_text(text) == want
+    assert F.parse_header_text(text, (2, 0)) == want
+    with pytest.raises(ValueError, match=re.escape(F.not_a_dict())):
+        F.parse_header_text(text, (3, 0))
+    with pytest.raises(ValueError, match=re.escape(F.bad_shape("(2L, 3 L L, 0L)"))):
+        F.parse_header_text(text.rstrip(" "), (3, 0))
+    assert F.parse_header_text(text.replace("L", "").rstrip(" "), (3, 0)) == want
+    assert re.fullmatch(F.TRAIL, "\n  ") and not re.fullmatch(F.TRAIL_V3, "\n  ")
+    assert re.sub(F.SHAPE_NOISE, "", " 2L,\t3 L L ") == "2,3"
+
+
 def test_grammar_accepts_every_numpy_header():
     for name in F.CODES.values():
         for shape in [(), (0,), (1,), (7,), (2, 3), (1, 2, 3, 4, 5, 6, 7, 8)]:

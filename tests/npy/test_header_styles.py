@@ -2,30 +2,44 @@
 
 numpy's writer always emits ``{'descr': ..., 'fortran_order': ..., 'shape': (...), }`` padded
 to 64 bytes, but other writers (older numpy, other languages' libraries, hand-rolled code)
-vary key order, quotes, commas, whitespace and padding, and use '|' or '=' byte orders.
+vary key order, quotes, commas, whitespace and padding, and use '|' or '=' byte orders. Files
+numpy wrote under Python 2 carry long suffixes (``(2L, 3L)``), and an older JavaScript writer
+padded after the final newline: numpy reads both in versions 1.0 and 2.0 only, through its
+Python 2 fallback, and so does npyio.
 """
 
 from __future__ import annotations
 
 import io
 import itertools
+import re
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import npyio
+from npyio._data.plan import BATCH_THEN_DECODE, plan_dataset
 from npyio._npy import format as F
 from tests._npy import (
     VERSION_IDS,
     VERSIONS,
     assert_same,
     decoder,
+    header_text,
     np_load,
     sample,
+    tf_message,
     with_header,
     write_file,
 )
+
+try:  # numpy >= 2
+    from numpy.lib import _format_impl as numpy_format
+except ImportError:  # numpy 1.x, as in the tfio venv
+    from numpy.lib import format as numpy_format  # type: ignore[no-redef]
 
 KEYS = ("descr", "fortran_order", "shape")
 
@@ -142,7 +156,7 @@ STYLE_SHAPES = {"0d": (), "1d": (5,), "3d": (2, 3, 4)}
 @pytest.mark.parametrize("ws", list(WHITESPACE.values()), ids=list(WHITESPACE))
 def test_whitespace(tmp_path, ws, shape, version):
     arr = sample(">f8", shape, seed=1)
-    # before the dict only spaces and tabs, after it an empty last line: see F.LEAD and F.TRAIL
+    # before the dict only spaces and tabs, after it an empty last line: F.LEAD and F.TRAIL_V3
     lead = "".join(c for c in ws if c in " \t")
     text = lead + dict_text(">f8", False, shape, ws=ws, shape_ws=ws) + ws + "\n"
     check(tmp_path, file_of(arr, text, version), "float64")
@@ -270,3 +284,311 @@ def test_line_breaks_around_the_dict(lead, trail):
         F.read_header(io.BytesIO(data), "<bytes>")
     with pytest.raises(tf.errors.InvalidArgumentError, match="not an ASCII dict literal"):
         npyio.decode_npy(data, "int32")
+
+
+# --- Python 2 forms: numpy reads them in versions 1.0 and 2.0 only ----------------------------
+# numpy evaluates a header with ast.literal_eval and, in versions 1.0 and 2.0 only, retries one
+# that fails after its Python 2 filter (``_filter_header``: tokenize, drop an ``L`` after a
+# number, untokenize). Two forms real writers made need it: long suffixes (numpy under Python 2
+# on Windows) and padding spaces after the final newline (an older JavaScript writer).
+PY2_VERSIONS = [(1, 0), (2, 0)]
+PY2_IDS = ["v1", "v2"]
+
+
+def numpy_filtered(data: bytes) -> np.ndarray:
+    """np.load of a header only numpy's Python 2 filter reads (numpy says so in a warning)."""
+    with pytest.warns(UserWarning, match="created on Python 2"):
+        return np_load(data)
+
+
+def check_python2(tmp_path, data: bytes, name: str) -> None:
+    """`check`, on a file numpy reads only through its Python 2 filter."""
+    numpy_filtered(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # numpy warns on every read of these
+        check(tmp_path, data, name)
+
+
+def refused_in_v3(text: str, arr: np.ndarray, name: str, reason: str) -> None:
+    """A 3.0 file with ``text``: np.load refuses it, and npyio too, with ``reason``."""
+    data = file_of(arr, text, (3, 0))
+    with pytest.raises(ValueError, match="Cannot parse header"):
+        np_load(data)
+    with pytest.raises(npyio.NpyFormatError) as info:
+        F.read_header(io.BytesIO(data), "<bytes>")
+    assert info.value.reason == reason
+    for run in (lambda: npyio.decode_npy(data, name), lambda: decoder(name)(data)):
+        with pytest.raises(tf.errors.InvalidArgumentError) as err:
+            run()
+        assert tf_message(err.value) == f"<bytes>: {reason}"
+
+
+#: numpy's own Python 2 file (numpy/lib/tests/data/win64python2.npy, written on Windows):
+#: a (2,) float64 array of ones, 'shape': (2L,), padded to 16 bytes.
+WIN64_PYTHON2 = (
+    b"\x93NUMPY\x01\x00F\x00{'descr': '<f8', 'fortran_order': False, 'shape': (2L,), }"
+    + b" " * 11
+    + b"\n"
+    + np.ones(2, "<f8").tobytes()
+)
+
+
+def test_numpys_own_python2_file(tmp_path):
+    assert len(WIN64_PYTHON2) == 96 and (len(WIN64_PYTHON2) - 16) % 16 == 0
+    check_python2(tmp_path, WIN64_PYTHON2, "float64")
+    assert_same(npyio.decode_npy(WIN64_PYTHON2, "float64", (2,)), np.ones(2))
+
+
+#: shape text -> shape. numpy's filter drops an ``L`` token after a number token: spaces, tabs
+#: and form feeds may come between (the tokenizer skips them), and it drops repeated ones.
+LONG_SHAPES = {
+    "(2L, 3L, 4L)": (2, 3, 4),
+    "(2L,3L,4L)": (2, 3, 4),
+    "(2L, 3, 4L,)": (2, 3, 4),
+    "(2 L, 3\tL, 4\fL)": (2, 3, 4),
+    "(2L L, 3L, 4  L  L)": (2, 3, 4),
+    "(\n2L ,\n3L,\n4L\n)": (2, 3, 4),
+    "(5L,)": (5,),
+    "( 5L , )": (5,),
+    "(0L,)": (0,),
+    "(-0L, 3L)": (0, 3),
+    "(3L, 0L, 2L)": (3, 0, 2),
+}
+
+
+@pytest.mark.parametrize("version", PY2_VERSIONS, ids=PY2_IDS)
+@pytest.mark.parametrize("text", list(LONG_SHAPES), ids=list(range(len(LONG_SHAPES))))
+def test_python2_long_suffixes(tmp_path, text, version):
+    shape = LONG_SHAPES[text]
+    arr = sample(">i8", shape, seed=6)
+    header = f"{{'descr': '>i8', 'fortran_order': False, 'shape': {text}, }}"
+    check_python2(tmp_path, file_of(arr, padded(header, version, 16), version), "int64")
+    fortran = sample("<f2", shape, seed=7)
+    header = f"{{'descr': '<f2', 'fortran_order': True, 'shape': {text}}}\n"
+    check_python2(tmp_path, file_of(fortran, header, version, fortran=True), "float16")
+
+
+@pytest.mark.parametrize("text", list(LONG_SHAPES), ids=list(range(len(LONG_SHAPES))))
+def test_python2_long_suffixes_refused_in_version_3(text):
+    shape = LONG_SHAPES[text]
+    arr = sample(">i8", shape, seed=6)
+    header = f"{{'descr': '>i8', 'fortran_order': False, 'shape': {text}, }}"
+    m = re.fullmatch(F.LAYERS[2][3], header)
+    assert m
+    refused_in_v3(header, arr, "int64", F.bad_shape(F.show_text(m.group(1))))
+
+
+@pytest.mark.parametrize("version", [*PY2_VERSIONS, (3, 0)], ids=[*PY2_IDS, "v3"])
+@pytest.mark.parametrize(
+    ("text", "reason", "v3_reason"),
+    [
+        # not Python 2's spelling, so numpy's filter leaves it: refused in every version
+        ("(2l, 3)", F.bad_shape("(2l, 3)"), F.bad_shape("(2l, 3)")),
+        ("(2LL, 3)", F.bad_shape("(2LL, 3)"), F.bad_shape("(2LL, 3)")),  # one name
+        ("(2\nL, 3)", F.bad_shape("(2\nL, 3)"), F.bad_shape("(2\nL, 3)")),  # NL between
+        ("(L, 3)", F.bad_shape("(L, 3)"), F.bad_shape("(L, 3)")),
+        ("(2, 3)L", F.bad_shape("(2, 3)"), F.bad_shape("(2, 3)")),
+        # read in 1.0 and 2.0 (an NL token after the L is fine), refused in 3.0
+        ("(2L\n, 3)", None, F.bad_shape("(2L\n, 3)")),
+        # negative: numpy refuses it in every version too
+        ("(-2L, 3)", F.negative_dim("(-2, 3)"), F.bad_shape("(-2L, 3)")),
+    ],
+    ids=["lowercase", "doubled", "newline-between", "alone", "after-shape", "newline-after", "neg"],
+)
+def test_python2_long_suffix_edges(tmp_path, text, reason, v3_reason, version):
+    arr = sample("<u4", (2, 3), seed=8)
+    header = f"{{'descr': '<u4', 'fortran_order': False, 'shape': {text}}}"
+    data = file_of(arr, header, version)
+    if version == (3, 0):
+        reason = v3_reason
+    elif reason is None:
+        check_python2(tmp_path, data, "uint32")
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with pytest.raises(ValueError):
+            np_load(data)
+    with pytest.raises(npyio.NpyFormatError) as info:
+        F.read_header(io.BytesIO(data), "<bytes>")
+    assert info.value.reason == reason
+    with pytest.raises(tf.errors.InvalidArgumentError) as err:
+        npyio.decode_npy(data, "uint32")
+    assert tf_message(err.value) == f"<bytes>: {reason}"
+
+
+def js_padded(text: str, version: tuple[int, int], align: int, end: str = "\n") -> str:
+    """``text``, ``end``, then spaces up to ``align`` (the older JavaScript writer's layout)."""
+    total = F.MAGIC_LEN + F.HEADER_LEN_SIZE[version] + len(text) + len(end)
+    return text + end + " " * (-total % align or align)
+
+
+@pytest.mark.parametrize("version", PY2_VERSIONS, ids=PY2_IDS)
+@pytest.mark.parametrize("align", [16, 64], ids=["align-16", "align-64"])
+@pytest.mark.parametrize("shape", list(STYLE_SHAPES.values()), ids=list(STYLE_SHAPES))
+def test_padding_after_the_final_newline(tmp_path, shape, align, version):
+    arr = sample("<c16", shape, seed=9)
+    text = js_padded(dict_text("<c16", False, shape), version, align)
+    data = file_of(arr, text, version)
+    assert (len(data) - arr.nbytes) % align == 0
+    assert re.fullmatch(r"\n +", text[len(dict_text("<c16", False, shape)) :])
+    check_python2(tmp_path, data, "complex128")
+
+
+@pytest.mark.parametrize("version", PY2_VERSIONS, ids=PY2_IDS)
+@pytest.mark.parametrize(
+    "trail",
+    ["\n\t", "\n \t\f ", "\r\n   ", "  \n   ", "\n\n   ", "\n  \n   ", "\n\f", "\r\n\r\n\t"],
+    ids=["tab", "mixed", "crlf", "spaces-first", "blank-line", "indented-blank", "ff", "crlf-2"],
+)
+def test_last_line_of_whitespace(tmp_path, trail, version):
+    text = dict_text("<i4", False, ARR.shape, ws="") + trail
+    data = file_of(ARR, text, version)
+    if trail == "\n\f":  # numpy reads this one without its filter: no warning
+        check(tmp_path, data, "int32")
+    else:
+        check_python2(tmp_path, data, "int32")
+
+
+def test_python2_forms_together(tmp_path):
+    header = "{'descr': '<i4', 'fortran_order': True, 'shape': (2L, 3L, 4), }"
+    text = js_padded(header, (1, 0), 64)
+    arr = np.asfortranarray(ARR)
+    check_python2(tmp_path, file_of(arr, text, (1, 0), fortran=True), "int32")
+    refused_in_v3(text, arr, "int32", F.not_a_dict())  # the trailer is worded first
+
+
+@pytest.mark.parametrize("align", [16, 64])
+def test_padding_after_the_final_newline_refused_in_version_3(align):
+    text = js_padded(dict_text("<i4", False, ARR.shape), (3, 0), align)
+    refused_in_v3(text, ARR, "int32", F.not_a_dict())
+
+
+def _np_reads(text: str, version: tuple[int, int]) -> bool:
+    raw = text.encode("latin-1")
+    f = io.BytesIO(len(raw).to_bytes(F.HEADER_LEN_SIZE[version], "little") + raw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            numpy_format._read_array_header(f, version)
+        except ValueError:
+            return False
+    return True
+
+
+def _npyio_reads(text: str, version: tuple[int, int]) -> bool:
+    try:
+        F.parse_header_text(text, version)
+    except ValueError:
+        return False
+    return True
+
+
+WHITE = " \t\f\n\r"
+
+
+@pytest.mark.parametrize("where", ["after-dict", "before-long"])
+def test_whitespace_around_python2_forms_exhaustively(where):
+    """Every run of up to 4 whitespace characters after the dict (with and without a long
+    suffix in the shape), and of up to 3 between a dim and its ``L``, in every version:
+    whatever npyio reads numpy reads, and whatever numpy reads npyio reads, except what numpy
+    reads without its Python 2 filter and npyio refuses on purpose (whitespace after the dict
+    beyond ``F.TRAIL``, or ``F.TRAIL_V3`` in 3.0: the documented "around the dict")."""
+    plain = "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }"
+    long = plain.replace("3)", "3L)")
+    if where == "after-dict":
+        runs = ["".join(t) for n in range(5) for t in itertools.product(WHITE, repeat=n)]
+        texts = [(base, base + w) for base in (plain, long) for w in runs]
+    else:
+        runs = ["".join(t) for n in range(4) for t in itertools.product(WHITE, repeat=n)]
+        texts = [(long, long.replace("(2, ", f"(2{w}L, ")) for w in runs]
+    accepted: dict[tuple[int, int], list[str]] = {v: [] for v in VERSIONS}
+    for base, text in texts:
+        unfiltered = _np_reads(text.replace("L", ""), (3, 0))  # numpy without its filter
+        for version in VERSIONS:
+            numpy_reads, ours = _np_reads(text, version), _npyio_reads(text, version)
+            assert ours <= numpy_reads, (text, version)
+            if numpy_reads and not ours:
+                trail = F.TRAIL_V3 if version == (3, 0) else F.TRAIL
+                assert where == "after-dict" and unfiltered, (text, version)
+                assert not re.fullmatch(trail, text[len(base) :]), (text, version)
+            if ours:
+                accepted[version].append(text)
+    assert not any("L" in t for t in accepted[(3, 0)])
+    # the graph parser reads them alike: all the accepted texts of a version as one batch
+    arr = np.ascontiguousarray(ARR[:2, :3, 0])
+    for version in VERSIONS if where == "after-dict" else PY2_VERSIONS:
+        files = [file_of(arr, t, version) for t in accepted[version]]
+        assert len(files) > 20
+        assert_same(npyio.decode_npy(files, "int32"), np.stack([arr] * len(files)))
+
+
+def _dataset_files(tmp_path, arrays, texts, versions) -> list[str]:
+    return [
+        write_file(tmp_path, f"{i}.npy", file_of(a, t, v, fortran=a.flags.f_contiguous))
+        for i, (a, t, v) in enumerate(zip(arrays, texts, versions, strict=True))
+    ]
+
+
+@pytest.mark.parametrize("first", ["python2", "numpy"])
+def test_python2_forms_in_a_batched_dataset(tmp_path, first):
+    """Through npyio.dataset with a batch: the batched parser (batch-then-decode) runs over
+    Python 2 headers mixed with numpy's own, and with the first file's header as the hint."""
+    shape = (3, 2)
+    arrays = [sample("<f4", shape, seed=10 + i) for i in range(6)]
+    py2 = "{'descr': '<f4', 'fortran_order': False, 'shape': (3L, 2L), }"
+    own = header_text("<f4", False, shape)
+    texts, versions = [], []
+    for i in range(len(arrays)):
+        version = PY2_VERSIONS[i % 2]
+        texts.append(
+            js_padded(py2, version, 16) if (i % 3 == 0) == (first == "python2") else own + "\n"
+        )
+        versions.append(version)
+    paths = _dataset_files(tmp_path, arrays, texts, versions)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        want = np.stack([np_load(Path(p).read_bytes()) for p in paths])
+    assert plan_dataset(paths, batch_size=2).strategy == BATCH_THEN_DECODE
+    ds = npyio.dataset(paths, batch_size=2)
+    got = np.concatenate([b.numpy() for b in ds])
+    assert_same(got, want)
+    if first == "python2":  # and decode-then-batch (a partial shape), once
+        ds = npyio.dataset(paths, batch_size=4, shape=(None, 2))
+        assert_same(np.concatenate([b.numpy() for b in ds]), want)
+
+
+def test_python2_forms_in_a_dataset_refused_in_version_3(tmp_path):
+    arr = sample("<f4", (3, 2), seed=1)
+    own = header_text("<f4", False, (3, 2)) + "\n"
+    py2 = "{'descr': '<f4', 'fortran_order': False, 'shape': (3L, 2L), }"
+    paths = _dataset_files(tmp_path, [arr] * 3, [own, own, py2], [(3, 0)] * 3)
+    with pytest.raises(tf.errors.InvalidArgumentError) as err:
+        for _ in npyio.dataset(paths, batch_size=3):
+            pass
+    assert tf_message(err.value) == f"{paths[2]}: {F.bad_shape('(3L, 2L)')}"
+
+
+@pytest.mark.tfio
+@pytest.mark.parametrize("version", PY2_VERSIONS, ids=PY2_IDS)
+def test_python2_forms_through_the_tfio_backend(tmp_path, version):
+    """tfio's strict header check sends these to npyio's graph parser, which reads them."""
+    from npyio._backends import tfio as _tfio
+
+    texts = [
+        js_padded("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }", version, 16),
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (3L, 2L), }" + " " * 5 + "\n",
+    ]
+    arr = sample("<f4", (3, 2), seed=2)
+    for i, text in enumerate(texts):
+        path = write_file(tmp_path, f"{i}.npy", file_of(arr, text, version))
+        assert_same(npyio.read_npy(path, "float32", (3, 2), backend="tfio"), arr)
+        strict = tf.function(
+            lambda p: _tfio.read_tfio(
+                p, np.dtype("float32"), tf.TensorShape([3, 2]), None, fallback=False
+            ),
+            input_signature=[tf.TensorSpec([], tf.string)],
+            autograph=False,
+        )
+        with pytest.raises(tf.errors.InvalidArgumentError) as err:
+            strict(path)
+        assert "the tfio backend cannot decode this file (fallback=False)" in tf_message(err.value)

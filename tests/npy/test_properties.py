@@ -116,6 +116,9 @@ TOKENS = [
     "\xe9",
     "\x00",
     "#",
+    "L",  # a Python 2 long suffix: numpy reads "2L" in versions 1.0 and 2.0
+    " L",
+    "\n   ",  # padding after the final newline: read in versions 1.0 and 2.0
 ]
 PIECES = st.one_of(st.sampled_from(TOKENS), st.text(ALPHABET, min_size=1, max_size=3))
 _DESCRS = [f"'{o}{c}'" for o in ["", "<", ">", "|", "="] for c in F.CODES]
@@ -141,6 +144,10 @@ VALUES = {  # whole values to put in place of a key's value
                 "(02,)",
                 "(2, None)",
                 "6",
+                "(2L, 3L)",
+                "(2L,)",
+                "(0 L, 3L L)",
+                "(2l,)",
             ]
         ),
     ),
