@@ -59,7 +59,7 @@ def test_readme_examples_run(tmp_path, monkeypatch):
         if not runs:
             continue
         try:
-            exec(compile(code, f"README.md:{line}", "exec"), namespace)  # noqa: S102
+            exec(compile(code, f"README.md:{line}", "exec"), namespace)
         except Exception as e:
             raise AssertionError(f"README.md line {line}: {type(e).__name__}: {e}") from e
         ran += 1

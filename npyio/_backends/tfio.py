@@ -451,7 +451,7 @@ def _refusal(
     fortran = tf.strings.regex_replace(header, F.FORTRAN_EXTRACT, r"\1") == "True"
     canon = tf.strings.regex_replace(
         tf.strings.regex_replace(
-            tf.strings.regex_replace(header, F.SHAPE_EXTRACT, r"\1"), F.WS, ""
+            tf.strings.regex_replace(header, F.SHAPE_EXTRACT, r"\1"), F.SHAPE_NOISE, ""
         ),
         ",$",
         "",

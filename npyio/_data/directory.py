@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from npyio._data import paths as P
 from npyio._data.dataset import build
-from npyio._data.plan import AUTOTUNE, SUBSETS, DatasetPlan, plan_dataset
+from npyio._data.plan import AUTOTUNE, DatasetPlan, check_split, plan_dataset
 
 __all__ = ["LABEL_MODES", "Index", "dataset_from_directory", "index_directory"]
 
@@ -219,35 +219,6 @@ def _label_values(labels: object) -> np.ndarray:
     return values.astype(np.float32) if values.dtype.kind == "f" else values
 
 
-def _check_split(
-    validation_split: float | None, subset: str | None, shuffle: bool, seed: int | None
-) -> None:
-    """The split arguments, checked before the directory is walked (as Keras does), so that a
-    bad one fails at once, not after listing a million files. `plan_dataset` checks the
-    same again when it splits."""
-    if validation_split is not None and (
-        isinstance(validation_split, bool)
-        or not isinstance(validation_split, (int, float))
-        or not 0 < validation_split < 1
-    ):
-        raise ValueError(
-            "validation_split must be a float between 0 and 1 (exclusive), "
-            f"got {validation_split!r}"
-        )
-    if validation_split is None and subset is not None:
-        raise ValueError(f"subset={subset!r} needs validation_split (got None)")
-    if validation_split is not None and subset not in SUBSETS:
-        raise ValueError(
-            f"subset must be 'training', 'validation' or 'both' with validation_split, "
-            f"got {subset!r}"
-        )
-    if validation_split is not None and shuffle and seed is None:
-        raise ValueError(
-            "validation_split with shuffle=True needs a seed: without one, the training and "
-            "validation subsets of two calls would overlap"
-        )
-
-
 def _encode_labels(ds: tf.data.Dataset, label_mode: str, num_classes: int) -> tf.data.Dataset:
     """Labels as Keras encodes them, computed in the graph from the class index (a one-hot
     matrix of a million files by a thousand classes would not fit in memory): ``categorical``
@@ -437,7 +408,7 @@ def dataset_from_directory(
     if label_mode is None:  # as Keras: no labels, whatever ``labels`` says
         labels = None
     values = _label_values(labels) if explicit and labels is not None else None
-    _check_split(validation_split, subset, shuffle, seed)
+    check_split(validation_split, subset, shuffle, seed)  # before a million-file walk
 
     directory = P.one_path(directory, "directory")
     if not P.isdir(directory):

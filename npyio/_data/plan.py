@@ -33,6 +33,7 @@ __all__ = [
     "DECODE_THEN_BATCH",
     "DatasetPlan",
     "Spec",
+    "check_split",
     "choose_strategy",
     "derive_spec",
     "plan_dataset",
@@ -292,24 +293,20 @@ def _label_values(labels: object) -> np.ndarray | None:
 SUBSETS = ("training", "validation", "both")
 
 
-def split(
-    n: int, validation_split: float | None, subset: str | None, shuffle: bool, seed: int | None
-) -> list[np.ndarray]:
-    """Indices of the subsets of ``n`` samples, as Keras's ``*_dataset_from_directory`` cuts
-    them: the samples are shuffled with ``seed`` (when ``shuffle``), then the last
-    ``int(validation_split * n)`` are the validation subset and the rest the training subset.
-    The same seed gives the same split on every call. Returns one array (``"training"``,
-    ``"validation"``, or all samples without a split) or two (``"both"``).
+def check_split(
+    validation_split: float | None, subset: str | None, shuffle: bool, seed: int | None
+) -> None:
+    """The split arguments, checked on their own (before any file is listed).
 
     Raises:
         ValueError: for a ``validation_split`` outside (0, 1), a ``subset`` without one (or
-            the reverse), an unknown ``subset``, a split while shuffling without a ``seed``
-            (the subsets would overlap from one call to the next), or an empty subset.
+            the reverse), an unknown ``subset``, or a split while shuffling without a ``seed``
+            (the subsets would overlap from one call to the next).
     """
     if validation_split is None:
         if subset is not None:
             raise ValueError(f"subset={subset!r} needs validation_split (got None)")
-        return [np.arange(n)]
+        return
     if isinstance(validation_split, bool) or not (
         isinstance(validation_split, (int, float)) and 0 < validation_split < 1
     ):
@@ -327,6 +324,23 @@ def split(
             "validation_split with shuffle=True needs a seed: without one, the training and "
             "validation subsets of two calls would overlap"
         )
+
+
+def split(
+    n: int, validation_split: float | None, subset: str | None, shuffle: bool, seed: int | None
+) -> list[np.ndarray]:
+    """Indices of the subsets of ``n`` samples, as Keras's ``*_dataset_from_directory`` cuts
+    them: the samples are shuffled with ``seed`` (when ``shuffle``), then the last
+    ``int(validation_split * n)`` are the validation subset and the rest the training subset.
+    The same seed gives the same split on every call. Returns one array (``"training"``,
+    ``"validation"``, or all samples without a split) or two (``"both"``).
+
+    Raises:
+        ValueError: for bad arguments (`check_split`), or an empty subset.
+    """
+    check_split(validation_split, subset, shuffle, seed)
+    if validation_split is None:
+        return [np.arange(n)]
     order = np.random.RandomState(seed).permutation(n) if shuffle else np.arange(n)
     n_val = int(validation_split * n)
     training, validation = order[: n - n_val], order[n - n_val :]
@@ -335,9 +349,9 @@ def split(
             raise ValueError(
                 f"validation_split={validation_split} of {n} files leaves the {name} subset empty"
             )
-    return {"training": [training], "validation": [validation], "both": [training, validation]}[
-        subset
-    ]
+    if subset == "training":
+        return [training]
+    return [validation] if subset == "validation" else [training, validation]
 
 
 @dataclass(frozen=True)
