@@ -149,21 +149,22 @@ def test_bench_run_reports_every_ratio(tmp_path):
     }
     floor = next(r for r in results if r.pipeline == "floor (read only)")
     assert floor.vs_floor == pytest.approx(1.0)
-    strongest = next(r for r in results if r.pipeline == "from_generator x4 interleave")
-    assert strongest.vs_generator == pytest.approx(1.0)
+    # Ratios to the faster from_generator pipeline: it is 1.0, the other at most 1.0.
+    generators = sorted(r.vs_generator for r in results if r.pipeline.startswith("from_gen"))
+    assert generators[0] <= 1.0 and generators[1] == pytest.approx(1.0)
     for r in results:
         assert r.samples == 16 and r.samples_per_s > 0 and r.peak_rss_mib > 0
         assert r.vs_generator > 0
     table = _bench.table(results)
     assert "vs floor" in table and "npyio graph" in table
-    assert "vs from_generator x4 interleave" in table
+    assert "vs best from_generator" in table
     # The np.load loop is labelled as no pipeline in the table's footnote and in the JSON.
     assert "- np.load loop (no tf.data): not a tf.data pipeline" in table
     rows = {r["pipeline"]: r for r in json.loads(_bench.to_json(results))["results"]}
     assert rows["np.load loop (no tf.data)"]["note"].startswith("not a tf.data pipeline")
     assert "worker process" in rows["from_generator"]["note"]
     assert rows["npyio graph"]["note"] == ""
-    assert rows["from_generator x4 interleave"]["vs_generator"] == pytest.approx(1.0)
+    assert max(rows[k]["vs_generator"] for k in _bench.GENERATOR_KEYS) == pytest.approx(1.0)
 
 
 def test_plot_sets_the_numpy_loop_apart(tmp_path):

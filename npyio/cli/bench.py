@@ -46,6 +46,9 @@ BATCH = 8
 #: only by overlapping one's file reads with another's Python: a few more than the cores do
 #: that, more only contend for the GIL. 4 is twice the 2 cores of the reference machine; it
 #: is fixed, not taken from the machine, so that recorded figures compare across machines.
+#: It does not always win: on small files, where a generator is nearly all Python, one
+#: generator beat four (4,000 files, shared machine: 2,529-2,574/s against 1,664-1,737/s), so
+#: the "vs best from_generator" ratio is against the faster of the two in each profile.
 GENERATORS = 4
 
 PY_FUNCTION = "py_function"
@@ -53,6 +56,7 @@ FLOOR = "floor (read only)"
 GENERATOR = "from_generator"
 GENERATOR_INTERLEAVED = f"from_generator x{GENERATORS} interleave"
 NUMPY_LOOP = "np.load loop (no tf.data)"
+GENERATOR_KEYS = (GENERATOR, GENERATOR_INTERLEAVED)
 #: What each reference row is, for the table's footnotes and the JSON's ``note``. The np.load
 #: loop is no pipeline: it is there for scale, and must not read as a tf.data alternative.
 NOTES = {
@@ -114,7 +118,7 @@ class Result:
     mb_per_s: float = 0.0
     vs_py_function: float = 0.0
     vs_floor: float = 0.0
-    vs_generator: float = 0.0  # against the interleaved from_generator pipeline
+    vs_generator: float = 0.0  # against the faster from_generator pipeline of the profile
     note: str = ""
 
 
@@ -365,10 +369,12 @@ def run(
                 median = statistics.median(row.seconds)
                 row.samples_per_s = profile.count / median
                 row.mb_per_s = profile.count * profile.pair_bytes / median / 1e6
+            # The user's best from_generator pipeline: which form wins depends on the files.
+            best_generator = max(rows[k].samples_per_s for k in GENERATOR_KEYS)
             for row in rows.values():
                 row.vs_py_function = row.samples_per_s / rows[PY_FUNCTION].samples_per_s
                 row.vs_floor = row.samples_per_s / rows[FLOOR].samples_per_s
-                row.vs_generator = row.samples_per_s / rows[GENERATOR_INTERLEAVED].samples_per_s
+                row.vs_generator = row.samples_per_s / best_generator
             results.extend(rows.values())
     return results
 
@@ -392,7 +398,7 @@ def machine() -> str:
 def table(results: list[Result]) -> str:
     """A Markdown table of the results, then a footnote for each reference pipeline shown."""
     head = (
-        f"| profile | pipeline | samples/s | MB/s | vs py_function | vs {GENERATOR_INTERLEAVED} "
+        "| profile | pipeline | samples/s | MB/s | vs py_function | vs best from_generator "
         "| vs floor | peak RSS MiB |\n|---|---|---:|---:|---:|---:|---:|---:|"
     )
     lines = [head]

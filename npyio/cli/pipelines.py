@@ -53,8 +53,8 @@ def generator_pipeline(
 ) -> tf.data.Dataset:
     """``Dataset.from_generator`` over ``np.load`` of each pair, then batch and prefetch.
 
-    With ``generators=1`` it is the plain form. With ``generators=k > 1`` it is the strongest
-    form of it users write: ``Dataset.range(k).interleave(...)`` over k generators, generator
+    With ``generators=1`` it is the plain form. With ``generators=k > 1`` it is the parallel
+    form users reach for: ``Dataset.range(k).interleave(...)`` over k generators, generator
     ``i`` loading pairs ``i, i + k, i + 2k, ...``, run in parallel (``num_parallel_calls=k``).
     The interleave stays deterministic and takes one element from each generator in turn, so
     the pairs come out in the order given, as from every other pipeline here.
