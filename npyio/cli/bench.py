@@ -1,9 +1,13 @@
-"""``npyio bench``: npyio against the py_function pipeline and the read-only floor.
+"""``npyio bench``: npyio against the py_function and from_generator pipelines and the floor.
 
 Every pipeline reads the same files in batches of 8 and is drained with ``Dataset.reduce``
-(a Python loop over a dataset caps out near 2,000 batches/s). All pipelines run in one process,
-interleaved in rounds after a warm-up, and the medians are reported, so that they share the
-machine's state (page cache, CPU frequency, other load) as fairly as possible.
+(a Python loop over a dataset caps out near 2,000 batches/s). The pipelines run interleaved in
+rounds after a warm-up, and the medians are reported, so that they share the machine's state
+(page cache, CPU frequency, other load) as fairly as possible. All run in this process except the
+``Dataset.from_generator`` ones, which run in one worker process, in the same rounds: once a
+from_generator pipeline has run, tf.data pipelines that run later in its process can be several
+times slower, and ``gc.collect()`` does not reliably undo it (bench/README.md has the
+measurement).
 """
 
 from __future__ import annotations
@@ -14,11 +18,15 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import tensorflow as tf
 
@@ -32,6 +40,41 @@ PROFILES = {
     "large": _sample.Profile("large", (256, 256, 16), count=400),
 }
 BATCH = 8
+#: Generators in the interleaved from_generator pipeline. Each generator's Python (its loop,
+#: np.load's header parsing, from_generator's per-element checks and conversion to tensors)
+#: holds the GIL; numpy lets go of it only while reading a payload. So extra generators help
+#: only by overlapping one's file reads with another's Python: a few more than the cores do
+#: that, more only contend for the GIL. 4 is twice the 2 cores of the reference machine; it
+#: is fixed, not taken from the machine, so that recorded figures compare across machines.
+#: It does not always win: on small files, where a generator is nearly all Python, one
+#: generator beat four (4,000 files, shared machine: 2,529-2,574/s against 1,664-1,737/s), so
+#: the "vs best from_generator" ratio is against the faster of the two in each profile.
+GENERATORS = 4
+
+PY_FUNCTION = "py_function"
+FLOOR = "floor (read only)"
+GENERATOR = "from_generator"
+GENERATOR_INTERLEAVED = f"from_generator x{GENERATORS} interleave"
+NUMPY_LOOP = "np.load loop (no tf.data)"
+GENERATOR_KEYS = (GENERATOR, GENERATOR_INTERLEAVED)
+#: What each reference row is, for the table's footnotes and the JSON's ``note``. The np.load
+#: loop is no pipeline: it is there for scale, and must not read as a tf.data alternative.
+NOTES = {
+    GENERATOR: (
+        "tf.data.Dataset.from_generator over np.load, batch 8, prefetch; run in a worker "
+        "process (it can slow tf.data pipelines that run after it in its process), whose peak "
+        "RSS is reported"
+    ),
+    GENERATOR_INTERLEAVED: (
+        f"{GENERATORS} from_generator pipelines over np.load, each on every "
+        f"{GENERATORS}th pair, interleaved with num_parallel_calls={GENERATORS} "
+        "(deterministic), batch 8, prefetch; in the same worker process"
+    ),
+    NUMPY_LOOP: (
+        "not a tf.data pipeline: np.load of each pair in a plain Python loop, no batching, "
+        "no parallelism, no tensors; numpy reads straight into its own array. For scale only"
+    ),
+}
 
 
 class _PeakRss:
@@ -75,12 +118,174 @@ class Result:
     mb_per_s: float = 0.0
     vs_py_function: float = 0.0
     vs_floor: float = 0.0
+    vs_generator: float = 0.0  # against the faster from_generator pipeline of the profile
+    note: str = ""
+
+
+def _generator_dataset(spec: dict[str, Any]) -> Any:
+    return _pipelines.generator_pipeline(
+        spec["inputs"],
+        spec["labels"],
+        spec["input_shape"],
+        spec["label_shape"],
+        spec["batch_size"],
+        spec["generators"],
+    )
+
+
+class GeneratorWorker:
+    """A worker process that builds and drains the from_generator pipelines for this one.
+
+    After a from_generator pipeline has run, tf.data pipelines that run later in the same
+    process can be several times slower, and ``gc.collect()`` does not reliably undo it: run in
+    this process, it could slow every pipeline after it. In a process of its own it can slow
+    only itself and the other generator pipeline there, as it would in a user's process. The
+    worker waits idle while this process measures, so it takes no CPU from the other pipelines.
+
+    The worker is ``python -c`` importing the same npyio as this process; it reads JSON lines
+    on its stdin and answers on a copy of its stdout (stdout itself goes to stderr, so nothing
+    printed can corrupt a reply), and reports each drain's samples, seconds and its own peak
+    RSS.
+    Use as a context manager (or call ``close``).
+    """
+
+    def __init__(self) -> None:
+        import npyio
+
+        env = dict(os.environ)
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        # The npyio this process runs (a work tree, say), not whatever else is installed.
+        here = os.path.dirname(os.path.dirname(os.path.abspath(npyio.__file__)))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
+        # Not a with-block: the file lives as long as the worker; close() closes it.
+        self._stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", "from npyio.cli.bench import _serve; _serve()"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            env=env,
+        )
+
+    def _call(self, request: dict[str, Any]) -> dict[str, Any]:
+        stdin, stdout = self._proc.stdin, self._proc.stdout
+        assert stdin is not None and stdout is not None
+        try:
+            stdin.write(json.dumps(request) + "\n")
+            stdin.flush()
+            line = stdout.readline()
+        except BrokenPipeError:
+            line = ""
+        if not line:
+            self._proc.wait()
+            self._stderr.seek(0)
+            tail = self._stderr.read()[-2000:]
+            raise RuntimeError(
+                f"the from_generator worker exited ({self._proc.returncode}):\n{tail}"
+            )
+        reply: dict[str, Any] = json.loads(line)
+        if "error" in reply:
+            raise RuntimeError(f"in the from_generator worker:\n{reply['error']}")
+        return reply
+
+    def pipeline(
+        self,
+        key: str,
+        inputs: Sequence[str],
+        labels: Sequence[str],
+        input_shape: Sequence[int],
+        label_shape: Sequence[int],
+        generators: int,
+    ) -> _RemoteDrain:
+        """Builds ``generator_pipeline(...)`` in the worker under ``key``; returns its drain."""
+        self._call(
+            {
+                "op": "build",
+                "key": key,
+                "inputs": list(inputs),
+                "labels": list(labels),
+                "input_shape": list(input_shape),
+                "label_shape": list(label_shape),
+                "batch_size": BATCH,
+                "generators": generators,
+            }
+        )
+        return _RemoteDrain(self, key)
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            assert self._proc.stdin is not None
+            self._proc.stdin.close()  # end of input: the worker returns
+            try:
+                self._proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        for f in (self._proc.stdout, self._stderr):
+            if f is not None:
+                f.close()
+
+    def __enter__(self) -> GeneratorWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _RemoteDrain:
+    """Drains one pipeline in the worker: ``() -> (samples, seconds)``, like the local ones.
+
+    ``peak_rss`` is the worker's peak resident set size (bytes) during the last drain: this
+    process's own would say nothing about the pipeline.
+    """
+
+    def __init__(self, worker: GeneratorWorker, key: str) -> None:
+        self._worker, self._key = worker, key
+        self.peak_rss = 0
+
+    def __call__(self) -> tuple[int, float]:
+        reply = self._worker._call({"op": "drain", "key": self._key})
+        self.peak_rss = int(reply["peak_rss"])
+        return int(reply["samples"]), float(reply["seconds"])
+
+
+def _serve() -> None:
+    """The worker's loop: a JSON request per line in, a JSON reply per line out, until EOF."""
+    # Replies go on a duplicate of stdout, and stdout itself now points at stderr, so that
+    # nothing TensorFlow or numpy prints can corrupt the replies.
+    replies = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    datasets: dict[str, Any] = {}
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            if request["op"] == "build":
+                datasets[request["key"]] = _generator_dataset(request)
+                reply: dict[str, Any] = {"ok": True}
+            elif request["op"] == "drain":
+                with _PeakRss() as rss:
+                    n, seconds = _pipelines.drain(datasets[request["key"]])
+                reply = {"samples": n, "seconds": seconds, "peak_rss": rss.peak}
+            else:
+                raise ValueError(f"unknown request {request['op']!r}")
+        except Exception:
+            reply = {"error": traceback.format_exc()}
+        replies.write(json.dumps(reply) + "\n")
+        replies.flush()
 
 
 def pipelines(
-    profile: _sample.Profile, root: str, backends: list[str]
+    profile: _sample.Profile,
+    root: str,
+    backends: list[str],
+    worker: GeneratorWorker | None = None,
 ) -> dict[str, Callable[[], tuple[int, float]]]:
-    """name -> a function that drains that pipeline once and returns (samples, seconds)."""
+    """name -> a function that drains that pipeline once and returns (samples, seconds).
+
+    The from_generator pipelines are included only with a ``worker`` to run them in (see
+    ``GeneratorWorker``); their drains carry the worker's ``peak_rss``.
+    """
     width = max(4, len(str(profile.count - 1)))
     xs = [os.path.join(root, "inputs", f"{i:0{width}d}.npy") for i in range(profile.count)]
     ys = [os.path.join(root, "labels", f"{i:0{width}d}.npy") for i in range(profile.count)]
@@ -92,16 +297,26 @@ def pipelines(
     baseline = _pipelines.py_function_pipeline(
         xs, ys, profile.input_shape, profile.label_shape, BATCH
     )
-    out["py_function"] = lambda: _pipelines.drain(baseline)
+    out[PY_FUNCTION] = lambda: _pipelines.drain(baseline)
+    if worker is not None:
+        for key, generators in ((GENERATOR, 1), (GENERATOR_INTERLEAVED, GENERATORS)):
+            out[key] = worker.pipeline(
+                f"{profile.dirname()}/{key}",
+                xs,
+                ys,
+                profile.input_shape,
+                profile.label_shape,
+                generators,
+            )
     floor = _pipelines.floor_pipeline(xs, ys, BATCH)
-    out["floor (read only)"] = lambda: _pipelines.drain(floor)
+    out[FLOOR] = lambda: _pipelines.drain(floor)
 
     def numpy_loop() -> tuple[int, float]:
         start = time.perf_counter()
         n = _pipelines.numpy_loop(xs, ys)
         return n, time.perf_counter() - start
 
-    out["np.load loop"] = numpy_loop
+    out[NUMPY_LOOP] = numpy_loop
     return out
 
 
@@ -128,34 +343,39 @@ def run(
     """Measures every pipeline on every profile; returns one Result per (profile, pipeline)."""
     backends = backends or available_backends()
     results: list[Result] = []
-    for name in profiles:
-        profile = PROFILES[name]
-        if counts and name in counts:
-            profile = _sample.Profile(
-                profile.name, profile.input_shape, profile.label_shape, counts[name]
-            )
-        where = _sample.ensure(profile, root)
-        runs = pipelines(profile, where, backends)
-        rows = {k: Result(name, k, profile.count) for k in runs}
-        for drain in runs.values():  # warm-up: traces functions, fills the page cache
-            drain()
-        for r in range(rounds):
-            for key, drain in runs.items():
-                with _PeakRss() as rss:
-                    n, seconds = drain()
-                if n != profile.count:
-                    raise RuntimeError(f"{key} delivered {n} samples, expected {profile.count}")
-                rows[key].seconds.append(seconds)
-                rows[key].peak_rss_mib = max(rows[key].peak_rss_mib, rss.peak / 2**20)
-            log(f"  {name}: round {r + 1}/{rounds} done")
-        for row in rows.values():
-            median = statistics.median(row.seconds)
-            row.samples_per_s = profile.count / median
-            row.mb_per_s = profile.count * profile.pair_bytes / median / 1e6
-        for row in rows.values():
-            row.vs_py_function = row.samples_per_s / rows["py_function"].samples_per_s
-            row.vs_floor = row.samples_per_s / rows["floor (read only)"].samples_per_s
-        results.extend(rows.values())
+    with GeneratorWorker() as worker:
+        for name in profiles:
+            profile = PROFILES[name]
+            if counts and name in counts:
+                profile = _sample.Profile(
+                    profile.name, profile.input_shape, profile.label_shape, counts[name]
+                )
+            where = _sample.ensure(profile, root)
+            runs = pipelines(profile, where, backends, worker)
+            rows = {k: Result(name, k, profile.count, note=NOTES.get(k, "")) for k in runs}
+            for drain in runs.values():  # warm-up: traces functions, fills the page cache
+                drain()
+            for r in range(rounds):
+                for key, drain in runs.items():
+                    with _PeakRss() as rss:
+                        n, seconds = drain()
+                    if n != profile.count:
+                        raise RuntimeError(f"{key} delivered {n} samples, expected {profile.count}")
+                    peak = getattr(drain, "peak_rss", 0) or rss.peak
+                    rows[key].seconds.append(seconds)
+                    rows[key].peak_rss_mib = max(rows[key].peak_rss_mib, peak / 2**20)
+                log(f"  {name}: round {r + 1}/{rounds} done")
+            for row in rows.values():
+                median = statistics.median(row.seconds)
+                row.samples_per_s = profile.count / median
+                row.mb_per_s = profile.count * profile.pair_bytes / median / 1e6
+            # The user's best from_generator pipeline: which form wins depends on the files.
+            best_generator = max(rows[k].samples_per_s for k in GENERATOR_KEYS)
+            for row in rows.values():
+                row.vs_py_function = row.samples_per_s / rows[PY_FUNCTION].samples_per_s
+                row.vs_floor = row.samples_per_s / rows[FLOOR].samples_per_s
+                row.vs_generator = row.samples_per_s / best_generator
+            results.extend(rows.values())
     return results
 
 
@@ -176,17 +396,21 @@ def machine() -> str:
 
 
 def table(results: list[Result]) -> str:
+    """A Markdown table of the results, then a footnote for each reference pipeline shown."""
     head = (
-        "| profile | pipeline | samples/s | MB/s | vs py_function | vs floor | "
-        "peak RSS MiB |\n|---|---|---:|---:|---:|---:|---:|"
+        "| profile | pipeline | samples/s | MB/s | vs py_function | vs best from_generator "
+        "| vs floor | peak RSS MiB |\n|---|---|---:|---:|---:|---:|---:|---:|"
     )
     lines = [head]
     for r in results:
         lines.append(
             f"| {r.profile} | {r.pipeline} | {r.samples_per_s:,.0f} | {r.mb_per_s:,.0f} | "
-            f"{r.vs_py_function:.2f}x | {r.vs_floor:.2f}x | {r.peak_rss_mib:,.0f} |"
+            f"{r.vs_py_function:.2f}x | {r.vs_generator:.2f}x | {r.vs_floor:.2f}x | "
+            f"{r.peak_rss_mib:,.0f} |"
         )
-    return "\n".join(lines)
+    shown = dict.fromkeys(r.pipeline for r in results)
+    notes = [f"- {key}: {note}." for key, note in NOTES.items() if key in shown]
+    return "\n".join(lines + (["", *notes] if notes else []))
 
 
 def to_json(results: list[Result]) -> str:
@@ -200,8 +424,13 @@ def to_json(results: list[Result]) -> str:
     )
 
 
-def plot(results: list[Result], path: str) -> None:
-    """A bar chart of samples/s relative to the floor, one group per profile."""
+def plot(results: list[Result], path: str) -> Any:
+    """A bar chart of samples/s relative to the floor, one group per profile, written to
+    ``path``; returns the matplotlib figure.
+
+    The np.load loop is hatched, in grey, and footnoted: it is no tf.data pipeline, and a bar
+    like the others would read as one.
+    """
     try:
         import matplotlib
 
@@ -211,20 +440,37 @@ def plot(results: list[Result], path: str) -> None:
         raise SystemExit("--plot needs matplotlib: pip install 'npyio[plot]'") from e
     profiles = list(dict.fromkeys(r.profile for r in results))
     names = list(dict.fromkeys(r.pipeline for r in results))
-    fig, ax = plt.subplots(figsize=(9, 4.5))
+    fig, ax = plt.subplots(figsize=(10, 5))
     width = 0.8 / len(names)
     for j, name in enumerate(names):
         values = [
             next((r.vs_floor for r in results if r.profile == p and r.pipeline == name), 0)
             for p in profiles
         ]
-        ax.bar([i + j * width for i in range(len(profiles))], values, width, label=name)
+        style: dict[str, Any] = {"label": name}
+        if name == NUMPY_LOOP:
+            style.update(
+                label=f"{name} *", color="white", edgecolor="0.4", hatch="///", linewidth=0.8
+            )
+        ax.bar([i + j * width for i in range(len(profiles))], values, width, **style)
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(profiles))], profiles)
     ax.set_ylabel("throughput / read-only floor")
     ax.set_title(f"npyio bench, batches of {BATCH} ({time.strftime('%Y-%m-%d')})")
     ax.legend(fontsize=8)
-    fig.tight_layout()
+    if NUMPY_LOOP in names:
+        fig.text(
+            0.01,
+            0.01,
+            f"* {NOTES[NUMPY_LOOP]}.",
+            fontsize=7.5,
+            color="0.3",
+            wrap=True,
+        )
+        fig.tight_layout(rect=(0, 0.05, 1, 1))
+    else:
+        fig.tight_layout()
     fig.savefig(path, dpi=100)
+    return fig
 
 
 def command(args: argparse.Namespace) -> int:

@@ -1,13 +1,16 @@
 """Reference pipelines that npyio is measured against, and a way to drain a pipeline.
 
-``py_function_pipeline`` is the classic approach exactly as users write it; ``floor_pipeline``
-reads every byte of both files and decodes nothing, the floor no decoder can beat.
+``py_function_pipeline`` is the classic approach exactly as users write it;
+``generator_pipeline`` is the other one users build when they want tf.data over ``np.load``
+(``Dataset.from_generator``, optionally several generators interleaved); ``floor_pipeline`` reads
+every byte of both files and decodes nothing, the floor no decoder can beat. ``numpy_loop`` is
+no pipeline at all: numpy's own reader in one Python thread, for scale only.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -40,6 +43,54 @@ def py_function_pipeline(
     return ds.map(set_shapes).batch(batch_size).prefetch(AUTOTUNE)
 
 
+def generator_pipeline(
+    inputs: Sequence[str],
+    labels: Sequence[str],
+    input_shape: Sequence[int],
+    label_shape: Sequence[int],
+    batch_size: int = 8,
+    generators: int = 1,
+) -> tf.data.Dataset:
+    """``Dataset.from_generator`` over ``np.load`` of each pair, then batch and prefetch.
+
+    With ``generators=1`` it is the plain form. With ``generators=k > 1`` it is the parallel
+    form users reach for: ``Dataset.range(k).interleave(...)`` over k generators, generator
+    ``i`` loading pairs ``i, i + k, i + 2k, ...``, run in parallel (``num_parallel_calls=k``).
+    The interleave stays deterministic and takes one element from each generator in turn, so
+    the pairs come out in the order given, as from every other pipeline here.
+
+    Beware: after a from_generator pipeline has run, tf.data pipelines that run later in the
+    same process can be several times slower, and ``gc.collect()`` does not reliably undo it;
+    ``npyio bench`` runs these in a worker process (bench/README.md has the measurement).
+    """
+    pairs = list(zip(inputs, labels))
+    signature = (
+        tf.TensorSpec(tuple(input_shape), tf.float32),
+        tf.TensorSpec(tuple(label_shape), tf.float32),
+    )
+
+    def load(shard: Sequence[tuple[str, str]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for x, y in shard:
+            yield np.load(x), np.load(y)
+
+    if generators == 1:
+        ds = tf.data.Dataset.from_generator(lambda: load(pairs), output_signature=signature)
+    else:
+
+        def shard(i: tf.Tensor) -> tf.data.Dataset:
+            # from_generator hands ``args`` to the generator as numpy values.
+            return tf.data.Dataset.from_generator(
+                lambda j: load(pairs[int(j) :: generators]),
+                args=(i,),
+                output_signature=signature,
+            )
+
+        ds = tf.data.Dataset.range(generators).interleave(
+            shard, cycle_length=generators, num_parallel_calls=generators
+        )
+    return ds.batch(batch_size).prefetch(AUTOTUNE)
+
+
 def floor_pipeline(
     inputs: Sequence[str], labels: Sequence[str], batch_size: int = 8
 ) -> tf.data.Dataset:
@@ -54,7 +105,11 @@ def floor_pipeline(
 
 
 def numpy_loop(inputs: Sequence[str], labels: Sequence[str]) -> int:
-    """``np.load`` of every pair in a plain Python loop; returns the number of samples."""
+    """``np.load`` of every pair in a plain Python loop; returns the number of samples.
+
+    Not a tf.data alternative: no pipeline, no batching, no parallelism, no tensors; numpy
+    reads each file straight into its own array. It shows what numpy's reader alone costs.
+    """
     n = 0
     for x, y in zip(inputs, labels):
         np.load(x)
