@@ -290,9 +290,12 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "Writes sample datasets (once) and drains, in interleaved rounds, npyio's backends,\n"
-            "the tf.py_function(np.load) pipeline, the read-only floor (read_file of both files\n"
-            "reduced to tf.strings.length) and np.load in a Python loop. Reports medians:\n"
-            "samples/s, MB/s, ratios to py_function and to the floor, and peak RSS."
+            "the tf.py_function(np.load) pipeline, tf.data.Dataset.from_generator over np.load\n"
+            "(one generator, and four interleaved; in a worker process, because a generator\n"
+            "pipeline slows later pipelines of its process), the read-only floor (read_file of\n"
+            "both files reduced to tf.strings.length) and, for scale, np.load in a Python loop\n"
+            "(no tf.data, no parallelism). Reports medians: samples/s, MB/s, ratios to\n"
+            "py_function, to the best from_generator pipeline and to the floor, and peak RSS."
         ),
         epilog=(
             "examples:\n  npyio bench\n  npyio bench --profiles small --rounds 3 --json\n"
