@@ -1,9 +1,17 @@
 """Exceptions raised by npyio.
 
 Errors found while a dataset is *built* (in Python) are raised as the classes below. Errors found
-while a dataset is *iterated* come from TensorFlow ops inside the graph, so they are
-``tf.errors.InvalidArgumentError`` (or ``tf.errors.NotFoundError`` for a missing file); their
-messages use the same words as the Python-side errors and always start with the file's path.
+when the ops *run* come from TensorFlow ops, so they are ``tf.errors.InvalidArgumentError`` (or
+``tf.errors.NotFoundError`` for a missing file); their messages use the same words as the
+Python-side errors, ``"PATH: reason"``:
+
+- eagerly (`npyio.read_npy`, `npyio.decode_npy`, `npyio.read_npz`, `npyio.decode_npz`), the
+  message is exactly ``"PATH: reason"`` (``<bytes>``, ``<bytes>[i]`` or ``<bytes>[key]`` for
+  bytes; ``"PATH: no such file"`` for a missing file);
+- while a dataset is iterated, TensorFlow wraps it: the first line of the message ends with
+  ``assertion failed: [PATH: reason]``, with quotes and backslashes escaped;
+- with ``npyio.dataset(..., ignore_errors=True)``, each skipped file is printed to stderr as
+  ``npyio: skipping PATH: reason``, whatever ``TF_CPP_MIN_LOG_LEVEL`` says.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ turns the plan into a graph with one of two builders:
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import tensorflow as tf
 
@@ -27,10 +28,11 @@ from npyio._data.plan import (
     plan_dataset,
 )
 from npyio._npy import format as F
-from npyio._npy.decode import Part, decode_group
+from npyio._npy.decode import NO_SUCH_FILE, Part, decode_group, report_then_assert
 from npyio._npy.graph import require_tf2
+from npyio._npy.head import Limits, make_hint
 from npyio._npz.read import read_npz_member
-from npyio._npz.zip import npz_member
+from npyio._npz.zip import checked_member, npz_member
 
 __all__ = ["build", "build_batch_then_decode", "build_decode_then_batch", "dataset"]
 
@@ -110,6 +112,74 @@ def build_batch_then_decode(plan: DatasetPlan) -> tf.data.Dataset:
     return parallel_map(ds, decode, plan.num_parallel_calls, deterministic=True)
 
 
+def _exists(path: tf.Tensor) -> tf.Tensor:
+    """Whether the file ``path`` exists, checked in the graph: ``MatchingFiles`` of a path
+    without glob characters checks that one path (no directory listing: measured locally at
+    about one stat, under a tenth of a millisecond). A path with any of
+    ``*?[\\`` is taken to exist: as a pattern it would list its whole directory for every
+    element, so a missing one is left to ``tf.io.read_file``'s error."""
+    globbed = tf.strings.regex_full_match(path, r".*[*?\[\\].*")
+    return tf.cond(
+        globbed, lambda: tf.constant(True), lambda: tf.size(tf.io.matching_files(path)) > 0
+    )
+
+
+def _reporting_loader(plan: DatasetPlan) -> Callable[..., object]:
+    """The map function of ``ignore_errors``: it names each file it refuses on stderr.
+
+    TensorFlow's ``ignore_errors`` logs what it skips only through its C++ logger, which
+    ``TF_CPP_MIN_LOG_LEVEL`` >= 2 silences. Here each file's verdict (exists, the archive, the
+    parser) is checked in the graph and every refusal is printed to stderr by a PrintV2 op
+    (`npyio._npy.decode.report_then_assert`) before the assertion fails and
+    ``ignore_errors`` skips the pair. Files are read only if they exist, so a missing file is
+    refused by npyio, not by ``tf.io.read_file``'s error.
+    """
+    specs = plan.specs
+    read_file = _backends.reader(plan.backend, plan.limits)
+
+    def graph_part(path: tf.Tensor, found: tf.Tensor, spec: Spec) -> Part:
+        contents = tf.cond(found, lambda: tf.io.read_file(path), lambda: tf.constant(""))
+        missing = tf.strings.join([path, ": ", NO_SUCH_FILE])
+        shape = _shape(spec)
+        if spec.member is None:
+            precheck = (found[None], missing[None])
+            return Part(
+                contents[None], path[None], spec.dtype, shape, spec.hint, plan.limits, precheck
+            )
+        # As read_npz_member: the member's name is path[key]; its limits are the defaults.
+        name = tf.strings.join([path, "[", spec.member, "]"])
+        data, ok, message = checked_member(contents, spec.member, name)
+        precheck = (
+            tf.logical_and(found, ok)[None],
+            tf.where(found, message, missing)[None],
+        )
+        hint = spec.hint if spec.hint is not None else make_hint(spec.dtype, shape)
+        return Part(data[None], name[None], spec.dtype, shape, hint, Limits(), precheck)
+
+    # Dataset.map would run AutoGraph over this code and over decode_group's, which take their
+    # decisions in Python and build their tf.conds themselves.
+    k = len(specs)
+
+    @tf.autograph.experimental.do_not_convert
+    def load(*args: tf.Tensor) -> object:
+        return _element(plan, decode_files(args[:k]), args[k:], args[0])
+
+    def decode_files(paths: tuple[tf.Tensor, ...]) -> list[tf.Tensor]:
+        found = [_exists(p) for p in paths]
+        if plan.backend == "graph":
+            parts = [graph_part(p, f, spec) for p, f, spec in zip(paths, found, specs)]
+            return decode_group(parts, batched=False, report=True)
+        # tfio and py_function parse files themselves: npyio reports the missing ones, and
+        # their other refusals reach only TensorFlow's log.
+        missing = [tf.strings.join([p, ": ", NO_SUCH_FILE]) for p in paths]
+        with tf.control_dependencies(report_then_assert(list(zip(found, missing)))):
+            return [
+                read_file(p, spec.dtype, _shape(spec), spec.hint) for p, spec in zip(paths, specs)
+            ]
+
+    return load
+
+
 def build_decode_then_batch(plan: DatasetPlan) -> tf.data.Dataset:
     """Reads and decodes each file in the parallel map, then batches (padded if needed)."""
     specs = plan.specs
@@ -143,18 +213,23 @@ def build_decode_then_batch(plan: DatasetPlan) -> tf.data.Dataset:
         return [read_one(p, spec) for p, spec in zip(paths, specs)]
 
     ds = _paths(plan)
-    if plan.backend == "py_function" or plan.ignore_errors:
-        # py_function: the classic pipeline, exactly as users write it. ignore_errors:
-        # TensorFlow keeps about 1 KiB for every error a single-device function raises
-        # (tests/npy/test_limits.py measures it), so where errors are expected the map stays
-        # a plain Dataset.map.
+    if plan.ignore_errors:
+        # Dataset.map, not parallel_map: TensorFlow keeps about 1 KiB for every error a
+        # single-device function raises (tests/npy/test_limits.py measures it), and here each
+        # refused file is still an error, so that ignore_errors skips its pair.
+        ds = ds.map(
+            _reporting_loader(plan),
+            num_parallel_calls=plan.num_parallel_calls,
+            deterministic=plan.deterministic,
+        )
+        ds = ds.ignore_errors(log_warning=True)
+    elif plan.backend == "py_function":
+        # the classic pipeline, exactly as users write it
         ds = ds.map(
             load, num_parallel_calls=plan.num_parallel_calls, deterministic=plan.deterministic
         )
     else:
         ds = parallel_map(ds, load, plan.num_parallel_calls, plan.deterministic)
-    if plan.ignore_errors:
-        ds = ds.ignore_errors(log_warning=True)
     if plan.batch_size is not None:
         if all(spec.static for spec in specs):
             ds = ds.batch(plan.batch_size, drop_remainder=plan.drop_remainder)
@@ -241,8 +316,15 @@ def dataset(
         backend: ``"graph"`` (npyio's parser) or ``"py_function"`` (``np.load`` in a
             ``tf.py_function``; not serializable, so it cannot run on tf.data service workers
             or be saved).
-        ignore_errors: Skip a pair whose input or label file is bad, logging a warning that
-            names the file, instead of failing.
+        ignore_errors: Skip a pair whose input or label file is bad instead of failing.
+            Each file skipped is named on stderr, ``npyio: skipping PATH: reason``, at every
+            ``TF_CPP_MIN_LOG_LEVEL`` (at levels 0 and 1 TensorFlow's own warning names it as
+            well). To count the skips, compare the pairs delivered with the pairs given (see
+            the example). Skipped but named only in TensorFlow's log (silent from level 2):
+            a file that exists but cannot be read (a directory, no permission), a missing
+            file whose path holds one of ``*?[\\``, corrupt deflated data in an ``.npz``
+            (zlib's refusal), and with ``backend="tfio"`` or ``"py_function"`` every bad
+            file but a missing one (those backends parse files themselves).
         shard: ``(num_shards, index)`` or a ``tf.distribute.InputContext``: keep only this
             shard's files, split before anything is read. Each file goes to exactly one shard.
         key: Read member ``key`` of ``.npz`` archives instead of ``.npy`` files (directories
@@ -276,8 +358,11 @@ def dataset(
             header per side, in Python.
         TypeError: When the dataset is built, for an unsupported dtype or a bad shape.
         tf.errors.InvalidArgumentError: When iterated, for a bad file or one whose dtype or
-            shape differs from the element spec; the message starts with the file's path.
-            (``tf.errors.NotFoundError`` for a file that has disappeared.)
+            shape differs from the element spec. TensorFlow wraps npyio's ``PATH: reason``,
+            which ends the message's first line: ``... ParallelMapV2: assertion failed:
+            [PATH: reason]`` (its quotes and backslashes escaped by TensorFlow).
+            (``tf.errors.NotFoundError`` for a file that has disappeared: ``PATH; No such file
+            or directory``, in TensorFlow's words.)
 
     Example:
         >>> import numpy as np, npyio, tensorflow as tf
@@ -293,6 +378,17 @@ def dataset(
         TensorSpec(shape=(None,), dtype=tf.int64, name=None)
         >>> [y.numpy().tolist() for _, y in ds]
         [[0, 1], [2]]
+
+        With ``ignore_errors=True`` a bad pair is skipped, and named on stderr; counting what
+        arrives tells how many were skipped:
+
+        >>> with tf.io.gfile.GFile("ram://doc/ds/x/1.npy", "wb") as f:
+        ...     _ = f.write(b"not a .npy file")
+        >>> ds = npyio.dataset("ram://doc/ds/x", "ram://doc/ds/y", ignore_errors=True)
+        >>> pairs = len(tf.io.gfile.glob("ram://doc/ds/x/*.npy"))
+        >>> delivered = int(ds.reduce(np.int64(0), lambda n, _: n + 1))
+        >>> pairs - delivered  # stderr: npyio: skipping ram://doc/ds/x/1.npy: not a .npy file...
+        1
     """
     plans = plan_dataset(
         inputs,

@@ -3,7 +3,10 @@
 Everything here is built from TensorFlow ops (``tf.strings``, ``tf.io.decode_raw``, ...), so it
 runs eagerly, inside ``tf.function`` and inside ``tf.data`` with no Python per element, and the
 graphs it builds serialize. Headers are parsed and checked by `npyio._npy.parser`; this module
-asserts the parser's verdict and turns the checked payload bytes into a tensor.
+asserts the parser's verdict and turns the checked payload bytes into a tensor. Eagerly, a
+refusal raises with npyio's message itself, ``"PATH: reason"``; in a graph, through
+``tf.debugging.Assert``. For ``ignore_errors``, `decode_group`'s ``report`` mode also prints
+each refusal to stderr before asserting (`report_then_assert`).
 
 Safety: the ops that read the payload run under a control dependency on the parser's
 assertion, so a lying header never causes an allocation or an op error of its own: the first
@@ -12,6 +15,7 @@ error is always npyio's, and it names the file.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -19,30 +23,43 @@ import numpy as np
 import tensorflow as tf
 
 from npyio._npy import format as F
-from npyio._npy.graph import RAW_DTYPES, as_str, native, require_tf2, static_shape
+from npyio._npy.graph import (
+    RAW_DTYPES,
+    as_str,
+    first_index,
+    native,
+    require_tf2,
+    static_shape,
+)
 from npyio._npy.head import Hint, Limits, make_hint
 from npyio._npy.parser import parser
 
-__all__ = ["Part", "decode_group", "decode_npy", "decode_one", "read_graph"]
+__all__ = [
+    "NO_SUCH_FILE",
+    "SKIP_PREFIX",
+    "Part",
+    "decode_group",
+    "decode_npy",
+    "decode_one",
+    "read_file",
+    "read_graph",
+    "report_then_assert",
+]
 
 DtypeLike = object
 ShapeLike = object
 
 
-def decode_batch(
+def _parse(
     contents: tf.Tensor,
     names: tf.Tensor | None,
     dt: np.dtype,
     shape: tf.TensorShape,
     limits: Limits,
     batched: bool,
-) -> tf.Tensor:
-    """Decodes a [B] string tensor of whole files with the full parser; returns [B, *dims] (or
-    dims when not batched).
-
-    ``names[row]`` is the file named in an error about element ``row``; without ``names`` it is
-    ``<bytes>`` (``<bytes>[row]`` in a batch).
-    """
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
+    """The parser's verdict on a [B] string tensor of whole files, unasserted:
+    ``(payload, dims, ok, message)`` (see `npyio._npy.parser.parse_headers`)."""
     if names is None:
         if batched:
             count = tf.shape(contents, out_type=tf.int64)[0]
@@ -66,20 +83,24 @@ def decode_batch(
     parse = parser()
     if tf.executing_eagerly():
         raw, dims, ok, message = parse(*args)
-        if not bool(ok):
-            # Eagerly, the message itself, not tf.debugging.Assert's "Expected ... to be true"
-            raise tf.errors.InvalidArgumentError(
-                None, None, message.numpy().decode("utf-8", "replace")
-            )
     else:
         raw, dims, ok, message = tf.raw_ops.PartitionedCall(
             args=[*args, *parse.captured_inputs],
             Tout=[tf.uint8, tf.int64, tf.bool, tf.string],
             f=parse,
         )
-        assertion = tf.debugging.Assert(ok, [message], summarize=1)
-        with tf.control_dependencies([assertion]):
-            raw, dims = tf.identity(raw), tf.identity(dims)
+    return raw, dims, ok, message
+
+
+def _values(
+    raw: tf.Tensor,
+    dims: tf.Tensor,
+    contents: tf.Tensor,
+    dt: np.dtype,
+    shape: tf.TensorShape,
+    batched: bool,
+) -> tf.Tensor:
+    """The checked payload bytes of `_parse` as [B, *dims] values of ``dt`` (dims unbatched)."""
     raw_type = RAW_DTYPES[dt.name]
     if raw_type != tf.uint8:  # bitcast shares the buffer
         count = tf.shape(raw, out_type=tf.int64)[0]
@@ -92,6 +113,69 @@ def decode_batch(
     return out
 
 
+def decode_batch(
+    contents: tf.Tensor,
+    names: tf.Tensor | None,
+    dt: np.dtype,
+    shape: tf.TensorShape,
+    limits: Limits,
+    batched: bool,
+) -> tf.Tensor:
+    """Decodes a [B] string tensor of whole files with the full parser; returns [B, *dims] (or
+    dims when not batched).
+
+    ``names[row]`` is the file named in an error about element ``row``; without ``names`` it is
+    ``<bytes>`` (``<bytes>[row]`` in a batch).
+    """
+    raw, dims, ok, message = _parse(contents, names, dt, shape, limits, batched)
+    if tf.executing_eagerly():
+        if not bool(ok):
+            # Eagerly, the message itself, not tf.debugging.Assert's "assertion failed: [...]"
+            # (which also escapes quotes and backslashes): its first line is "PATH: reason".
+            raise tf.errors.InvalidArgumentError(
+                None, None, message.numpy().decode("utf-8", "replace")
+            )
+    else:
+        assertion = tf.debugging.Assert(ok, [message], summarize=1)
+        with tf.control_dependencies([assertion]):
+            raw, dims = tf.identity(raw), tf.identity(dims)
+    return _values(raw, dims, contents, dt, shape, batched)
+
+
+#: The start of the line printed to stderr for each file a ``report`` decode refuses.
+SKIP_PREFIX = "npyio: skipping "
+
+
+def report_then_assert(verdicts: Sequence[tuple[tf.Tensor, tf.Tensor]]) -> list[tf.Operation]:
+    """Prints ``SKIP_PREFIX + message`` to stderr for each ``(ok, message)`` (scalars) that
+    failed, then asserts them all; returns the assertions, for control dependencies.
+
+    For ``npyio.dataset(..., ignore_errors=True)``: TensorFlow logs the errors it skips only
+    through its C++ logger, which ``TF_CPP_MIN_LOG_LEVEL`` >= 2 silences, while a PrintV2 op
+    (``tf.print``'s: no Python, serializable) writes to stderr whatever the log level. Every
+    assertion waits for every print, so a pair whose input and label are both bad names both.
+    Graph mode only (a dataset function).
+    """
+    oks = tf.stack([ok for ok, _ in verdicts])
+    messages = tf.stack([message for _, message in verdicts])
+    bad = tf.logical_not(oks)
+
+    def report() -> tf.Tensor:
+        # Once per element, in order: an .npz archive that holds both the inputs and the
+        # labels would otherwise be named twice when it is missing.
+        refused = tf.unique(tf.boolean_mask(messages, bad)).y
+        lines = tf.strings.reduce_join(tf.strings.join([SKIP_PREFIX, refused, "\n"]))
+        # The PrintV2 op itself, not tf.print, which would quote and escape a string tensor;
+        # one write for all the lines of an element, so that parallel calls do not mix them.
+        printed = tf.raw_ops.PrintV2(input=lines, output_stream="stderr", end="")
+        with tf.control_dependencies([printed]):
+            return tf.constant(False)
+
+    reported = tf.cond(tf.reduce_any(bad), report, lambda: tf.constant(True))
+    with tf.control_dependencies([reported]):
+        return [tf.debugging.Assert(ok, [message], summarize=1) for ok, message in verdicts]
+
+
 @dataclass(frozen=True)
 class Part:
     """One tensor of a `decode_group`: [B] whole files of one dtype and static shape."""
@@ -102,19 +186,28 @@ class Part:
     shape: tf.TensorShape
     hint: Hint | None
     limits: Limits = field(default_factory=Limits)
+    #: For a ``report`` decode (see `decode_group`): a check made before decoding, ``([B] ok,
+    #: [B] message)`` (a missing file, a bad archive); where it fails, its message is the one
+    #: reported, instead of the parser's verdict on the empty contents that stand in.
+    precheck: tuple[tf.Tensor, tf.Tensor] | None = None
 
     def usable_hint(self) -> Hint | None:
         """The hint, unless files like it must be refused (then the full parser says why)."""
         return self.hint if self.hint is not None and self.hint.usable(self.limits) else None
 
 
-def decode_group(parts: Sequence[Part], batched: bool) -> list[tf.Tensor]:
+def decode_group(parts: Sequence[Part], batched: bool, report: bool = False) -> list[tf.Tensor]:
     """Decodes several [B] file tensors (a dataset's inputs and labels, say).
 
     Parts with a usable hint share one ``tf.cond``: when every file of every such part starts
     with its hint's header bytes and has its size, the fast path decodes them all; otherwise
     the full parser decodes them all. One cond, not one per part, because tf.data prepares
     each again at every iterator start. Returns [B, *dims] (or dims when not batched) per part.
+
+    With ``report`` (graph mode, for ``ignore_errors``), the full parser checks every part
+    first and prints each refusal to stderr before any assertion fails (`report_then_assert`);
+    the fast path is then taken only when every part has a usable hint and passes its
+    ``precheck``, since one refusing branch must see all the parts.
     """
 
     def spec(part: Part, lead: int | None) -> tf.TensorShape:
@@ -124,6 +217,27 @@ def decode_group(parts: Sequence[Part], batched: bool) -> list[tf.Tensor]:
         out = decode_batch(part.contents, part.names, part.dt, part.shape, part.limits, batched)
         out.set_shape(spec(part, None))
         return out
+
+    def full_reporting(group: Sequence[Part]) -> list[tf.Tensor]:
+        parsed = [_parse(p.contents, p.names, p.dt, p.shape, p.limits, batched) for p in group]
+        verdicts = []
+        for part, (_, _, ok, message) in zip(group, parsed):
+            if part.precheck is not None:
+                pre_ok, pre_message = part.precheck
+                passed = tf.reduce_all(pre_ok)
+                first = tf.gather(
+                    tf.concat([pre_message, [""]], 0), first_index(tf.logical_not(pre_ok))
+                )
+                ok, message = tf.logical_and(ok, passed), tf.where(passed, message, first)
+            verdicts.append((ok, message))
+        with tf.control_dependencies(report_then_assert(verdicts)):
+            outs = [
+                _values(tf.identity(raw), tf.identity(dims), p.contents, p.dt, p.shape, batched)
+                for p, (raw, dims, _, _) in zip(group, parsed)
+            ]
+        for part, out in zip(group, outs):
+            out.set_shape(spec(part, None))
+        return outs
 
     def known(part: Part, hint: Hint) -> tf.Tensor:
         offset, dt, contents = len(hint.header), part.dt, part.contents
@@ -146,24 +260,40 @@ def decode_group(parts: Sequence[Part], batched: bool) -> list[tf.Tensor]:
             values = tf.transpose(values, [0, *range(len(dims), 0, -1)])
         return tf.reshape(values, [-1, *dims] if batched else dims)
 
+    def matches(part: Part, hint: Hint) -> tf.Tensor:
+        return tf.logical_and(
+            tf.strings.substr(part.contents, 0, len(hint.header)) == hint.header,
+            tf.strings.length(part.contents) == hint.size,
+        )
+
     require_tf2()
     hints = [part.usable_hint() for part in parts]
-    out = {i: full(part) for i, (part, hint) in enumerate(zip(parts, hints)) if hint is None}
-    fast = {i: hint for i, hint in enumerate(hints) if hint is not None}
-    if fast:
-        same = [
-            tf.logical_and(
-                tf.strings.substr(parts[i].contents, 0, len(hint.header)) == hint.header,
-                tf.strings.length(parts[i].contents) == hint.size,
+    out: dict[int, tf.Tensor] = {}
+    if report:
+        if all(hint is not None for hint in hints):
+            same = [matches(part, hint) for part, hint in zip(parts, hints) if hint is not None]
+            same += [part.precheck[0] for part in parts if part.precheck is not None]
+            decoded = tf.cond(
+                tf.reduce_all(tf.concat(same, 0)),
+                lambda: [known(part, hint) for part, hint in zip(parts, hints) if hint is not None],
+                lambda: full_reporting(parts),
             )
-            for i, hint in fast.items()
-        ]
-        decoded = tf.cond(
-            tf.reduce_all(tf.concat(same, 0)),
-            lambda: [known(parts[i], hint) for i, hint in fast.items()],
-            lambda: [full(parts[i]) for i in fast],
+        else:
+            decoded = full_reporting(parts)
+        out.update(enumerate(tf.nest.flatten(decoded)))
+    else:
+        out.update(
+            {i: full(part) for i, (part, hint) in enumerate(zip(parts, hints)) if hint is None}
         )
-        out.update(zip(fast, tf.nest.flatten(decoded)))
+        fast = {i: hint for i, hint in enumerate(hints) if hint is not None}
+        if fast:
+            same = [matches(parts[i], hint) for i, hint in fast.items()]
+            decoded = tf.cond(
+                tf.reduce_all(tf.concat(same, 0)),
+                lambda: [known(parts[i], hint) for i, hint in fast.items()],
+                lambda: [full(parts[i]) for i in fast],
+            )
+            out.update(zip(fast, tf.nest.flatten(decoded)))
     for i, tensor in out.items():
         tensor.set_shape(spec(parts[i], parts[i].contents.shape[0]))
     return [out[i] for i in range(len(parts))]
@@ -190,11 +320,45 @@ def parse_args(
     return F.parse_dtype(dtype), static_shape(shape), Limits(max_header_size, max_file_size)
 
 
+#: The reason npyio gives for a file that does not exist.
+NO_SUCH_FILE = "no such file"
+
+# TensorFlow's eager ReadFile errors: "{{function_node ...}} PATH; REASON [Op:ReadFile] name: "
+_TF_PREFIX = re.compile(r"^\{\{function_node [^}]*\}\}\s*")
+_TF_SUFFIX = re.compile(r"\s*\[Op:\w+\].*$", re.DOTALL)
+
+
+def read_error(error: tf.errors.OpError, name: str) -> str:
+    """The reason in a ``tf.io.read_file`` error about ``name``, without TensorFlow's
+    decorations: `NO_SUCH_FILE` for a missing file (whose message some file systems, ram://,
+    leave empty), else TensorFlow's words ("is a directory", ...)."""
+    if isinstance(error, tf.errors.NotFoundError):
+        return NO_SUCH_FILE
+    reason = _TF_SUFFIX.sub("", _TF_PREFIX.sub("", error.message))
+    for separator in ("; ", ": "):
+        if reason.startswith(name + separator):
+            reason = reason[len(name) + len(separator) :]
+    return reason[:1].lower() + reason[1:] if reason else type(error).__name__
+
+
+def read_file(path: tf.Tensor) -> tf.Tensor:
+    """``tf.io.read_file(path)`` (a scalar string); eagerly, an error's message is
+    ``"PATH: reason"``, as npyio's own are, not TensorFlow's ``"{{function_node ...}} PATH;
+    No such file or directory [Op:ReadFile]"``. (In a graph its error is TensorFlow's.)"""
+    if not tf.executing_eagerly():
+        return tf.io.read_file(path)
+    try:
+        return tf.io.read_file(path)
+    except tf.errors.OpError as e:
+        name = path.numpy().decode("utf-8", "replace")
+        raise type(e)(None, None, f"{name}: {read_error(e, name)}") from None
+
+
 def read_graph(
     path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape, hint: Hint | None, limits: Limits
 ) -> tf.Tensor:
     """The graph backend: ``tf.io.read_file`` and `decode_one` (``path``: a scalar string)."""
-    return decode_one(tf.io.read_file(path), path, dt, shape, hint, limits)
+    return decode_one(read_file(path), path, dt, shape, hint, limits)
 
 
 @tf.autograph.experimental.do_not_convert

@@ -9,7 +9,7 @@ import numpy as np
 import tensorflow as tf
 
 from npyio._npy import format as F
-from npyio._npy.decode import decode_one
+from npyio._npy.decode import decode_one, read_file
 from npyio._npy.graph import path_tensor, static_shape
 from npyio._npy.head import Hint, Limits, make_hint
 from npyio._npz.zip import key_tensor, npz_member
@@ -63,7 +63,8 @@ def decode_npz(
             other than stored or deflated, or a member that is not a valid ``.npy`` file of
             ``dtype`` and ``shape``. The message starts with ``<bytes>[key]``.
         tf.errors.DataLossError: When the op runs, for a deflated member whose data is
-            corrupt or whose CRC-32 or size does not match (from zlib).
+            corrupt or whose CRC-32 or size does not match (from zlib). Eagerly, the message
+            starts with ``<bytes>[key]``; inside a graph it is zlib's alone.
 
     Example:
         >>> import io, numpy as np, npyio
@@ -113,10 +114,12 @@ def read_npz(
 
     Raises:
         TypeError: When the op is built, for a dtype npyio does not decode or a bad ``shape``.
-        tf.errors.NotFoundError: When the op runs, if the archive does not exist.
+        tf.errors.NotFoundError: When the op runs, if the archive does not exist (eagerly,
+            the message is ``"path: no such file"``).
         tf.errors.InvalidArgumentError: When the op runs, for the reasons `decode_npz` lists;
             the message starts with ``path[key]``.
-        tf.errors.DataLossError: When the op runs, for corrupt deflated data (from zlib).
+        tf.errors.DataLossError: When the op runs, for corrupt deflated data (from zlib;
+            eagerly, the message starts with ``path[key]``; inside a graph it is zlib's alone).
 
     Example:
         >>> import io, numpy as np, npyio, tensorflow as tf
@@ -137,7 +140,7 @@ def read_npz(
         path_t = path_tensor(path)
         key_t = key_tensor(key)
         label_t = tf.strings.join([path_t, "[", key_t, "]"])
-        contents = tf.io.read_file(path_t)
+        contents = read_file(path_t)  # eagerly, a missing archive is "PATH: no such file"
         return _decode(contents, key_t, label_t, dt, static, make_hint(dt, static))
 
 

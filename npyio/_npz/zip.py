@@ -27,10 +27,12 @@ the stream. TensorFlow returns short output without an error for a stream that e
 npyio also checks the inflated length. Stored members are sliced out as they are, without a
 CRC check (the ``.npy`` decoder still checks their header and exact payload size).
 
-Safety, as in ``npyio._npy.parser``: every op that runs before the archive's validity assertion is
+Safety, as in ``npyio._npy.parser``: every op that runs before the archive is known valid is
 total (positions are clamped into the archive before ``tf.strings.substr`` sees them, integer
-fields are read from zero-padded copies), and the ops that slice or inflate the member run under
-a control dependency on that assertion.
+fields are read from zero-padded copies), and the ops that slice or inflate the member run only
+in the ``tf.cond`` branch taken when every check passed. The checks end in a verdict, ``(ok,
+message)``, that `npz_member` asserts (eagerly, it raises the message itself) and that
+`checked_member` returns, for ``npyio.dataset(..., ignore_errors=True)`` to report.
 """
 
 from __future__ import annotations
@@ -83,7 +85,7 @@ from npyio._npz.format import (
     stored_sizes,
 )
 
-__all__ = ["key_tensor", "npz_member"]
+__all__ = ["checked_member", "key_tensor", "npz_member"]
 
 
 def _quote(x: tf.Tensor) -> tf.Tensor:
@@ -280,31 +282,35 @@ def _extract(contents: tf.Tensor, key: tf.Tensor, name: tf.Tensor) -> tf.Tensor:
         messages = tf.stack([build() for _, build in checks])
         return tf.strings.join([name, ": ", tf.gather(messages, first_index(tf.logical_not(ok)))])
 
-    message = tf.cond(all_ok, lambda: tf.constant(""), failure)
-    assertion = tf.debugging.Assert(all_ok, [message], summarize=1)
-    with tf.control_dependencies([] if assertion is None else [assertion]):
+    def member() -> tf.Tensor:
         data = tf.strings.substr(contents, start, csize)
 
         def inflate() -> tf.Tensor:
             crc = clamped_substr(contents, size, q + 16, 4)
-            out = tf.io.decode_compressed(
+            return tf.io.decode_compressed(
                 tf.strings.join([GZIP_HEADER, data, crc, isize_bytes]), compression_type="GZIP"
             )
-            got = tf.cast(tf.strings.length(out), tf.int64)
-            same = tf.equal(got, usize)
-            check = tf.debugging.Assert(
-                same,
-                [tf.strings.join([name, ": ", fmt(inflated_size, as_str(usize), as_str(got))])],
-                summarize=1,
-            )
-            with tf.control_dependencies([] if check is None else [check]):
-                return tf.identity(out)
 
         return tf.cond(tf.equal(method, DEFLATED), inflate, lambda: tf.identity(data))
 
+    # The member is sliced and inflated only in the branch taken when every check passed.
+    out = tf.cond(all_ok, member, lambda: tf.constant(""))
+    got = tf.cast(tf.strings.length(out), tf.int64)
+    whole = tf.logical_or(tf.logical_not(all_ok), tf.equal(got, usize))
+    message = tf.cond(
+        all_ok,
+        lambda: tf.cond(
+            whole,
+            lambda: tf.constant(""),
+            lambda: tf.strings.join([name, ": ", fmt(inflated_size, as_str(usize), as_str(got))]),
+        ),
+        failure,
+    )
+    return out, tf.logical_and(all_ok, whole), message
+
 
 @functools.lru_cache(maxsize=1)
-def _extractor() -> Callable[..., tf.Tensor]:
+def _extractor() -> Callable[..., tuple[tf.Tensor, tf.Tensor, tf.Tensor]]:
     """`_extract` as one graph function (eagerly it then runs as a graph, not op by op)."""
     return tf.function(
         _extract,
@@ -322,6 +328,16 @@ def key_tensor(key: tf.Tensor | str) -> tf.Tensor:
     return key
 
 
+def checked_member(
+    contents: tf.Tensor, key: tf.Tensor | str, name: tf.Tensor
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """``(member bytes, ok, message)`` for member ``key`` of the archive ``contents``, without
+    asserting: when ``ok`` is false the bytes are empty and ``message`` (``name: reason``) says
+    why. Graph mode only; `npz_member` asserts."""
+    require_tf2()
+    return _extractor()(contents, key_tensor(key), name)
+
+
 def npz_member(contents: tf.Tensor, key: tf.Tensor | str, name: tf.Tensor) -> tf.Tensor:
     """The ``.npy`` bytes of member ``key`` of the archive ``contents`` (scalar string tensors).
 
@@ -330,4 +346,26 @@ def npz_member(contents: tf.Tensor, key: tf.Tensor | str, name: tf.Tensor) -> tf
     the member with this, then batch and decode the ``.npy`` bytes.
     """
     require_tf2()
-    return _extractor()(contents, key_tensor(key), name)
+    key = key_tensor(key)
+    if tf.executing_eagerly():
+        try:
+            data, ok, message = _extractor()(contents, key, name)
+        except tf.errors.OpError as e:
+            # zlib's refusal of corrupt deflated data, raised inside the graph function: as
+            # "PATH[key]: reason", not TensorFlow's "Graph execution error: ... Detected at".
+            reason = e.message.split("\n\n")[-1].split("\n\t")[0].strip() or type(e).__name__
+            label = name.numpy().decode("utf-8", "replace")
+            raise type(e)(None, None, f"{label}: {reason}") from None
+        if not bool(ok):
+            # The message itself: tf.debugging.Assert would wrap it in "assertion failed: [...]"
+            # after a traceback of the graph function, and escape its quotes.
+            raise tf.errors.InvalidArgumentError(
+                None, None, message.numpy().decode("utf-8", "replace")
+            )
+        return data
+    data, ok, message = _extractor()(contents, key, name)
+    # Asserted here, outside the graph function, so that an error is not wrapped in
+    # "{{function_node __inference__extract}}" twice.
+    assertion = tf.debugging.Assert(ok, [message], summarize=1)
+    with tf.control_dependencies([assertion]):
+        return tf.identity(data)
