@@ -19,6 +19,7 @@ import tensorflow as tf
 from npyio import _backends
 from npyio._data import paths as P
 from npyio._data.map import parallel_map
+from npyio._data.paths import NO_SUCH_FILE
 from npyio._data.plan import (
     AUTOTUNE,
     BATCH_THEN_DECODE,
@@ -28,7 +29,7 @@ from npyio._data.plan import (
     plan_dataset,
 )
 from npyio._npy import format as F
-from npyio._npy.decode import NO_SUCH_FILE, Part, decode_group, report_then_assert
+from npyio._npy.decode import Part, decode_group, report_then_assert
 from npyio._npy.graph import require_tf2
 from npyio._npy.head import Limits, make_hint
 from npyio._npz.read import read_npz_member
@@ -332,7 +333,7 @@ def dataset(
         label_key: The labels' member. Without ``labels``, labels are read from the same
             archives as the inputs; with separate label archives it defaults to ``key``.
         max_file_size: Refuse (or, with ``ignore_errors``, skip) files larger than this many
-            bytes; ``None`` for no limit. Not supported with ``backend="tfio"`` or ``key``.
+            bytes; ``None`` for no limit. Every backend applies it; not supported with ``key``.
         max_header_size: Refuse headers longer than this many bytes (10,000 by default, as
             numpy), also when the first header is read to build the element spec.
         validation_split: A fraction in (0, 1) of the files to hold out, with ``subset``:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import tensorflow as tf
 
+from npyio._data.paths import NO_SUCH_FILE
 from npyio._npy import format as F
 from npyio._npy.graph import (
     RAW_DTYPES,
@@ -35,7 +36,6 @@ from npyio._npy.head import Hint, Limits, make_hint
 from npyio._npy.parser import parser
 
 __all__ = [
-    "NO_SUCH_FILE",
     "SKIP_PREFIX",
     "Part",
     "decode_group",
@@ -319,9 +319,6 @@ def parse_args(
     """The common arguments of the public ops, checked: dtype, static shape, limits."""
     return F.parse_dtype(dtype), static_shape(shape), Limits(max_header_size, max_file_size)
 
-
-#: The reason npyio gives for a file that does not exist.
-NO_SUCH_FILE = "no such file"
 
 # TensorFlow's eager ReadFile errors: "{{function_node ...}} PATH; REASON [Op:ReadFile] name: "
 _TF_PREFIX = re.compile(r"^\{\{function_node [^}]*\}\}\s*")

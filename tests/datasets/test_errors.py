@@ -25,8 +25,9 @@ import pytest
 import tensorflow as tf
 
 import npyio
+from npyio._data.paths import NO_SUCH_FILE
 from npyio._npy import format as F
-from npyio._npy.decode import NO_SUCH_FILE, SKIP_PREFIX
+from npyio._npy.decode import SKIP_PREFIX
 from npyio._npz import format as Z
 from tests._graph_util import graph_def, op_types, python_ops
 from tests._npy import npy_bytes, tf_message
