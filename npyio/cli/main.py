@@ -43,8 +43,8 @@ _PATHS_HELP = (
 )
 
 
-#: Threads for reading headers: ThreadPoolExecutor's own default for I/O-bound work. With a cold
-#: page cache, 100,000 small files took 9 s with 1 thread, 5 s with 2, 3 s with 4 to 16 (2 CPUs).
+#: Threads for reading headers: ThreadPoolExecutor's own default for I/O-bound work (reading
+#: headers waits on I/O; bench/README.md, "npyio verify", has the measurements by thread count).
 _DEFAULT_JOBS = min(32, (os.cpu_count() or 1) + 4)
 
 
