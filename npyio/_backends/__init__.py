@@ -32,8 +32,10 @@ Reader = Callable[[tf.Tensor, np.dtype, tf.TensorShape, "Hint | None"], tf.Tenso
 BACKENDS = ("graph", "tfio", "py_function")
 
 
-def reader(backend: str, limits: Limits = Limits()) -> Reader:
-    """The per-file read function of ``backend``, applying ``limits``.
+def reader(backend: str, limits: Limits = Limits(), report: bool = False) -> Reader:
+    """The per-file read function of ``backend``, applying ``limits``. With ``report`` (for
+    ``ignore_errors``), every backend also names each file it refuses on stderr, as
+    ``npyio: skipping PATH: reason``, whatever ``TF_CPP_MIN_LOG_LEVEL`` says.
 
     Raises:
         ValueError: for an unknown backend name.
@@ -41,11 +43,11 @@ def reader(backend: str, limits: Limits = Limits()) -> Reader:
             installed TensorFlow.
     """
     if backend == "graph":
-        return functools.partial(read_graph, limits=limits)
+        return functools.partial(read_graph, limits=limits, report=report)
     if backend == "py_function":
         from npyio._backends import py_function
 
-        return functools.partial(py_function.read_py_function, limits=limits)
+        return functools.partial(py_function.read_py_function, limits=limits, report=report)
     if backend == "tfio":
         from npyio._backends import tfio  # lazily: importing npyio never imports tensorflow_io
 
@@ -55,7 +57,7 @@ def reader(backend: str, limits: Limits = Limits()) -> Reader:
             path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape, hint: Hint | None = None
         ) -> tf.Tensor:
             header = None if hint is None else hint.header
-            return tfio.read_tfio(path, dt, shape, header, limits=limits)
+            return tfio.read_tfio(path, dt, shape, header, limits=limits, report=report)
 
         return read_tfio
     raise ValueError(f"unknown backend {backend!r} -- expected one of {', '.join(BACKENDS)}")

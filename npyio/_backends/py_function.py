@@ -7,10 +7,13 @@ accepts and refuses what the graph parser does, in the same words.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import tensorflow as tf
 
 from npyio._npy import format as F
+from npyio._npy.decode import SKIP_PREFIX
 from npyio._npy.head import Hint, Limits, read_header
 
 __all__ = ["load", "read_py_function"]
@@ -33,8 +36,11 @@ def read_py_function(
     shape: tf.TensorShape,
     hint: Hint | None = None,
     limits: Limits = Limits(),
+    report: bool = False,
 ) -> tf.Tensor:
-    """One file through ``tf.py_function(np.load)`` (``hint`` is unused: numpy parses)."""
+    """One file through ``tf.py_function(np.load)`` (``hint`` is unused: numpy parses). With
+    ``report``, a refused file is also named on stderr (this backend runs Python per element
+    anyway, so it prints from Python)."""
 
     def run(p: tf.Tensor) -> np.ndarray:
         name = p.numpy().decode()
@@ -42,9 +48,12 @@ def read_py_function(
             return load(name, dt, shape, limits)
         except (OSError, ValueError, tf.errors.OpError) as e:
             # tf.py_function turns the exception into an op error; keep the file in its message.
+            message = str(e) if name in str(e) else f"{name}: {e}"
+            if report:
+                print(f"{SKIP_PREFIX}{message}", file=sys.stderr, flush=True)
             if name in str(e):
                 raise
-            raise ValueError(f"{name}: {e}") from e
+            raise ValueError(message) from e
 
     out = tf.py_function(run, [path], tf.as_dtype(dt))
     out.set_shape(shape)

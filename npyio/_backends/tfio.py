@@ -386,10 +386,11 @@ def _decide(
     hint_header: bytes | None,
     fallback: bool,
     limits: Limits,
+    report: bool = False,
 ) -> tf.Tensor:
     """The general path: check the layout, then tfio or the graph branch."""
     ok, dims = _layout(head, size, dt, shape, limits)
-    graph = _graph_branch(dt, shape, hint_header, fallback, limits)
+    graph = _graph_branch(dt, shape, hint_header, fallback, limits, report)
     return tf.cond(
         tf.logical_and(ok, tf.logical_not(zip_found)),
         lambda: _numpy_read(load_ops(), path, dt, dims),
@@ -404,11 +405,12 @@ def _decide_call(
     hint_header: bytes | None,
     fallback: bool,
     limits: Limits,
+    report: bool = False,
 ) -> Callable[..., tf.Tensor]:
     """`_decide` as a graph function that is never inlined (one op in a ``tf.cond`` branch)."""
     function = tf.function(
         lambda path, head, size, zip_found: _decide(
-            path, head, size, zip_found, dt, shape, hint_header, fallback, limits
+            path, head, size, zip_found, dt, shape, hint_header, fallback, limits, report
         ),
         input_signature=[
             tf.TensorSpec([], tf.string),
@@ -506,6 +508,7 @@ def read_tfio(
     fallback: bool = True,
     name: str | None = None,
     limits: Limits = Limits(),
+    report: bool = False,
 ) -> tf.Tensor:
     """Reads one ``.npy`` file with tensorflow-io's ``IO>NumpyRead`` where that is correct.
 
@@ -526,6 +529,7 @@ def read_tfio(
         name: Optional name for the op's name scope.
         limits: The size limits. A file over one is never handed to tfio: the graph parser
             refuses it with npyio's message.
+        report: Also name each file the graph parser refuses on stderr (``ignore_errors``).
 
     Returns:
         A tensor of ``dt`` and the file's shape, in C order and native byte order, bit for bit
@@ -566,13 +570,17 @@ def read_tfio(
         ):
             # decided when the op is built: no tfio op, no extra reads
             if fallback:
-                return _read_graph(path, dt, shape, hint_header, limits)
-            return _graph_branch(dt, shape, hint_header, fallback, limits)(path, tf.constant(False))
+                return _read_graph(path, dt, shape, hint_header, limits, report)
+            return _graph_branch(dt, shape, hint_header, fallback, limits, report)(
+                path, tf.constant(False)
+            )
 
         size, head, zip_found = _reads(ops, path)
         hint = _static_hint(dt, shape, hint_header, limits)
         if hint is None:
-            out = _decide(path, head, size, zip_found, dt, shape, hint_header, fallback, limits)
+            out = _decide(
+                path, head, size, zip_found, dt, shape, hint_header, fallback, limits, report
+            )
         else:
             # Files with the hint's exact header and size skip the layout check.
             header, expected_size = hint
@@ -583,7 +591,7 @@ def read_tfio(
                     tf.logical_not(zip_found),
                 ]
             )
-            general = _decide_call(dt, shape, hint_header, fallback, limits)
+            general = _decide_call(dt, shape, hint_header, fallback, limits, report)
             out = tf.cond(
                 fast,
                 lambda: _numpy_read(ops, path, dt, tf.constant(shape.as_list(), tf.int64)),
@@ -599,10 +607,11 @@ def _read_graph(
     shape: tf.TensorShape,
     hint_header: bytes | None,
     limits: Limits,
+    report: bool = False,
 ) -> tf.Tensor:
     """npyio's graph decoder, with the header fast path of ``hint_header`` when it has one."""
     hint = make_hint(dt, shape, hint_header) or make_hint(dt, shape)
-    return read_graph(path, dt, shape, hint, limits)
+    return read_graph(path, dt, shape, hint, limits, report)
 
 
 def _refuse_all(
@@ -629,6 +638,7 @@ def _graph_branch(
     hint_header: bytes | None,
     fallback: bool,
     limits: Limits,
+    report: bool = False,
 ) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor]:
     """The branch for files tfio is not given: `npyio.read_npy`, or the refusal.
 
@@ -639,7 +649,7 @@ def _graph_branch(
 
     def body(path: tf.Tensor, zip_found: tf.Tensor) -> tf.Tensor:
         if fallback:
-            return _read_graph(path, dt, shape, hint_header, limits)
+            return _read_graph(path, dt, shape, hint_header, limits, report)
         return _refuse_all(path, dt, shape, hint_header, zip_found, limits)
 
     function = tf.function(

@@ -136,7 +136,7 @@ def _reporting_loader(plan: DatasetPlan) -> Callable[..., object]:
     refused by npyio, not by ``tf.io.read_file``'s error.
     """
     specs = plan.specs
-    read_file = _backends.reader(plan.backend, plan.limits)
+    read_file = _backends.reader(plan.backend, plan.limits, report=True)
 
     def graph_part(path: tf.Tensor, found: tf.Tensor, spec: Spec) -> Part:
         contents = tf.cond(found, lambda: tf.io.read_file(path), lambda: tf.constant(""))
@@ -170,8 +170,7 @@ def _reporting_loader(plan: DatasetPlan) -> Callable[..., object]:
         if plan.backend == "graph":
             parts = [graph_part(p, f, spec) for p, f, spec in zip(paths, found, specs)]
             return decode_group(parts, batched=False, report=True)
-        # tfio and py_function parse files themselves: npyio reports the missing ones, and
-        # their other refusals reach only TensorFlow's log.
+        # tfio and py_function: npyio reports the missing files here, the backend the rest.
         missing = [tf.strings.join([p, ": ", NO_SUCH_FILE]) for p in paths]
         with tf.control_dependencies(report_then_assert(list(zip(found, missing)))):
             return [
@@ -323,9 +322,8 @@ def dataset(
             well). To count the skips, compare the pairs delivered with the pairs given (see
             the example). Skipped but named only in TensorFlow's log (silent from level 2):
             a file that exists but cannot be read (a directory, no permission), a missing
-            file whose path holds one of ``*?[\\``, corrupt deflated data in an ``.npz``
-            (zlib's refusal), and with ``backend="tfio"`` or ``"py_function"`` every bad
-            file but a missing one (those backends parse files themselves).
+            file whose path holds one of ``*?[\\``, and corrupt deflated data in an ``.npz``
+            (zlib's refusal). Every backend names what it refuses.
         shard: ``(num_shards, index)`` or a ``tf.distribute.InputContext``: keep only this
             shard's files, split before anything is read. Each file goes to exactly one shard.
         key: Read member ``key`` of ``.npz`` archives instead of ``.npy`` files (directories

@@ -306,11 +306,14 @@ def decode_one(
     shape: tf.TensorShape,
     hint: Hint | None,
     limits: Limits,
+    report: bool = False,
 ) -> tf.Tensor:
     """Decodes one whole file (a scalar string tensor): the fast path for a file whose header
-    bytes are ``hint``'s, the full parser for any other. ``name`` (a scalar) names it in errors."""
+    bytes are ``hint``'s, the full parser for any other. ``name`` (a scalar) names it in errors;
+    ``report`` as in `decode_group`."""
     names = None if name is None else name[None]
-    return decode_group([Part(contents[None], names, dt, shape, hint, limits)], False)[0]
+    part = Part(contents[None], names, dt, shape, hint, limits)
+    return decode_group([part], False, report=report and not tf.executing_eagerly())[0]
 
 
 def parse_args(
@@ -352,10 +355,16 @@ def read_file(path: tf.Tensor) -> tf.Tensor:
 
 
 def read_graph(
-    path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape, hint: Hint | None, limits: Limits
+    path: tf.Tensor,
+    dt: np.dtype,
+    shape: tf.TensorShape,
+    hint: Hint | None,
+    limits: Limits,
+    report: bool = False,
 ) -> tf.Tensor:
-    """The graph backend: ``tf.io.read_file`` and `decode_one` (``path``: a scalar string)."""
-    return decode_one(read_file(path), path, dt, shape, hint, limits)
+    """The graph backend: ``tf.io.read_file`` and `decode_one` (``path``: a scalar string);
+    with ``report``, a refused file is also named on stderr (for ``ignore_errors``)."""
+    return decode_one(read_file(path), path, dt, shape, hint, limits, report)
 
 
 @tf.autograph.experimental.do_not_convert

@@ -177,3 +177,13 @@ def test_with_paths_on_the_large_file_path_and_without_labels(root):
     ds = npyio.dataset(f"{root}/img", with_paths=True, shape=(None, 4), batch_size=3)
     x, paths = next(iter(ds))
     assert x.shape == (3, 4, 4) and paths.shape == (3,)
+
+
+def test_nested_values_and_splits_run_no_python(root):
+    nested = npyio.dataset(
+        {"image": f"{root}/img", "mask": f"{root}/mask"}, f"{root}/labels", batch_size=4
+    )
+    values = npyio.dataset(f"{root}/img", np.arange(N), batch_size=4, shuffle=True, seed=0)
+    train = npyio.dataset(f"{root}/img", validation_split=0.2, subset="training")
+    for ds in (nested, values, train):
+        assert not python_ops(ds)

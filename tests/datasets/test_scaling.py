@@ -89,6 +89,21 @@ def test_service_distributed_epoch_delivers_each_sample_once(pairs, service):
     assert Counter(ids_of(_distribute(ds, "distributed_epoch", service))) == Counter(range(N))
 
 
+def test_service_runs_with_paths_on_workers_without_npyio(pairs, service):
+    """with_paths adds only graph ops: the service's workers (no npyio there) run it, and each
+    element's path names its own file."""
+    ds = npyio.dataset(*pairs, batch_size=4, shuffle=True, seed=0, with_paths=True)
+    seen = Counter()
+    for x, y, paths in _distribute(ds, "distributed_epoch", service):
+        for i, p in zip(y.numpy().tolist(), paths.numpy()):
+            assert (
+                p.decode().endswith(f"/{i:04d}.npy")
+                and int(x.numpy()[y.numpy() == i][0, 0, 0]) == i
+            )
+            seen[i] += 1
+    assert seen == Counter(range(N))
+
+
 def test_service_parallel_epochs_gives_each_worker_everything(pairs, service):
     ds = npyio.dataset(*pairs, batch_size=4)
     seen = Counter(ids_of(_distribute(ds, "parallel_epochs", service)))
