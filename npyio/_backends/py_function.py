@@ -16,7 +16,30 @@ from npyio._npy import format as F
 from npyio._npy.decode import SKIP_PREFIX
 from npyio._npy.head import Hint, Limits, read_header
 
-__all__ = ["load", "read_py_function"]
+__all__ = ["load", "np_load", "read_py_function"]
+
+#: Tries of np.load that CPython 3.11's ast module can spoil (below).
+_TRIES = 3
+
+
+def np_load(file: object, **kwargs: object) -> np.ndarray:
+    """``np.load``, tried again where CPython 3.11's ``ast`` fails it spuriously.
+
+    numpy parses a header with ``ast.literal_eval``, and CPython 3.11 keeps the AST
+    constructor's recursion depth in state that parallel threads share: under a parallel
+    ``tf.py_function`` map, a parse now and then fails with ``SystemError: AST constructor
+    recursion depth mismatch`` (CPython gh-106905 and its neighbours). It was seen in
+    ``make test`` on Python 3.11.7. The parse itself is fine, so it is simply tried again.
+    """
+    for attempt in range(_TRIES):
+        try:
+            if hasattr(file, "seek"):
+                file.seek(0)
+            return np.load(file, **kwargs)  # type: ignore[arg-type]
+        except SystemError as e:
+            if "recursion depth mismatch" not in str(e) or attempt == _TRIES - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def load(name: str, dt: np.dtype, shape: tf.TensorShape, limits: Limits = Limits()) -> np.ndarray:
@@ -26,7 +49,7 @@ def load(name: str, dt: np.dtype, shape: tf.TensorShape, limits: Limits = Limits
     F.check_declared(header, dt, F.parse_shape(shape), name)  # in the graph parser's order
     F.check_payload(header, checked.size or 0, name)
     with tf.io.gfile.GFile(name, "rb") as f:
-        array = np.load(f, allow_pickle=False)
+        array = np_load(f, allow_pickle=False)
     return np.asarray(array, dtype=dt, order="C")  # keeps 0-d arrays 0-d
 
 

@@ -15,6 +15,8 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import tensorflow as tf
 
+from npyio._backends.py_function import np_load
+
 AUTOTUNE = tf.data.AUTOTUNE
 
 
@@ -28,7 +30,7 @@ def py_function_pipeline(
     """``tf.py_function(np.load)`` in a parallel map, then batch and prefetch."""
 
     def load(x: tf.Tensor, y: tf.Tensor) -> tuple[np.ndarray, np.ndarray]:
-        return np.load(x.numpy().decode()), np.load(y.numpy().decode())
+        return np_load(x.numpy().decode()), np_load(y.numpy().decode())
 
     def set_shapes(x: tf.Tensor, y: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         x.set_shape(input_shape)
@@ -71,7 +73,7 @@ def generator_pipeline(
 
     def load(shard: Sequence[tuple[str, str]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         for x, y in shard:
-            yield np.load(x), np.load(y)
+            yield np_load(x), np_load(y)
 
     if generators == 1:
         ds = tf.data.Dataset.from_generator(lambda: load(pairs), output_signature=signature)
