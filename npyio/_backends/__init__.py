@@ -45,21 +45,23 @@ def reader(backend: str, limits: Limits = Limits(), report: bool = False) -> Rea
     if backend == "graph":
         return functools.partial(read_graph, limits=limits, report=report)
     if backend == "py_function":
-        from npyio._backends import py_function
+        from npyio._backends.py_function import read_py_function
 
-        return functools.partial(py_function.read_py_function, limits=limits, report=report)
+        return functools.partial(read_py_function, limits=limits, report=report)
     if backend == "tfio":
-        from npyio._backends import tfio  # lazily: importing npyio never imports tensorflow_io
+        # lazily: importing npyio never imports tensorflow_io
+        from npyio._backends.tfio import load_ops
+        from npyio._backends.tfio import read_tfio as tfio_read
 
-        tfio.load_ops()  # BackendUnavailableError now, when the pipeline is built
+        load_ops()  # BackendUnavailableError now, when the pipeline is built
 
-        def read_tfio(
+        def read(
             path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape, hint: Hint | None = None
         ) -> tf.Tensor:
             header = None if hint is None else hint.header
-            return tfio.read_tfio(path, dt, shape, header, limits=limits, report=report)
+            return tfio_read(path, dt, shape, header, limits=limits, report=report)
 
-        return read_tfio
+        return read
     raise ValueError(f"unknown backend {backend!r} -- expected one of {', '.join(BACKENDS)}")
 
 
