@@ -14,17 +14,17 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from npyio._npy.format import NpyHeader
+from npyio._format.npy import NpyHeader
 from npyio.errors import BackendUnavailableError, NpyFormatError, NpyioError
 
 if TYPE_CHECKING:
-    from npyio._backends import read_npy
     from npyio._data.dataset import dataset
     from npyio._data.directory import dataset_from_directory
     from npyio._data.rows import rows
-    from npyio._npy.decode import decode_npy
-    from npyio._npy.head import inspect
-    from npyio._npz.read import decode_npz, read_npz
+    from npyio._format.header import inspect
+    from npyio._graph.decode import decode_npy
+    from npyio._read import read_npy
+    from npyio._read.npz import decode_npz, read_npz
 
 __all__ = [
     "BackendUnavailableError",
@@ -45,11 +45,11 @@ __version__ = "0.1.0"
 _LAZY = {
     "dataset": "npyio._data.dataset",
     "dataset_from_directory": "npyio._data.directory",
-    "decode_npy": "npyio._npy.decode",
-    "decode_npz": "npyio._npz.read",
-    "inspect": "npyio._npy.head",
-    "read_npy": "npyio._backends",
-    "read_npz": "npyio._npz.read",
+    "decode_npy": "npyio._graph.decode",
+    "decode_npz": "npyio._read.npz",
+    "inspect": "npyio._format.header",
+    "read_npy": "npyio._read",
+    "read_npz": "npyio._read.npz",
     "rows": "npyio._data.rows",
 }
 

@@ -14,7 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 import npyio
-from npyio._npy import format as F
+from npyio._format import npy
 
 #: The matrix shapes (0-d, zero-size, 1-d to 6-d) and memory layouts every decoder is held to.
 SHAPES = {
@@ -31,7 +31,7 @@ VERSIONS = [(1, 0), (2, 0), (3, 0)]
 VERSION_IDS = ["v1", "v2", "v3"]
 
 #: Every dtype npyio decodes, in CODES order.
-DTYPE_NAMES = list(F.CODES.values())
+DTYPE_NAMES = list(npy.CODES.values())
 
 
 def byte_orders(name: str) -> list[str]:
@@ -67,9 +67,9 @@ def with_header(
     ``hlen`` overrides the length field (default: the length of ``text``).
     """
     raw = text.encode("latin-1") if isinstance(text, str) else text
-    size = F.HEADER_LEN_SIZE.get(version, 4)
+    size = npy.HEADER_LEN_SIZE.get(version, 4)
     n = len(raw) if hlen is None else hlen
-    return F.MAGIC_PREFIX + bytes(version) + n.to_bytes(size, "little") + raw + payload
+    return npy.MAGIC_PREFIX + bytes(version) + n.to_bytes(size, "little") + raw + payload
 
 
 def header_text(descr: str = "<f4", fortran_order: bool = False, shape: object = (2, 3)) -> str:
@@ -138,12 +138,12 @@ def reference(
     shape: tuple[int | None, ...] | None = None,
     *,
     path: str = "<bytes>",
-    max_header_size: int = F.MAX_HEADER_SIZE,
-) -> F.NpyHeader:
+    max_header_size: int = npy.MAX_HEADER_SIZE,
+) -> npy.NpyHeader:
     """The pure-Python reference parser's verdict on a whole file (raises NpyFormatError)."""
-    header = F.read_header(io.BytesIO(data), path, max_header_size=max_header_size)
-    F.check_declared(header, F.parse_dtype(dtype), shape, path)
-    F.check_payload(header, len(data), path)
+    header = npy.read_header(io.BytesIO(data), path, max_header_size=max_header_size)
+    npy.check_declared(header, npy.parse_dtype(dtype), shape, path)
+    npy.check_payload(header, len(data), path)
     return header
 
 
@@ -151,7 +151,7 @@ def reference(
 def decoder(
     dtype: str,
     shape: tuple[int | None, ...] | None = None,
-    max_header_size: int = F.MAX_HEADER_SIZE,
+    max_header_size: int = npy.MAX_HEADER_SIZE,
 ) -> tf.types.experimental.PolymorphicFunction:
     """One traced ``decode_npy`` per (dtype, shape), for feeding many files without retracing."""
     return tf.function(
@@ -165,7 +165,7 @@ def decoder(
 def reader(
     dtype: str,
     shape: tuple[int | None, ...] | None = None,
-    max_header_size: int = F.MAX_HEADER_SIZE,
+    max_header_size: int = npy.MAX_HEADER_SIZE,
 ) -> tf.types.experimental.PolymorphicFunction:
     """One traced ``read_npy`` per (dtype, shape)."""
     return tf.function(

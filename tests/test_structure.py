@@ -109,7 +109,7 @@ def parse_module(
 
 
 def _dotted(node: ast.expr, aliases: Mapping[str, str]) -> str | None:
-    """The module an expression like ``m`` or ``npyio._npy.format`` stands for, if any."""
+    """The module an expression like ``m`` or ``npyio._format.npy`` stands for, if any."""
     if isinstance(node, ast.Name):
         return aliases.get(node.id)
     if isinstance(node, ast.Attribute):
@@ -210,7 +210,7 @@ def test_parse_module_sees_lazy_imports_and_private_names():
 # --- the package ------------------------------------------------------------------------------
 def test_module_files_lists_the_package():
     files = module_files()
-    for name in ("npyio", "npyio._data.paths", "npyio._npy.head", "npyio.cli.main"):
+    for name in ("npyio", "npyio._data.paths", "npyio._format.header", "npyio.cli.main"):
         assert name in files
 
 
@@ -232,9 +232,9 @@ TF_FREE = [
     "npyio",
     "npyio._data.paths",
     "npyio._data.plan",
-    "npyio._npy.head",
-    "npyio._npy.format",
-    "npyio._npz.format",
+    "npyio._format.header",
+    "npyio._format.npy",
+    "npyio._format.npz",
     "npyio.cli.main",
     "npyio.cli.verify",
 ]

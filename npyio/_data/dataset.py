@@ -16,10 +16,9 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
-from npyio import _backends
-from npyio._data import paths as P
+from npyio._read import reader
 from npyio._data.map import parallel_map
-from npyio._data.paths import NO_SUCH_FILE
+from npyio._data.paths import PathSpec
 from npyio._data.plan import (
     AUTOTUNE,
     BATCH_THEN_DECODE,
@@ -28,12 +27,13 @@ from npyio._data.plan import (
     pack,
     plan_dataset,
 )
-from npyio._npy import format as F
-from npyio._npy.decode import Part, decode_group, report_then_assert
-from npyio._npy.graph import require_tf2
-from npyio._npy.head import Limits, make_hint
-from npyio._npz.read import read_npz_member
-from npyio._npz.zip import checked_member, npz_member
+from npyio._format import npy
+from npyio._format.files import NO_SUCH_FILE
+from npyio._format.header import Limits, make_hint
+from npyio._graph.decode import Part, decode_group, report_then_assert
+from npyio._graph.ops import require_tf2
+from npyio._graph.zip import checked_member, npz_member
+from npyio._read.npz import read_npz_member
 
 __all__ = ["build", "build_batch_then_decode", "build_decode_then_batch", "dataset"]
 
@@ -131,12 +131,12 @@ def _reporting_loader(plan: DatasetPlan) -> Callable[..., object]:
     TensorFlow's ``ignore_errors`` logs what it skips only through its C++ logger, which
     ``TF_CPP_MIN_LOG_LEVEL`` >= 2 silences. Here each file's verdict (exists, the archive, the
     parser) is checked in the graph and every refusal is printed to stderr by a PrintV2 op
-    (`npyio._npy.decode.report_then_assert`) before the assertion fails and
+    (`npyio._graph.decode.report_then_assert`) before the assertion fails and
     ``ignore_errors`` skips the pair. Files are read only if they exist, so a missing file is
     refused by npyio, not by ``tf.io.read_file``'s error.
     """
     specs = plan.specs
-    read_file = _backends.reader(plan.backend, plan.limits, report=True)
+    read_file = reader(plan.backend, plan.limits, report=True)
 
     def graph_part(path: tf.Tensor, found: tf.Tensor, spec: Spec) -> Part:
         contents = tf.cond(found, lambda: tf.io.read_file(path), lambda: tf.constant(""))
@@ -183,7 +183,7 @@ def _reporting_loader(plan: DatasetPlan) -> Callable[..., object]:
 def build_decode_then_batch(plan: DatasetPlan) -> tf.data.Dataset:
     """Reads and decodes each file in the parallel map, then batches (padded if needed)."""
     specs = plan.specs
-    read_file = _backends.reader(plan.backend, plan.limits)
+    read_file = reader(plan.backend, plan.limits)
 
     def read_one(path: tf.Tensor, spec: Spec) -> tf.Tensor:
         if spec.member is not None:
@@ -251,8 +251,8 @@ def build(plan: DatasetPlan) -> tf.data.Dataset:
 
 
 def dataset(
-    inputs: P.PathSpec,
-    labels: P.PathSpec | None = None,
+    inputs: PathSpec,
+    labels: PathSpec | None = None,
     *,
     batch_size: int | None = None,
     shuffle: bool = False,
@@ -272,7 +272,7 @@ def dataset(
     key: str | None = None,
     label_key: str | None = None,
     max_file_size: int | None = None,
-    max_header_size: int = F.MAX_HEADER_SIZE,
+    max_header_size: int = npy.MAX_HEADER_SIZE,
     validation_split: float | None = None,
     subset: str | None = None,
     with_paths: bool = False,

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import tensorflow as tf
 
-from npyio._data import paths as P
 from npyio._data.dataset import build
+from npyio._data.paths import PathSpec, isdir
 from npyio._data.plan import AUTOTUNE, DatasetPlan, check_split, plan_dataset
+from npyio._format.files import gfile, is_local, one_path
 
 __all__ = ["LABEL_MODES", "Index", "dataset_from_directory", "index_directory"]
 
@@ -102,7 +103,7 @@ def _walk_remote(top: str) -> list[tuple[str, list[str]]]:
     """`_walk_local` for a path of another file system (``gs://``, ...), by ``tf.io.gfile.walk``
     (no symlinks there)."""
     found = []
-    for root, _, names in P.gfile().walk(top):
+    for root, _, names in gfile().walk(top):
         files = sorted(os.path.join(root, n) for n in names if n.lower().endswith(SUFFIX))
         found.append((root, files))
     return found
@@ -112,7 +113,7 @@ def _npy_files(top: str, follow_links: bool) -> list[str]:
     """Every ``.npy`` file under ``top``, in Keras's order: directories sorted by their path
     string (not depth first: ``a/b`` sorts after ``a-c``, as in Keras), then each directory's
     files by name."""
-    found = _walk_local(top, follow_links) if P.is_local(top) else _walk_remote(top)
+    found = _walk_local(top, follow_links) if is_local(top) else _walk_remote(top)
     found.sort(key=lambda item: item[0])
     return [path for _, files in found for path in files]
 
@@ -120,13 +121,13 @@ def _npy_files(top: str, follow_links: bool) -> list[str]:
 def _class_dirs(directory: str) -> list[str]:
     """The class subdirectories of ``directory`` in alphanumeric order, as Keras finds them:
     directories or links to directories, not hidden (no leading ``.``)."""
-    if P.is_local(directory):
+    if is_local(directory):
         with os.scandir(directory) as entries:
             return sorted(e.name for e in entries if not e.name.startswith(".") and _is_dir(e))
-    gfile = P.gfile()
-    names = (n.rstrip("/") for n in gfile.listdir(directory))  # some list "name/" for a dir
+    fs = gfile()
+    names = (n.rstrip("/") for n in fs.listdir(directory))  # some list "name/" for a dir
     return sorted(
-        n for n in names if not n.startswith(".") and gfile.isdir(os.path.join(directory, n))
+        n for n in names if not n.startswith(".") and fs.isdir(os.path.join(directory, n))
     )
 
 
@@ -244,7 +245,7 @@ def _encode_labels(ds: tf.data.Dataset, label_mode: str, num_classes: int) -> tf
 
 
 def dataset_from_directory(
-    directory: P.PathSpec,
+    directory: PathSpec,
     labels: object = "inferred",
     label_mode: str | None = "int",
     class_names: Sequence[str] | None = None,
@@ -410,9 +411,9 @@ def dataset_from_directory(
     values = _label_values(labels) if explicit and labels is not None else None
     check_split(validation_split, subset, shuffle, seed)  # before a million-file walk
 
-    directory = P.one_path(directory, "directory")
-    if not P.isdir(directory):
-        exists = os.path.lexists if P.is_local(directory) else P.gfile().exists
+    directory = one_path(directory, "directory")
+    if not isdir(directory):
+        exists = os.path.lexists if is_local(directory) else gfile().exists
         why = "is not a directory" if exists(directory) else "does not exist"
         raise ValueError(f"directory: {directory!r} {why}")
     wanted = None if labels is None else ("inferred" if values is None else values)

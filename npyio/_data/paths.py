@@ -26,16 +26,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
+from npyio._format.files import (
+    MAX_SHOWN,
+    NO_SUCH_FILE,
+    as_array,
+    describe,
+    empty_path,
+    exists,
+    gfile,
+    is_local,
+    named,
+    path_text,
+    scalar_path_text,
+    short,
+)
 
 __all__ = [
-    "NO_SUCH_FILE",
     "PathSpec",
     "Source",
     "by_name",
-    "gfile",
-    "is_local",
-    "one_path",
     "pair",
     "parse_shard",
     "resolve",
@@ -45,29 +54,9 @@ __all__ = [
 
 PathSpec = Any  # str | bytes | os.PathLike | a sequence, array or 1-D string tensor of those
 GLOB_CHARS = frozenset("*?[")
-#: Names listed in a pairing error (the rest are counted).
-MAX_NAMED = 10
-#: Items of a bad argument shown in an error.
-MAX_SHOWN = 3
-#: Characters of one item's repr shown in an error.
-MAX_REPR = 80
-
-NO_SUCH_FILE = "no such file or directory"
 NO_MATCH = "no file matches this pattern"
 NOT_A_DIR = "not a directory"
 EMPTY = "the sequence of paths is empty"
-
-
-def is_local(path: str) -> bool:
-    """Whether ``path`` is on the local file system (read with ``os``, not ``tf.io.gfile``)."""
-    return "://" not in path
-
-
-def gfile() -> Any:
-    """``tf.io.gfile``, importing TensorFlow on first use."""
-    import tensorflow as tf
-
-    return tf.io.gfile
 
 
 def no_files(suffix: str) -> str:
@@ -101,7 +90,7 @@ class Source:
         if self.kind == "glob":
             # A misspelled directory is the usual reason: say so rather than leave it to guess.
             top = _fixed_dir(self.arg)
-            why = f" (directory {top!r} does not exist)" if top and not _exists(top) else ""
+            why = f" (directory {top!r} does not exist)" if top and not exists(top) else ""
             return ValueError(f"{what}: glob {self.arg!r} matches no files{why}")
         if self.kind == "dir" and self.problem and self.problem.startswith("directory has no"):
             return ValueError(f"{what}: directory {self.arg!r} has no *{self.problem[17:]}")
@@ -127,128 +116,22 @@ def _name_key(path: str) -> tuple[str, str]:
     return basename(path), path
 
 
-def _short(item: object) -> str:
-    """One item's repr, cut short: a bad argument may hold a very long string."""
-    text = repr(item)
-    return text if len(text) <= MAX_REPR else text[: MAX_REPR - 3] + "..."
-
-
-def _shown(items: Sequence[Any], total: int | None = None) -> str:
-    """The first few ``items`` (of ``total``, by default all of them) as a short list."""
-    total = len(items) if total is None else total
-    head = ", ".join(_short(x) for x in itertools.islice(items, MAX_SHOWN))
-    more = f", ... ({total} in all)" if total > MAX_SHOWN else ""
-    return f"[{head}{more}]"
-
-
-def _is_array(spec: object) -> bool:
-    """A numpy array or a tensor (eager or symbolic), told apart without importing TensorFlow."""
-    return isinstance(spec, np.ndarray) or (
-        hasattr(spec, "dtype") and hasattr(spec, "shape") and not isinstance(spec, np.generic)
-    )
-
-
-def _describe(spec: object) -> str:
-    """A short description of a bad argument: never a whole array, never iterating an object
-    that is not a sequence (a generator or a ``tf.data.Dataset`` may be endless)."""
-    if isinstance(spec, (str, bytes, os.PathLike)):
-        return _short(spec)
-    name = type(spec).__name__
-    if _is_array(spec):
-        dtype = spec.dtype  # type: ignore[attr-defined]
-        dtype = dtype if isinstance(dtype, np.dtype) else getattr(dtype, "name", dtype)
-        about = f"{name} of dtype {dtype} and shape {tuple(spec.shape)}"  # type: ignore[attr-defined]
-        values = getattr(spec, "numpy", None)
-        try:
-            flat = np.asarray(values() if values is not None else spec).reshape(-1)
-        except Exception:  # a symbolic tensor has no values to show
-            return about
-        return f"{about} {_shown(flat[:MAX_SHOWN].tolist(), flat.size)}"
-    if isinstance(spec, Sequence):
-        return f"{name} {_shown(spec)}"
-    return f"{name} {_short(spec)}"
-
-
-def _text(item: object) -> str | None:
-    """One path as a str: str, bytes, os.PathLike (numpy str/bytes scalars are str/bytes);
-    None for anything else, or an empty path."""
-    if isinstance(item, (str, bytes, os.PathLike)):
-        # str(): a str subclass (numpy.str_) is not one to os.scandir, which lists it as bytes
-        text = str(os.fsdecode(item))
-        return text if text else None
-    return None
-
-
-def _array(spec: object, what: str) -> np.ndarray | None:
-    """A numpy array or an eager tensor as a numpy array (None for anything else).
-
-    Raises:
-        TypeError: for a tensor with no value yet (a symbolic one, inside ``tf.function``).
-    """
-    if isinstance(spec, np.ndarray):
-        return spec
-    if not _is_array(spec):
-        return None
-    values = getattr(spec, "numpy", None)  # an eager tf.Tensor or tf.Variable
-    try:
-        return np.asarray(values() if values is not None else spec)
-    except NotImplementedError as e:  # a symbolic tf.Tensor: no value until the graph runs
-        raise TypeError(
-            f"{what}: a symbolic tensor has no value when the pipeline is built (inside "
-            f"tf.function?); pass paths as Python values, a numpy array or an eager tensor, "
-            f"got {_describe(spec)}"
-        ) from e
-
-
-def _scalar_text(spec: object, what: str) -> str | None:
-    """A 0-d array or tensor of one path, as a str (None for anything else)."""
-    if isinstance(spec, (str, bytes, os.PathLike)) or not _is_array(spec):
-        return None
-    if len(tuple(getattr(spec, "shape", (0,)))) != 0:
-        return None
-    array = _array(spec, what)
-    return None if array is None else _text(array.item())
-
-
 def _items(spec: object, what: str) -> list[object] | None:
     """The items of a sequence-like source (sequence, 1-D numpy array, 1-D eager tensor).
 
     Raises:
         TypeError: for an array or tensor that is not 1-D, or a symbolic tensor.
     """
-    array = _array(spec, what)
+    array = as_array(spec, what)
     if array is not None:
         if array.ndim != 1:
             raise TypeError(
-                f"{what}: expected a 1-D array of paths, got {array.ndim}-D {_describe(spec)}"
+                f"{what}: expected a 1-D array of paths, got {array.ndim}-D {describe(spec)}"
             )
         return list(array.tolist())  # numpy str/bytes items become str/bytes
     if isinstance(spec, Sequence) and not isinstance(spec, (str, bytes, bytearray)):
         return list(spec)
     return None
-
-
-def _empty(what: str) -> ValueError:
-    return ValueError(f"{what}: the path is empty ('')")
-
-
-def one_path(spec: object, what: str = "path") -> str:
-    """A single path argument as a str (``str``, ``bytes``, ``os.PathLike``, a 0-d array or
-    eager tensor).
-
-    Raises:
-        TypeError: for anything else. ValueError: for an empty path.
-    """
-    text = _text(spec)
-    if text is None:
-        text = _scalar_text(spec, what)
-    if text is None:
-        if isinstance(spec, (str, bytes, os.PathLike)):
-            raise _empty(what)
-        raise TypeError(
-            f"{what}: expected a path (str, bytes or os.PathLike), got {_describe(spec)}"
-        )
-    return text
 
 
 def _list_dir(path: str, suffix: str) -> list[str]:
@@ -273,10 +156,6 @@ def isdir(path: str) -> bool:
     return os.path.isdir(path) if is_local(path) else bool(gfile().isdir(path))
 
 
-def _exists(path: str) -> bool:
-    return os.path.lexists(path) if is_local(path) else bool(gfile().exists(path))
-
-
 def _glob(pattern: str) -> list[str]:
     found = globlib.glob(pattern) if is_local(pattern) else gfile().glob(pattern)
     return sorted(found, key=_name_key)
@@ -295,34 +174,34 @@ def resolve(
             ``*{suffix}`` files, a glob that matches nothing, an empty sequence.
         TypeError: for a source of another type; at most a few of its items are shown.
     """
-    text = _text(spec)
+    text = path_text(spec)
     if text is None:
-        text = _scalar_text(spec, what)  # a 0-d array or tensor holds one path, of any kind
+        text = scalar_path_text(spec, what)  # a 0-d array or tensor holds one path, of any kind
     if text is not None:
         source = _resolve_text(text, suffix)
     elif isinstance(spec, (str, bytes, os.PathLike)):
-        raise _empty(what)
+        raise empty_path(what)
     else:
         items = _items(spec, what)
         if items is None:
             raise TypeError(
                 f"{what}: expected a directory, a glob pattern or a sequence of paths, "
-                f"got {_describe(spec)}"
+                f"got {describe(spec)}"
             )
         paths: list[str] = []
         bad: list[str] = []
         for i, item in enumerate(items):
-            path = _text(item)
+            path = path_text(item)
             if path is not None:
                 paths.append(path)
             elif len(bad) < MAX_SHOWN:  # keep only what the message shows
-                bad.append(f"[{i}] {_short(item)}")
+                bad.append(f"[{i}] {short(item)}")
         if len(paths) != len(items):
             n = len(items) - len(paths)
             more = f", ... ({n} in all)" if n > len(bad) else ""
             raise TypeError(
                 f"{what}: expected paths (non-empty str, bytes or os.PathLike), got {n} other "
-                f"item{'s' * (n != 1)} in {_describe(spec)}: {', '.join(bad)}{more}"
+                f"item{'s' * (n != 1)} in {describe(spec)}: {', '.join(bad)}{more}"
             )
         source = Source(f"<{len(paths)} paths>", "list", paths, None if paths else EMPTY)
     if strict and source.problem is not None:
@@ -337,7 +216,7 @@ def _resolve_text(text: str, suffix: str) -> Source:
         except OSError as e:  # no permission to list it, ...
             return Source(text, "dir", [], e.strerror.lower() if e.strerror else str(e))
         return Source(text, "dir", paths, None if paths else no_files(suffix))
-    if _exists(text):
+    if exists(text):
         return Source(text, "file", [text])
     if GLOB_CHARS & set(text):
         paths = _glob(text)
@@ -438,9 +317,7 @@ def _joined(what: Sequence[str]) -> str:
 
 
 def _listed(names: list[str], where: str) -> str:
-    shown = ", ".join(names[:MAX_NAMED])
-    more = f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else ""
-    return f"{len(names)} {where}: {shown}{more}"
+    return f"{len(names)} {where}: {named(names)}"
 
 
 def shard_list(paths: list[str], num_shards: int, index: int) -> list[str]:

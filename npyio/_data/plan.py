@@ -20,10 +20,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from npyio._data import paths as P
-from npyio._npy import format as F
-from npyio._npy.head import Checked, Hint, Limits, make_hint, read_header
-from npyio._npz.format import inspect_npz_prefix, label
+from npyio._data.paths import (
+    GLOB_CHARS,
+    PathSpec,
+    isdir,
+    pair,
+    pair_parts,
+    parse_shard,
+    resolve,
+    shard_list,
+)
+from npyio._format import npy
+from npyio._format.header import Checked, Hint, Limits, make_hint, read_header
+from npyio._format.npz import inspect_npz_prefix, label
 from npyio.errors import NpyFormatError
 
 __all__ = [
@@ -68,10 +77,10 @@ class Spec:
         """Whether every element has the same shape (batches need no padding)."""
         return self.shape is not None and all(d is not None for d in self.shape)
 
-    def reason(self, header: F.NpyHeader, path: str) -> str | None:
+    def reason(self, header: npy.NpyHeader, path: str) -> str | None:
         """Why a file with ``header`` does not load as this spec (None: it does)."""
         try:
-            F.check_declared(header, self.dtype, self.shape, path)
+            npy.check_declared(header, self.dtype, self.shape, path)
         except NpyFormatError as e:
             return e.reason
         return None
@@ -101,7 +110,7 @@ def _castable(want: np.dtype, got: np.dtype) -> bool:
 
 
 def _contradiction(
-    header: F.NpyHeader,
+    header: npy.NpyHeader,
     dtype: np.dtype | None,
     shape: tuple[int | None, ...] | None,
     what: str,
@@ -113,7 +122,7 @@ def _contradiction(
     prefix = "" if what == "inputs" else "label_"
     got = header.dtype.newbyteorder("=")
     if dtype is not None and got != dtype:
-        reason = F.dtype_mismatch(f"{prefix}dtype={dtype.name}", got.name)
+        reason = npy.dtype_mismatch(f"{prefix}dtype={dtype.name}", got.name)
         if _castable(dtype, got):
             reason += _cast_hint(what, f"{prefix}dtype", dtype, paired)
         return NpyFormatError(path, reason)
@@ -147,8 +156,8 @@ def derive_spec(
             ``shape`` given (with a hint on how to cast, for a dtype).
         TypeError: for an unsupported dtype or a bad shape.
     """
-    dt = None if dtype is None else F.parse_dtype(dtype)
-    dims = F.parse_shape(shape)
+    dt = None if dtype is None else npy.parse_dtype(dtype)
+    dims = npy.parse_shape(shape)
     if dt is not None and shape is not None:
         return Spec(dt, dims, make_hint(dt, dims), member)
     if member is None:
@@ -209,7 +218,7 @@ def _is_source_structure(spec: object) -> bool:
     first = spec[0]
     if isinstance(first, (str, bytes, os.PathLike)):
         text = os.fsdecode(first)
-        return bool(P.GLOB_CHARS & set(text)) or P.isdir(text)
+        return bool(GLOB_CHARS & set(text)) or isdir(text)
     return False
 
 
@@ -400,8 +409,8 @@ class DatasetPlan:
 
 
 def plan_dataset(
-    inputs: P.PathSpec,
-    labels: P.PathSpec | None = None,
+    inputs: PathSpec,
+    labels: PathSpec | None = None,
     *,
     batch_size: int | None = None,
     shuffle: bool = False,
@@ -421,7 +430,7 @@ def plan_dataset(
     key: str | None = None,
     label_key: str | None = None,
     max_file_size: int | None = None,
-    max_header_size: int = F.MAX_HEADER_SIZE,
+    max_header_size: int = npy.MAX_HEADER_SIZE,
     validation_split: float | None = None,
     subset: str | None = None,
     with_paths: bool = False,
@@ -446,10 +455,10 @@ def plan_dataset(
     y_tmpl = None if labels is None or values is not None else template(labels)
     x_names = leaf_names(x_tmpl, "inputs")
     y_names = [] if y_tmpl is None else leaf_names(y_tmpl, "labels")
-    sources = [P.resolve(s, w, suffix) for s, w in zip(flatten(x_tmpl, inputs), x_names)]
+    sources = [resolve(s, w, suffix) for s, w in zip(flatten(x_tmpl, inputs), x_names)]
     if y_tmpl is not None:
-        sources += [P.resolve(s, w, suffix) for s, w in zip(flatten(y_tmpl, labels), y_names)]
-    columns = P.pair_parts(sources, x_names + y_names) if len(sources) > 1 else [sources[0].paths]
+        sources += [resolve(s, w, suffix) for s, w in zip(flatten(y_tmpl, labels), y_names)]
+    columns = pair_parts(sources, x_names + y_names) if len(sources) > 1 else [sources[0].paths]
     members: list[str | None] = [key] * len(x_names) + [
         key if label_key is None else label_key
     ] * len(y_names)
@@ -464,15 +473,15 @@ def plan_dataset(
                 f"values for {len(columns[0])} input files"
             )
         if label_dtype is not None:
-            values = values.astype(F.parse_dtype(label_dtype))
-        row = F.parse_shape(label_shape)
+            values = values.astype(npy.parse_dtype(label_dtype))
+        row = npy.parse_shape(label_shape)
         if row is not None and (
             len(row) != values.ndim - 1
             or any(d is not None and d != v for d, v in zip(row, values.shape[1:]))
         ):
             raise ValueError(
                 f"labels: label_shape={label_shape!r} does not match the values' row shape "
-                f"{F.show_shape(values.shape[1:])}"
+                f"{npy.show_shape(values.shape[1:])}"
             )
 
     # spec: from the arguments, else from the first file of each part (before any split or
@@ -490,7 +499,7 @@ def plan_dataset(
     )
 
     # split, then shard: every shard of a subset is a part of that subset
-    where = P.parse_shard(shard)
+    where = parse_shard(shard)
     plans = []
     subsets = split(len(columns[0]), validation_split, subset, shuffle, seed)
     for indices in subsets:
@@ -502,7 +511,7 @@ def plan_dataset(
             vals = None if values is None else values[indices]
         if where is not None:
             total = len(cols[0])
-            cols = [P.shard_list(col, *where) for col in cols]
+            cols = [shard_list(col, *where) for col in cols]
             vals = None if vals is None else vals[where[1] :: where[0]]
             if not cols[0]:
                 raise ValueError(f"shard {where[1]} of {where[0]} has no files ({total} in all)")
@@ -543,7 +552,7 @@ CYCLE = 8
 @dataclass(frozen=True)
 class RowsFile:
     path: str
-    header: F.NpyHeader
+    header: npy.NpyHeader
 
     @property
     def nrows(self) -> int:
@@ -552,7 +561,7 @@ class RowsFile:
     @property
     def little_endian(self) -> bool:
         dt = self.header.dtype
-        return dt.byteorder == "<" or (dt.byteorder in "|=" and F.NATIVE_ORDER == "<")
+        return dt.byteorder == "<" or (dt.byteorder in "|=" and npy.NATIVE_ORDER == "<")
 
 
 @dataclass(frozen=True)
@@ -581,7 +590,7 @@ def _rows_file(path: str) -> RowsFile:
         raise NpyFormatError(
             path,
             "Fortran-order arrays cannot be streamed by rows -- expected fortran_order False "
-            f"for shape {F.show_shape(header.shape)}, got True; rewrite the file in C order, e.g. "
+            f"for shape {npy.show_shape(header.shape)}, got True; rewrite the file in C order, e.g. "
             f"np.save(path, np.ascontiguousarray(np.load(path)))",
         )
     return RowsFile(path, header)
@@ -597,14 +606,14 @@ def _rows_side(paths: list[str]) -> RowsSide:
         if f.header.dtype.newbyteorder("=") != dtype:
             raise NpyFormatError(
                 f.path,
-                F.dtype_mismatch(dtype.name, f.header.dtype.name)
+                npy.dtype_mismatch(dtype.name, f.header.dtype.name)
                 + f" (the dtype of the first file, {first.path})",
             )
         if f.header.shape[1:] != row_shape:
             raise NpyFormatError(
                 f.path,
                 "row shape mismatch -- expected "
-                f"{F.show_shape(row_shape)}, got {F.show_shape(f.header.shape[1:])} "
+                f"{npy.show_shape(row_shape)}, got {npy.show_shape(f.header.shape[1:])} "
                 f"(the shape of a row of the first file, {first.path})",
             )
     orders = {f.little_endian for f in files}
@@ -647,8 +656,8 @@ class RowsPlan:
 
 
 def plan_rows(
-    inputs: P.PathSpec,
-    labels: P.PathSpec | None = None,
+    inputs: PathSpec,
+    labels: PathSpec | None = None,
     *,
     shuffle_buffer: int | None = None,
     seed: int | None = None,
@@ -663,12 +672,12 @@ def plan_rows(
     batch_size = _positive(batch_size, "batch_size")
     if num_parallel_reads is not None and num_parallel_reads != AUTOTUNE:
         _positive(num_parallel_reads, "num_parallel_reads")
-    xs_source = P.resolve(inputs, "inputs")
+    xs_source = resolve(inputs, "inputs")
     xs = xs_source.paths
     ys = None
     if labels is not None:
-        xs, ys = P.pair(xs_source, P.resolve(labels, "labels"))
-    n, i = P.parse_shard(shard) or (1, 0)
+        xs, ys = pair(xs_source, resolve(labels, "labels"))
+    n, i = parse_shard(shard) or (1, 0)
 
     sides = (_rows_side(xs),) if ys is None else (_rows_side(xs), _rows_side(ys))
     if len(sides) == 2:

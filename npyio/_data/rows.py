@@ -30,9 +30,9 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
-from npyio._data import paths as P
+from npyio._data.paths import PathSpec
 from npyio._data.plan import AUTOTUNE, RowsPlan, RowsSide, plan_rows
-from npyio._npy.graph import RAW_DTYPES, TF_DTYPES, require_tf2
+from npyio._graph.ops import RAW_DTYPES, TF_DTYPES, require_tf2
 
 __all__ = ["rows"]
 
@@ -156,8 +156,8 @@ def _decoder(side: RowsSide) -> Callable[[tf.Tensor, tf.Tensor, tf.Tensor], tf.T
 
 
 def rows(
-    inputs: P.PathSpec,
-    labels: P.PathSpec | None = None,
+    inputs: PathSpec,
+    labels: PathSpec | None = None,
     *,
     shuffle_buffer: int | None = None,
     seed: int | None = None,

@@ -323,7 +323,7 @@ def pipelines(
 def available_backends() -> list[str]:
     backends = ["graph"]
     try:
-        from npyio._backends import tfio
+        from npyio._read import tfio
 
         tfio.load_ops()
         backends.append("tfio")

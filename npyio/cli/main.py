@@ -10,8 +10,8 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
-from npyio._data import paths as P
-from npyio._npy import format as F
+from npyio._data.paths import Source, resolve
+from npyio._format import npy
 from npyio.cli import report
 from npyio.cli import verify as _verify
 
@@ -92,7 +92,7 @@ def _summary_block(name: str, s: report.Summary) -> list[str]:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    sources = [P.resolve(a, "PATH", strict=False) for a in args.paths]
+    sources = [resolve(a, "PATH", strict=False) for a in args.paths]
     out = _verify.scan(sources, jobs=args.jobs, progress=not args.quiet)
     args._had_issues = bool(out.issues)
     grouped = [s for s in sources if s.kind in ("dir", "glob") and s.paths]
@@ -122,7 +122,7 @@ def _inspect(args: argparse.Namespace) -> int:
 _MAX_NOTES = 10
 
 
-def _specs(args: argparse.Namespace, sources: list[P.Source]) -> list[_verify.SpecCheck]:
+def _specs(args: argparse.Namespace, sources: list[Source]) -> list[_verify.SpecCheck]:
     """The spec checks of a run: each side of ``--pairs`` as ``npyio.dataset`` pairs them, and
     each directory or glob PATH as one dataset of inputs (unless ``--allow-mixed``)."""
     checks = []
@@ -135,10 +135,10 @@ def _specs(args: argparse.Namespace, sources: list[P.Source]) -> list[_verify.Sp
     return checks
 
 
-def _pairs_source(arg: str, side: str) -> P.Source:
+def _pairs_source(arg: str, side: str) -> Source:
     """One side of ``--pairs``; a problem (a missing path, ...) says which side it is, in the
     one line that reports it (the other side's files are then not listed as unpaired)."""
-    source = P.resolve(arg, side.lower(), strict=False)
+    source = resolve(arg, side.lower(), strict=False)
     if source.problem is not None:
         source = dataclasses.replace(source, problem=f"{source.problem} (--pairs {side})")
     return source
@@ -147,7 +147,7 @@ def _pairs_source(arg: str, side: str) -> P.Source:
 def _verify_cmd(args: argparse.Namespace) -> int:
     if not args.paths and not args.pairs:
         args._parser.error("give at least one PATH, or --pairs INPUTS LABELS")
-    sources = [P.resolve(a, "PATH", strict=False) for a in args.paths]
+    sources = [resolve(a, "PATH", strict=False) for a in args.paths]
     specs = _specs(args, sources)
     extra: list[tuple[str, str]] = []
     if args.pairs:
@@ -228,7 +228,7 @@ def _verify_cmd(args: argparse.Namespace) -> int:
 
 def _dtype_arg(text: str) -> object:
     try:
-        return F.parse_dtype(text)
+        return npy.parse_dtype(text)
     except TypeError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 

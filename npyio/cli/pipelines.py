@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import tensorflow as tf
 
-from npyio._backends.py_function import np_load
+from npyio._read.py_function import np_load
 
 AUTOTUNE = tf.data.AUTOTUNE
 

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from npyio._npy import format as F
-from npyio._npy.head import Checked
+from npyio._format import npy
+from npyio._format.header import Checked
 
 __all__ = [
     "FILE_COLUMNS",
@@ -22,10 +22,10 @@ __all__ = [
 
 
 # --- summaries --------------------------------------------------------------------------------
-def dtype_label(header: F.NpyHeader) -> str:
+def dtype_label(header: npy.NpyHeader) -> str:
     """``float32``; with the descr for a byte order other than the machine's: ``float32 (>f4)``."""
     dt = header.dtype
-    native = dt.byteorder in "=|" or dt.byteorder == F.NATIVE_ORDER
+    native = dt.byteorder in "=|" or dt.byteorder == npy.NATIVE_ORDER
     return dt.name if native else f"{dt.name} ({dt.str})"
 
 
@@ -41,7 +41,7 @@ class Summary:
     @classmethod
     def of(cls, checked: Iterable[Checked], bad_paths: set[str]) -> Summary:
         s = cls()
-        headers: Counter[F.NpyHeader] = Counter()
+        headers: Counter[npy.NpyHeader] = Counter()
         for c in checked:
             s.files += 1
             s.bad += c.path in bad_paths
@@ -68,7 +68,7 @@ class Summary:
 
     def lines(self, indent: str = "  ") -> list[str]:
         """The dtype/shape table, most common first."""
-        rows = [(f"{n:,}", d, F.show_shape(s)) for (d, s), n in self.sorted_groups()]
+        rows = [(f"{n:,}", d, npy.show_shape(s)) for (d, s), n in self.sorted_groups()]
         return [indent + line for line in table(rows, right=(0,))]
 
 
@@ -121,7 +121,7 @@ def file_row(c: Checked) -> list[str]:
     return [
         f"{h.version[0]}.{h.version[1]}",
         dtype_label(h),
-        F.show_shape(h.shape),
+        npy.show_shape(h.shape),
         "F" if h.fortran_order else "C",
         str(h.data_offset),
         str(h.nbytes),

@@ -1,7 +1,7 @@
 """What ``npyio inspect`` and ``npyio verify`` do: resolve, check, compare with the spec, decode.
 
 Sources are resolved by `npyio._data.paths` and paired by its rule; files are checked by the one
-header reader, `npyio._npy.head.check_files` (headers and sizes, with the graph decoder's grammar,
+header reader, `npyio._format.header.check_files` (headers and sizes, with the graph decoder's grammar,
 limits and wording); every good file is then compared with the spec `npyio.dataset` would use
 (`npyio._data.plan.derive_spec` and `Spec.reason`), so that ``verify`` passes exactly the files
 ``dataset`` delivers. ``--full`` then reads every good file through the graph decoder
@@ -18,10 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from npyio._data import paths as P
+from npyio._data.paths import Source, pair, unpaired
 from npyio._data.plan import Spec, derive_spec
-from npyio._npy import format as F
-from npyio._npy.head import Checked, Limits, check_files
+from npyio._format import npy
+from npyio._format.files import NO_SUCH_FILE
+from npyio._format.header import Checked, Limits, check_files
 from npyio.cli.report import Summary
 from npyio.errors import NpyFormatError
 
@@ -55,7 +56,7 @@ def op_reason(err: Exception, path: str) -> str:
         text = raw.decode("utf-8", "replace")
         return text[len(path) + 2 :] if text.startswith(f"{path}: ") else text
     if type(err).__name__ == "NotFoundError":
-        return P.NO_SUCH_FILE
+        return NO_SUCH_FILE
     last = message.strip().splitlines()[-1] if message.strip() else type(err).__name__
     return re.sub(r"\{\{[^}]*\}\}\s*", "", last).strip()
 
@@ -69,7 +70,7 @@ def decode_files(
     for float or complex files that hold NaN or infinite values.
     """
     tf = _tf()
-    from npyio._backends import read_npy
+    from npyio._read import read_npy
 
     groups: dict[tuple[str, tuple[int, ...]], list[str]] = {}
     for c in files:
@@ -119,7 +120,7 @@ class SpecCheck:
 
 
 def _spec_text(spec: Spec) -> str:
-    shape = "any shape" if spec.shape is None else F.show_shape(spec.shape)
+    shape = "any shape" if spec.shape is None else npy.show_shape(spec.shape)
     return f"{spec.dtype.name} {shape}"
 
 
@@ -161,7 +162,7 @@ def spec_issues(check: SpecCheck, checked: dict[str, Checked]) -> list[tuple[str
 class Outcome:
     """Everything ``inspect`` and ``verify`` report."""
 
-    sources: list[P.Source]
+    sources: list[Source]
     checked: list[Checked]  # every file, once, in the order found
     issues: list[tuple[str, str]]  # (path or argument, reason), in the order found
     nonfinite: dict[str, int]
@@ -177,7 +178,7 @@ class Outcome:
     def bad_paths(self) -> set[str]:
         return {p for p, _ in self.issues}
 
-    def summary(self, source: P.Source | None = None) -> Summary:
+    def summary(self, source: Source | None = None) -> Summary:
         """Counts for one directory or glob source, or for all files."""
         bad = self.bad_paths
         if source is None:
@@ -190,7 +191,7 @@ class Outcome:
 
 
 def scan(
-    sources: list[P.Source],
+    sources: list[Source],
     *,
     jobs: int,
     progress: bool,
@@ -240,20 +241,20 @@ def scan(
     return Outcome(sources, checked, issues, nonfinite, time.perf_counter() - start, mismatches)
 
 
-def pairing(inputs: P.Source, labels: P.Source) -> tuple[list[tuple[str, str]], list[SpecCheck]]:
+def pairing(inputs: Source, labels: Source) -> tuple[list[tuple[str, str]], list[SpecCheck]]:
     """``verify --pairs``: the unpaired files, as ``(path, reason)``, and the two spec checks
     over the pairs in ``npyio.dataset``'s order. Nothing is paired when a side has a problem
     (a missing path is one line, not a line per file of the other side)."""
     if inputs.problem is not None or labels.problem is not None:
         return [], []
-    only_x, only_y = P.unpaired(inputs, labels)
+    only_x, only_y = unpaired(inputs, labels)
     if only_x or only_y:
         kind = {"dir": "directory", "glob": "glob", "file": "file", "list": "list"}
         return [(p, no_label(f"{kind[labels.kind]} {labels.arg}")) for p in only_x] + [
             (p, no_input(f"{kind[inputs.kind]} {inputs.arg}")) for p in only_y
         ], []
     try:
-        xs, ys = P.pair(inputs, labels)
+        xs, ys = pair(inputs, labels)
     except ValueError as e:  # two files share a name
         return [(inputs.arg, str(e))], []
     return [], [SpecCheck(xs, "inputs"), SpecCheck(ys, "labels")]

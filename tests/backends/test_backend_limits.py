@@ -17,7 +17,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio._npy import format as F
+from npyio._format import npy
 from tests._npy import assert_same, tf_message
 
 BACKENDS = [
@@ -69,14 +69,14 @@ def test_read_npy_max_file_size(backend, shape, tmp_path):
     message = refusal(
         npyio.read_npy, path, "float32", shape, backend=backend, max_file_size=size - 1
     )
-    assert f"{path}: {F.file_too_large(str(size - 1), str(size))}" in message, message
+    assert f"{path}: {npy.file_too_large(str(size - 1), str(size))}" in message, message
     # traced, as in a tf.data map
     traced = tf.function(
         lambda p: npyio.read_npy(p, "float32", shape, backend=backend, max_file_size=size - 1),
         input_signature=[tf.TensorSpec([], tf.string)],
     )
     message = refusal(traced, tf.constant(path))
-    assert f"{path}: {F.file_too_large(str(size - 1), str(size))}" in message, message
+    assert f"{path}: {npy.file_too_large(str(size - 1), str(size))}" in message, message
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -89,7 +89,7 @@ def test_read_npy_max_header_size(backend, shape, tmp_path):
     message = refusal(
         npyio.read_npy, path, "float32", shape, backend=backend, max_header_size=hlen - 1
     )
-    assert f"{path}: {F.header_too_large(str(hlen - 1), str(hlen))}" in message, message
+    assert f"{path}: {npy.header_too_large(str(hlen - 1), str(hlen))}" in message, message
 
 
 # --- dataset --------------------------------------------------------------------------------
@@ -117,7 +117,7 @@ def test_dataset_max_file_size(backend, files):
     # the large file is refused when the dataset reaches it, by name
     ds = npyio.dataset(str(d), shape=(None, 3), backend=backend, max_file_size=large - 1)
     message = refusal(drain, ds)
-    assert f"{d / '004.npy'}: {F.file_too_large(str(large - 1), str(large))}" in message, message
+    assert f"{d / '004.npy'}: {npy.file_too_large(str(large - 1), str(large))}" in message, message
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -126,13 +126,13 @@ def test_dataset_max_file_size_first_file(backend, files):
     # spec derived: the first header is read, with the limit, when the dataset is built
     with pytest.raises(npyio.NpyFormatError) as info:
         npyio.dataset(str(d), backend=backend, max_file_size=small - 1)
-    assert str(info.value) == f"{d / '000.npy'}: {F.file_too_large(str(small - 1), str(small))}"
+    assert str(info.value) == f"{d / '000.npy'}: {npy.file_too_large(str(small - 1), str(small))}"
     # spec given: no header is read when built; the backend refuses the first file it reads
     ds = npyio.dataset(
         str(d), dtype="float32", shape=SHAPE, backend=backend, max_file_size=small - 1
     )
     message = refusal(drain, ds)
-    assert f"{d / '000.npy'}: {F.file_too_large(str(small - 1), str(small))}" in message, message
+    assert f"{d / '000.npy'}: {npy.file_too_large(str(small - 1), str(small))}" in message, message
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -144,20 +144,20 @@ def test_dataset_max_header_size(backend, files):
         assert_same(g, want)
     with pytest.raises(npyio.NpyFormatError) as info:
         npyio.dataset(str(d), backend=backend, max_header_size=hlen - 1)
-    assert str(info.value) == f"{d / '000.npy'}: {F.header_too_large(str(hlen - 1), str(hlen))}"
+    assert str(info.value) == f"{d / '000.npy'}: {npy.header_too_large(str(hlen - 1), str(hlen))}"
     ds = npyio.dataset(
         str(d), dtype="float32", shape=SHAPE, backend=backend, max_header_size=hlen - 1
     )
     message = refusal(drain, ds)
-    assert f"{d / '000.npy'}: {F.header_too_large(str(hlen - 1), str(hlen))}" in message, message
+    assert f"{d / '000.npy'}: {npy.header_too_large(str(hlen - 1), str(hlen))}" in message, message
 
 
 def test_tfio_hint_takes_max_header_size_as_the_length_field():
     """max_header_size bounds the header's length field (numpy's and the parser's meaning), not
     the 10 bytes before it: at the limit, the tfio backend keeps its header fast path. Plain
     Python, so it runs without tensorflow-io too."""
-    from npyio._backends import tfio as _tfio
-    from npyio._npy.head import Limits
+    from npyio._format.header import Limits
+    from npyio._read import tfio as _tfio
 
     dt, shape = np.dtype("float32"), tf.TensorShape(SHAPE)
     hint = _tfio._static_hint(dt, shape, None, Limits())

@@ -1,7 +1,7 @@
 """One conformance suite for every backend: read_npy(..., backend=b) on numpy-written files.
 
 Every backend must decode what numpy writes bit-exactly, or refuse it with an error that names
-the file, under the same policy (npyio/_npy/format.py). The ``tfio`` backend runs here too, in the
+the file, under the same policy (npyio/_format/npy.py). The ``tfio`` backend runs here too, in the
 tfio venv (``NPYIO_TFIO=1``); elsewhere its cases are deselected (tests/conftest.py).
 """
 

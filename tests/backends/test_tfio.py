@@ -1,4 +1,4 @@
-"""The tfio backend (``npyio._backends.tfio``) against ``np.load``, and tensorflow-io's own op.
+"""The tfio backend (``npyio._read.tfio``) against ``np.load``, and tensorflow-io's own op.
 
 Tests marked ``tfio`` need tensorflow-io's ops. They run only where ``NPYIO_TFIO=1`` is set (see
 ``tests/conftest.py``), in the tfio virtualenv (TensorFlow 2.16.2, tensorflow-io 0.37.1)::
@@ -28,7 +28,7 @@ import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from npyio._backends import tfio as _tfio
+from npyio._read import tfio as _tfio
 from npyio.errors import BackendUnavailableError
 from tests._npy import (
     DTYPE_NAMES,
@@ -286,7 +286,7 @@ def test_raw_tfio_crashes_the_process(case, tmp_path):
     )
     code = textwrap.dedent(f"""
         import tensorflow as tf
-        from npyio._backends import tfio as _tfio
+        from npyio._read import tfio as _tfio
         ops = _tfio.load_ops()
         zero = tf.constant(0, tf.int64)
         ops.numpy_read(address=zero, filename={path!r}, array="", shape=tf.constant([1], tf.int64),

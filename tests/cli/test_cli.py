@@ -19,9 +19,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from npyio._data import paths as P
-from npyio._npy import format as F
-from npyio._npy import head
+from npyio._data.paths import resolve
+from npyio._format import header, npy
 from npyio.cli import main as _cli
 from npyio.cli import verify as _verify
 from npyio.errors import NpyFormatError
@@ -108,11 +107,11 @@ def test_verify_lists_each_bad_file_with_its_reason(runs):
     assert r.returncode == _cli.EXIT_BAD_FILES, r.stderr
     bad = [line for line in r.stdout.splitlines() if ": " in line and not line[0].isspace()]
     assert bad[:6] == [
-        "inputs/004.npy: " + F.payload_short("24", "20"),
-        "inputs/005.npy: " + F.bad_magic("50 4b 03 04 50 59"),
+        "inputs/004.npy: " + npy.payload_short("24", "20"),
+        "inputs/005.npy: " + npy.bad_magic("50 4b 03 04 50 59"),
         "empty: directory has no .npy files",
         "nope.npy: no such file or directory",
-        "inputs/notes.txt: " + F.bad_magic("6e 6f 74 20 61 6e"),
+        "inputs/notes.txt: " + npy.bad_magic("6e 6f 74 20 61 6e"),
         "labels/007.npy: unpaired -- no file of this name in the inputs directory inputs",
     ]
     # notes.txt is ignored in the directory (6 files, not 7) but bad when named
@@ -177,7 +176,7 @@ def test_inspect_rows_summary_and_errors(runs):
     ]
     errors = [line for line in r.stderr.splitlines() if line.startswith("npyio inspect: ")]
     assert errors == [
-        "npyio inspect: inputs/notes.txt: " + F.bad_magic("6e 6f 74 20 61 6e"),
+        "npyio inspect: inputs/notes.txt: " + npy.bad_magic("6e 6f 74 20 61 6e"),
         "npyio inspect: nope.npy: no such file or directory",
     ]
 
@@ -259,7 +258,7 @@ def test_any_tf_filesystem_and_glob_patterns(capsys):
     out = capsys.readouterr().out
     assert code == _cli.EXIT_BAD_FILES
     assert out.splitlines()[:2] == [
-        f"{root}/d/3.npy: " + F.payload_short("8", "7"),
+        f"{root}/d/3.npy: " + npy.payload_short("8", "7"),
         f"{root}/e*: no file matches this pattern",
     ]
     assert "verified 4 files" in out  # the directory and the pattern name the same files
@@ -267,29 +266,29 @@ def test_any_tf_filesystem_and_glob_patterns(capsys):
 
 def test_jobs_give_the_same_verdicts_in_the_same_order(tmp_path):
     data = npy_bytes(np.zeros((3,), "<u2"))
-    for i in range(head.CHUNK * 3 + 7):
+    for i in range(header.CHUNK * 3 + 7):
         (tmp_path / f"{i:05d}.npy").write_bytes(data if i % 97 else data[:-1])
-    source = P.resolve(str(tmp_path))
+    source = resolve(str(tmp_path))
     one = _verify.scan([source], jobs=1, progress=False)
     four = _verify.scan([source], jobs=4, progress=False)
     assert [(c.path, c.reason) for c in one.checked] == [(c.path, c.reason) for c in four.checked]
-    assert len(one.issues) == len(range(0, head.CHUNK * 3 + 7, 97))
+    assert len(one.issues) == len(range(0, header.CHUNK * 3 + 7, 97))
 
 
 # --- in-process: the header check agrees with the reference parser ------------------------------
 def reference_reason(data: bytes) -> str | None:
     try:
-        header = F.read_header(io.BytesIO(data), "<bytes>")
-        F.check_payload(header, len(data), "<bytes>")
+        header = npy.read_header(io.BytesIO(data), "<bytes>")
+        npy.check_payload(header, len(data), "<bytes>")
     except NpyFormatError as e:
         return e.reason
     return None
 
 
-LONG_TEXT = header_text("<f4", False, (2, 3)).ljust(head.HEAD + 900) + "\n"
+LONG_TEXT = header_text("<f4", False, (2, 3)).ljust(header.HEAD + 900) + "\n"
 EXTRA = {  # beyond the corpus: headers longer than the first read, good and bad
     "long-header": with_header(LONG_TEXT, bytes(24)),
-    "long-header-cut": with_header(LONG_TEXT, bytes(24))[: head.HEAD + 100],
+    "long-header-cut": with_header(LONG_TEXT, bytes(24))[: header.HEAD + 100],
     "long-header-v2-short-payload": with_header(LONG_TEXT, bytes(20), (2, 0)),
     "good-then-cut": npy_bytes(np.zeros((2, 3), "<f4"))[:-1],
 }
@@ -302,9 +301,9 @@ def test_check_file_agrees_with_read_header_and_check_payload(tmp_path, data):
     want = reference_reason(data)
     path = tmp_path / "f.npy"
     path.write_bytes(data)
-    cache: head.HeaderCache = {}
+    cache: header.HeaderCache = {}
     for _ in range(2):  # cold, then with the header cached
-        got = head.check_file(str(path), cache)
+        got = header.check_file(str(path), cache)
         assert got.reason == want
         assert got.size == len(data)
 
@@ -313,10 +312,10 @@ def test_cached_header_still_checks_each_size(tmp_path):
     data = npy_bytes(np.zeros((2, 3), "<f4"))
     (tmp_path / "a.npy").write_bytes(data)
     (tmp_path / "b.npy").write_bytes(data + b"\0\0")
-    cache: head.HeaderCache = {}
-    a, b = (head.check_file(str(tmp_path / n), cache) for n in ("a.npy", "b.npy"))
+    cache: header.HeaderCache = {}
+    a, b = (header.check_file(str(tmp_path / n), cache) for n in ("a.npy", "b.npy"))
     assert len(cache) == 1
-    assert a.ok and b.reason == F.payload_trailing("24", "26")
+    assert a.ok and b.reason == npy.payload_trailing("24", "26")
 
 
 def test_full_reports_each_file_the_decoder_refuses(tmp_path):
@@ -325,11 +324,11 @@ def test_full_reports_each_file_the_decoder_refuses(tmp_path):
     paths = [str(tmp_path / f"{i}.npy") for i in range(6)]
     for p in paths:
         Path(p).write_bytes(data)
-    checked = [head.check_file(p, {}) for p in paths]
+    checked = [header.check_file(p, {}) for p in paths]
     Path(paths[1]).write_bytes(data[:-4])
     os.remove(paths[4])
     bad, nonfinite = _verify.decode_files(checked, jobs=2)
-    assert bad == {paths[1]: F.payload_short("24", "20"), paths[4]: "no such file or directory"}
+    assert bad == {paths[1]: npy.payload_short("24", "20"), paths[4]: "no such file or directory"}
     assert nonfinite == {}
 
 

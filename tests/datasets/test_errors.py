@@ -25,16 +25,15 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio._data.paths import NO_SUCH_FILE
-from npyio._npy import format as F
-from npyio._npy.decode import SKIP_PREFIX
-from npyio._npz import format as Z
+from npyio._format import npy, npz
+from npyio._format.files import NO_SUCH_FILE
+from npyio._graph.decode import SKIP_PREFIX
 from tests._graph_util import graph_def, op_types, python_ops
 from tests._npy import npy_bytes, tf_message
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD_MAGIC = b"\x93NUMPX" + npy_bytes(np.zeros(3, "<f4"))[6:]
-BAD_MAGIC_REASON = F.bad_magic("93 4e 55 4d 50 58")
+BAD_MAGIC_REASON = npy.bad_magic("93 4e 55 4d 50 58")
 
 
 def _npz(arrays: dict[str, np.ndarray], compressed: bool = False) -> bytes:
@@ -60,7 +59,7 @@ def test_read_npy_message_starts_with_path_and_reason(tmp_path):
     wrong = tmp_path / "wrong.npy"
     wrong.write_bytes(npy_bytes(np.zeros(3, "<f8")))
     message = _eager_message(npyio.read_npy, str(wrong), "float32", shape=(3,))
-    assert message.splitlines()[0] == f"{wrong}: {F.dtype_mismatch('float32', 'float64')}"
+    assert message.splitlines()[0] == f"{wrong}: {npy.dtype_mismatch('float32', 'float64')}"
 
 
 def test_read_npy_missing_file_names_it(tmp_path):
@@ -93,15 +92,15 @@ def test_decode_npy_messages(tmp_path):
 def test_npz_messages(tmp_path):
     archive = tmp_path / "a.npz"
     archive.write_bytes(_npz({"x": np.zeros(3, np.float32)}))
-    no_member = Z.no_member("'x.npy'", "'y'")
+    no_member = npz.no_member("'x.npy'", "'y'")
     message = _eager_message(npyio.read_npz, str(archive), "y", "float32")
     assert message.splitlines()[0] == f"{archive}[y]: {no_member}"
     message = _eager_message(npyio.decode_npz, archive.read_bytes(), "y", "float32")
     assert message.splitlines()[0] == f"<bytes>[y]: {no_member}"
     message = _eager_message(npyio.decode_npz, b"not a zip", "x", "float32")
-    assert message.splitlines()[0] == f"<bytes>[x]: {Z.not_a_zip()}"
+    assert message.splitlines()[0] == f"<bytes>[x]: {npz.not_a_zip()}"
     message = _eager_message(npyio.read_npz, str(archive), "x", "float64")
-    assert message.splitlines()[0] == f"{archive}[x]: {F.dtype_mismatch('float64', 'float32')}"
+    assert message.splitlines()[0] == f"{archive}[x]: {npy.dtype_mismatch('float64', 'float32')}"
     missing = tmp_path / "missing.npz"
     with pytest.raises(tf.errors.NotFoundError) as info:
         npyio.read_npz(str(missing), "x", "float32")
@@ -152,7 +151,7 @@ def test_iteration_message_of_an_npz_member(tmp_path):
     archive = tmp_path / "a.npz"
     archive.write_bytes(_npz({"x": np.zeros(3, np.float32)}))
     ds = npyio.dataset([str(archive)], key="x", dtype="float64", shape=(3,))
-    text = f"{archive}[x]: {F.dtype_mismatch('float64', 'float32')}"
+    text = f"{archive}[x]: {npy.dtype_mismatch('float64', 'float32')}"
     _line_with(_iteration_message(ds), text)
     # the archive's own refusal: one function_node wrapper, not the extractor's twice more
     ds = npyio.dataset([str(archive)], key="y", dtype="float32", shape=(3,))
@@ -161,7 +160,7 @@ def test_iteration_message_of_an_npz_member(tmp_path):
     # Assert C-escapes quotes ('y' shows as \'y\'); tf_message undoes that exactly
     with pytest.raises(tf.errors.InvalidArgumentError) as info:
         list(ds)
-    assert tf_message(info.value) == f"{archive}[y]: {Z.no_member(repr('x.npy'), repr('y'))}"
+    assert tf_message(info.value) == f"{archive}[y]: {npz.no_member(repr('x.npy'), repr('y'))}"
 
 
 # --- ignore_errors: every skip on stderr, at every log level -------------------------------------
@@ -402,7 +401,7 @@ def test_tfio_backend_names_missing_files(tmp_path, capfd):
 def _one_bad_of_four(tmp_path) -> tuple[list[str], str]:
     xs = [_write_npy(tmp_path / f"{i}.npy", np.full(3, i, "<f4")) for i in range(4)]
     _write_npy(tmp_path / "1.npy", np.full(3, 1, "<f8"))  # a float64 among float32
-    return xs, f"{xs[1]}: " + F.dtype_mismatch("float32", "float64")
+    return xs, f"{xs[1]}: " + npy.dtype_mismatch("float32", "float64")
 
 
 def test_py_function_backend_names_the_files_it_refuses(tmp_path, capfd):

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from npyio._data import paths as P
+from npyio._data.paths import pair, parse_shard, resolve, shard_list, unpaired
+from npyio._format.files import NO_SUCH_FILE, one_path
 
 
 def touch(path: Path) -> str:
@@ -43,7 +44,7 @@ def test_directory_is_its_npy_files_sorted_by_name(tmp_path):
         touch(tmp_path / name)
     touch(tmp_path / "notes.txt")
     touch(tmp_path / "x.npz")
-    source = P.resolve(str(tmp_path))
+    source = resolve(str(tmp_path))
     assert source.kind == "dir" and source.by_name and source.problem is None
     assert source.paths == [
         str(tmp_path / n) for n in sorted(os.listdir(tmp_path)) if n.endswith(".npy")
@@ -52,12 +53,12 @@ def test_directory_is_its_npy_files_sorted_by_name(tmp_path):
 
 
 def test_directory_with_npz_suffix_lists_archives_only(tree):
-    source = P.resolve(str(tree / "x"), suffix=".npz")
+    source = resolve(str(tree / "x"), suffix=".npz")
     assert names(source.paths) == ["a.npz"]
 
 
 def test_non_npy_files_and_subdirectories_are_ignored(tree):
-    assert names(P.resolve(str(tree / "x")).paths) == ["a.npy", "b.npy", "c.npy"]
+    assert names(resolve(str(tree / "x")).paths) == ["a.npy", "b.npy", "c.npy"]
 
 
 def test_glob_is_sorted_by_file_name_then_path(tmp_path):
@@ -65,7 +66,7 @@ def test_glob_is_sorted_by_file_name_then_path(tmp_path):
     touch(tmp_path / "q" / "1.npy")
     touch(tmp_path / "q" / "3.npy")
     touch(tmp_path / "q" / "3.txt")
-    source = P.resolve(str(tmp_path / "*" / "*.npy"))
+    source = resolve(str(tmp_path / "*" / "*.npy"))
     assert source.kind == "glob" and source.by_name
     assert source.paths == [
         str(tmp_path / "q" / "1.npy"),
@@ -73,18 +74,18 @@ def test_glob_is_sorted_by_file_name_then_path(tmp_path):
         str(tmp_path / "q" / "3.npy"),
     ]
     # a glob takes what it matches, whatever the suffix
-    assert names(P.resolve(str(tmp_path / "q" / "3.*")).paths) == ["3.npy", "3.txt"]
+    assert names(resolve(str(tmp_path / "q" / "3.*")).paths) == ["3.npy", "3.txt"]
 
 
 def test_one_file_is_taken_whatever_its_name(tmp_path):
     path = touch(tmp_path / "data.bin")
-    source = P.resolve(path)
+    source = resolve(path)
     assert (source.kind, source.paths, source.by_name) == ("file", [path], False)
 
 
 def test_an_existing_file_with_glob_characters_is_a_file(tmp_path):
     path = touch(tmp_path / "weird[1].npy")
-    assert P.resolve(path).kind == "file"
+    assert resolve(path).kind == "file"
 
 
 @pytest.mark.parametrize(
@@ -104,7 +105,7 @@ def test_an_existing_file_with_glob_characters_is_a_file(tmp_path):
 )
 def test_a_sequence_keeps_its_order(tree, form):
     ps = [str(tree / "y" / n) for n in ("c.npy", "a.npy", "b.npy")]
-    source = P.resolve(form(ps))
+    source = resolve(form(ps))
     assert (source.kind, source.by_name) == ("list", False)
     assert source.paths == ps
     assert all(type(p) is str for p in source.paths)
@@ -116,54 +117,54 @@ def test_a_sequence_keeps_its_order(tree, form):
     ids=["str", "bytes", "Path", "np.str_", "np.bytes_", "0-d", "0-d-object"],
 )
 def test_a_single_path_in_any_form(tree, form):
-    source = P.resolve(form(str(tree / "y")))
+    source = resolve(form(str(tree / "y")))
     assert source.kind == "dir" and source.arg == str(tree / "y")
-    assert P.one_path(form(str(tree / "y" / "a.npy"))) == str(tree / "y" / "a.npy")
+    assert one_path(form(str(tree / "y" / "a.npy"))) == str(tree / "y" / "a.npy")
 
 
 def test_missing_path_is_named(tmp_path):
     missing = str(tmp_path / "no" / "such")
     with pytest.raises(ValueError) as info:
-        P.resolve(missing, "labels")
+        resolve(missing, "labels")
     assert str(info.value) == f"labels: {missing!r} does not exist (no such file or directory)"
-    source = P.resolve(missing, strict=False)
-    assert (source.kind, source.paths, source.problem) == ("missing", [], P.NO_SUCH_FILE)
+    source = resolve(missing, strict=False)
+    assert (source.kind, source.paths, source.problem) == ("missing", [], NO_SUCH_FILE)
 
 
 def test_empty_directory(tmp_path):
     touch(tmp_path / "notes.txt")
     with pytest.raises(ValueError, match=r"^inputs: directory '.*' has no \*\.npy files$"):
-        P.resolve(str(tmp_path))
+        resolve(str(tmp_path))
     with pytest.raises(ValueError, match=r"has no \*\.npz files$"):
-        P.resolve(str(tmp_path), suffix=".npz")
-    assert P.resolve(str(tmp_path), strict=False).problem == "directory has no .npy files"
+        resolve(str(tmp_path), suffix=".npz")
+    assert resolve(str(tmp_path), strict=False).problem == "directory has no .npy files"
 
 
 def test_glob_that_matches_nothing(tmp_path):
     pattern = str(tmp_path / "*.npy")
     with pytest.raises(ValueError) as info:
-        P.resolve(pattern)
+        resolve(pattern)
     assert str(info.value) == f"inputs: glob {pattern!r} matches no files"
     # a misspelled directory is named as the reason
     pattern = str(tmp_path / "trian" / "*.npy")
     with pytest.raises(ValueError) as info:
-        P.resolve(pattern)
+        resolve(pattern)
     assert str(info.value).endswith(f"(directory {str(tmp_path / 'trian')!r} does not exist)")
-    assert P.resolve(pattern, strict=False).problem == "no file matches this pattern"
+    assert resolve(pattern, strict=False).problem == "no file matches this pattern"
 
 
 @pytest.mark.parametrize("empty", [[], (), np.array([], dtype=str)], ids=["list", "tuple", "np"])
 def test_empty_sequence(empty):
     with pytest.raises(ValueError, match=r"^inputs: the sequence of paths is empty$"):
-        P.resolve(empty)
+        resolve(empty)
 
 
 @pytest.mark.parametrize("empty", ["", b""], ids=["str", "bytes"])
 def test_empty_path(empty):
     with pytest.raises(ValueError, match="inputs: the path is empty"):
-        P.resolve(empty)
+        resolve(empty)
     with pytest.raises(ValueError, match="path: the path is empty"):
-        P.one_path(empty)
+        one_path(empty)
 
 
 @pytest.mark.parametrize(
@@ -179,72 +180,72 @@ def test_empty_path(empty):
 )
 def test_bad_types(bad, words):
     with pytest.raises(TypeError, match=words):
-        P.resolve(bad)
+        resolve(bad)
 
 
 def test_a_bad_array_is_never_shown_whole():
     bad = np.arange(10_000)
     with pytest.raises(TypeError) as info:
-        P.resolve(bad, "inputs")
+        resolve(bad, "inputs")
     msg = str(info.value)
     assert len(msg) < 400, msg
     assert "10000 other items" in msg and "shape (10000,)" in msg and "(10000 in all)" in msg
     # nor a list of long strings, nor the many bad items of a mixed list
     with pytest.raises(TypeError) as info:
-        P.resolve([1] * 5000 + ["x" * 100_000] * 5000)
+        resolve([1] * 5000 + ["x" * 100_000] * 5000)
     assert len(str(info.value)) < 800
 
 
 def test_an_iterator_is_refused_without_being_consumed():
     it = iter(["a.npy", "b.npy"])
     with pytest.raises(TypeError, match="list_iterator"):
-        P.resolve(it)
+        resolve(it)
     assert next(it) == "a.npy"
 
 
 def test_one_path_refuses_several_and_other_types():
     with pytest.raises(TypeError, match=r"expected a path \(str, bytes or os.PathLike\), got int"):
-        P.one_path(3)
+        one_path(3)
     with pytest.raises(TypeError, match="got list"):
-        P.one_path(["a", "b"])
+        one_path(["a", "b"])
 
 
 # --- pairing ----------------------------------------------------------------------------------
-def pair(xs: object, ys: object) -> tuple[list[str], list[str]]:
-    return P.pair(P.resolve(xs, "inputs"), P.resolve(ys, "labels"))
+def pair_args(xs: object, ys: object) -> tuple[list[str], list[str]]:
+    return pair(resolve(xs, "inputs"), resolve(ys, "labels"))
 
 
 def test_dir_and_dir_pair_by_name(tree):
-    xs, ys = pair(str(tree / "x"), str(tree / "y"))
+    xs, ys = pair_args(str(tree / "x"), str(tree / "y"))
     assert names(xs) == names(ys) == ["a.npy", "b.npy", "c.npy"]
     assert all(os.path.dirname(y) == str(tree / "y") for y in ys)
 
 
 def test_dir_and_list_pair_by_name(tree):
     ys = [str(tree / "y" / n) for n in ("c.npy", "a.npy", "b.npy")]
-    xs, paired = pair(str(tree / "x"), ys)
+    xs, paired = pair_args(str(tree / "x"), ys)
     assert names(xs) == names(paired) == ["a.npy", "b.npy", "c.npy"]
-    xs, paired = pair(list(reversed(ys)), str(tree / "x"))  # either side may be the directory
+    xs, paired = pair_args(list(reversed(ys)), str(tree / "x"))  # either side may be the directory
     assert names(xs) == names(paired) == ["a.npy", "b.npy", "c.npy"]
 
 
 def test_glob_pairs_by_name(tree):
-    xs, ys = pair(str(tree / "x" / "*.npy"), str(tree / "y"))
+    xs, ys = pair_args(str(tree / "x" / "*.npy"), str(tree / "y"))
     assert names(xs) == names(ys) == ["a.npy", "b.npy", "c.npy"]
 
 
 def test_list_and_list_pair_by_position(tree):
     xs = [str(tree / "x" / n) for n in ("a.npy", "b.npy")]
     ys = [str(tree / "y" / n) for n in ("c.npy", "a.npy")]  # names differ: position rules
-    assert pair(xs, ys) == (xs, ys)
+    assert pair_args(xs, ys) == (xs, ys)
     with pytest.raises(ValueError, match=r"pair by position .* 2 inputs, 3 labels"):
-        pair(xs, [*ys, ys[0]])
+        pair_args(xs, [*ys, ys[0]])
 
 
 def test_single_files_pair_by_position(tree):
     x, y = str(tree / "x" / "a.npy"), str(tree / "y" / "b.npy")
-    assert pair(x, y) == ([x], [y])
-    assert P.unpaired(P.resolve(x), P.resolve(y)) == ([], [])
+    assert pair_args(x, y) == ([x], [y])
+    assert unpaired(resolve(x), resolve(y)) == ([], [])
 
 
 def test_duplicate_names_cannot_pair_by_name(tmp_path):
@@ -252,7 +253,7 @@ def test_duplicate_names_cannot_pair_by_name(tmp_path):
     touch(tmp_path / "x" / "q" / "a.npy")
     touch(tmp_path / "y" / "a.npy")
     with pytest.raises(ValueError, match=r"inputs: two files share the name 'a\.npy'"):
-        pair(str(tmp_path / "x" / "*" / "*.npy"), str(tmp_path / "y"))
+        pair_args(str(tmp_path / "x" / "*" / "*.npy"), str(tmp_path / "y"))
 
 
 def test_unpaired_names_are_listed_first_ten(tmp_path):
@@ -263,43 +264,43 @@ def test_unpaired_names_are_listed_first_ten(tmp_path):
         touch(tmp_path / "x" / f"extra{i:02d}.npy")
     touch(tmp_path / "y" / "orphan.npy")
     with pytest.raises(ValueError) as info:
-        pair(str(tmp_path / "x"), str(tmp_path / "y"))
+        pair_args(str(tmp_path / "x"), str(tmp_path / "y"))
     msg = str(info.value)
     assert msg.startswith("inputs and labels do not pair up by file name: ")
     assert "13 found only in inputs: extra00.npy, " in msg and "extra09.npy and 3 more" in msg
     assert "extra10.npy" not in msg
     assert msg.endswith("; 1 found only in labels: orphan.npy")
-    only_x, only_y = P.unpaired(P.resolve(str(tmp_path / "x")), P.resolve(str(tmp_path / "y")))
+    only_x, only_y = unpaired(resolve(str(tmp_path / "x")), resolve(str(tmp_path / "y")))
     assert names(only_x) == [f"extra{i:02d}.npy" for i in range(13)]
     assert names(only_y) == ["orphan.npy"]
 
 
 def test_unpaired_by_position_is_the_longer_tail(tree):
     xs = [str(tree / "x" / n) for n in ("a.npy", "b.npy", "c.npy")]
-    only_x, only_y = P.unpaired(P.resolve(xs), P.resolve(xs[:1]))
+    only_x, only_y = unpaired(resolve(xs), resolve(xs[:1]))
     assert (only_x, only_y) == (xs[1:], [])
 
 
 # --- shards -----------------------------------------------------------------------------------
 def test_parse_shard():
-    assert P.parse_shard(None) is None
-    assert P.parse_shard((3, 2)) == (3, 2)
-    assert P.parse_shard([1, 0]) == (1, 0)
+    assert parse_shard(None) is None
+    assert parse_shard((3, 2)) == (3, 2)
+    assert parse_shard([1, 0]) == (1, 0)
     # a tf.distribute.InputContext, by its attributes (no TensorFlow needed)
     context = types.SimpleNamespace(num_input_pipelines=4, input_pipeline_id=1)
-    assert P.parse_shard(context) == (4, 1)
+    assert parse_shard(context) == (4, 1)
     for bad in ((2, 2), (0, 0), (2, -1), (2.0, 1)):
         with pytest.raises(ValueError, match="0 <= index < num_shards"):
-            P.parse_shard(bad)
+            parse_shard(bad)
     with pytest.raises(ValueError, match="0 <= index < num_shards"):
-        P.parse_shard(types.SimpleNamespace(num_input_pipelines=2, input_pipeline_id=2))
+        parse_shard(types.SimpleNamespace(num_input_pipelines=2, input_pipeline_id=2))
     for bad in (3, (1, 2, 3)):
         with pytest.raises(TypeError, match="shard must be"):
-            P.parse_shard(bad)
+            parse_shard(bad)
 
 
 def test_shard_list_gives_each_path_to_one_shard():
     paths = [f"{i}.npy" for i in range(10)]
-    shards = [P.shard_list(paths, 3, i) for i in range(3)]
+    shards = [shard_list(paths, 3, i) for i in range(3)]
     assert sorted(p for shard in shards for p in shard) == sorted(paths)
     assert shards[1] == ["1.npy", "4.npy", "7.npy"]

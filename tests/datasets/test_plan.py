@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from npyio._data import plan as PL
-from npyio._npy.head import make_hint
+from npyio._format.header import make_hint
 from tests.test_structure import run_without_tf
 
 #: Run before each snippet: the plan's results as JSON-able values.

@@ -24,8 +24,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from hypothesis import Phase, settings
 
-from tests.fuzz import _oracle as O
-from tests.fuzz import regressions
+from tests.fuzz import oracle, regressions
 from tests.fuzz.fuzzers import FUZZERS, LAST_FAILURE, RUNS
 
 
@@ -87,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     for n in names:
         print(f"  {n:12} {RUNS[n]:8} inputs  {'FAILED: ' + failures[n] if n in failures else 'ok'}")
     print("outcomes (single files, batch rows included):")
-    for key, count in sorted(O.STATS.items()):
+    for key, count in sorted(oracle.STATS.items()):
         print(f"  {key:32} {count}")
     if args.json:
         with open(args.json, "w") as f:
@@ -97,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
                     "seconds": round(elapsed, 1),
                     "inputs": {n: RUNS[n] for n in names},
                     "failures": failures,
-                    "outcomes": dict(O.STATS),
+                    "outcomes": dict(oracle.STATS),
                 },
                 f,
                 indent=2,

@@ -9,7 +9,7 @@ Set up once, then run from the repository root::
 Any libFuzzer flag works (``-atheris_runs=N``, ``-max_len=4096``, ``-jobs=1`` ...). Each input's
 first byte picks the declared dtype (and, for values 224 and up, also a read through a
 ``ram://`` path); the rest is the file. Every input goes through the same oracle as the
-Hypothesis fuzzers (``tests/fuzz/_oracle.py``, known bugs skipped). npyio's Python modules are
+Hypothesis fuzzers (``tests/fuzz/oracle.py``, known bugs skipped). npyio's Python modules are
 instrumented for coverage; the graph decoder is TensorFlow's C++ and is not, so the guidance
 mostly steers the reference parser and the oracle's numpy side.
 
@@ -44,14 +44,13 @@ DTYPES = [
 
 def one_input(data: bytes) -> None:
     """Checks one input: byte 0 picks the dtype (and a ram:// read), the rest is the file."""
-    from tests.fuzz import _oracle as O
-    from tests.fuzz import regressions
+    from tests.fuzz import oracle, regressions
 
     if not data:
         return
-    case = O.Case(data[1:], DTYPES[data[0] % len(DTYPES)], None, via_path=data[0] >= 224)
+    case = oracle.Case(data[1:], DTYPES[data[0] % len(DTYPES)], None, via_path=data[0] >= 224)
     try:
-        O.check(case, known_bugs=True)
+        oracle.check(case, known_bugs=True)
     except Exception as e:
         print(f"\nsaved: {regressions.save('atheris', case, e)}", file=sys.stderr)
         raise
@@ -94,9 +93,9 @@ def main() -> None:
 
     with atheris.instrument_imports(include=["npyio"]):
         import npyio  # noqa: F401 -- instrumented for coverage
-    from npyio._npy import format as F
+    from npyio._format import npy
 
-    assert list(F.CODES.values()) == DTYPES, "DTYPES must follow npyio's CODES"
+    assert list(npy.CODES.values()) == DTYPES, "DTYPES must follow npyio's CODES"
     atheris.Setup(sys.argv, one_input)
     atheris.Fuzz()
 

@@ -15,9 +15,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from npyio._npy import format as F
-from tests.fuzz import _oracle as O
-from tests.fuzz import strategies as S
+from npyio._format import npy
+from tests.fuzz import oracle, strategies
 
 #: The input of the body that failed last (the fuzz driver saves it as a regression file).
 LAST_FAILURE: list[tuple[str, Any]] = []
@@ -73,26 +72,28 @@ class Fuzzer:
 
 
 @st.composite
-def _cases(draw: st.DrawFn, files: st.SearchStrategy, other_dtypes: bool = True) -> O.Case:
+def _cases(draw: st.DrawFn, files: st.SearchStrategy, other_dtypes: bool = True) -> oracle.Case:
     data, name = draw(files)
-    dtype = draw(S.declared(name)) if other_dtypes else name
-    return O.Case(data, dtype, None, via_path=draw(st.integers(0, 7)) == 0)
+    dtype = draw(strategies.declared(name)) if other_dtypes else name
+    return oracle.Case(data, dtype, None, via_path=draw(st.integers(0, 7)) == 0)
 
 
 @st.composite
-def _static_cases(draw: st.DrawFn) -> O.Case:
-    data, dtype, shape = draw(S.static_files())
-    return O.Case(data, dtype, shape, via_path=draw(st.integers(0, 7)) == 0)
+def _static_cases(draw: st.DrawFn) -> oracle.Case:
+    data, dtype, shape = draw(strategies.static_files())
+    return oracle.Case(data, dtype, shape, via_path=draw(st.integers(0, 7)) == 0)
 
 
 #: Header limits the limits fuzzer reads with: a few, since each one is a trace of its own.
 #: numpy's writer makes headers of 118 (version 1.0) and 116 bytes (2.0, 3.0).
-HEADER_LIMITS = [F.MAX_HEADER_SIZE, 0, 64, 115, 116, 117, 118, 119, 200]
+HEADER_LIMITS = [npy.MAX_HEADER_SIZE, 0, 64, 115, 116, 117, 118, 119, 200]
 
 
 @st.composite
-def _limit_cases(draw: st.DrawFn) -> O.Case:
-    data, name = draw(st.one_of(S.valid_files().map(lambda f: f[:2]), S.damaged_files()))
+def _limit_cases(draw: st.DrawFn) -> oracle.Case:
+    data, name = draw(
+        st.one_of(strategies.valid_files().map(lambda f: f[:2]), strategies.damaged_files())
+    )
     n = len(data)
     max_file_size = draw(
         st.one_of(
@@ -101,7 +102,7 @@ def _limit_cases(draw: st.DrawFn) -> O.Case:
             st.integers(0, n + 16),
         )
     )
-    return O.Case(
+    return oracle.Case(
         data,
         name,
         None,
@@ -111,23 +112,23 @@ def _limit_cases(draw: st.DrawFn) -> O.Case:
     )
 
 
-def _check(case: O.Case) -> None:
-    O.check(case, known_bugs=True)
+def _check(case: oracle.Case) -> None:
+    oracle.check(case, known_bugs=True)
 
 
 def _check_batch(batch: tuple[list[bytes], str]) -> None:
-    O.check_batch(*batch, known_bugs=True)
+    oracle.check_batch(*batch, known_bugs=True)
 
 
 FUZZERS: dict[str, Fuzzer] = {
     f.name: f
     for f in (
-        Fuzzer("damaged", _cases(S.damaged_files()), _check, 300),
-        Fuzzer("lenient", _cases(S.lenient_files(), other_dtypes=False), _check, 150),
-        Fuzzer("properties", _cases(S.mutated_files()), _check, 100),
-        Fuzzer("random", _cases(S.random_files()), _check, 100),
+        Fuzzer("damaged", _cases(strategies.damaged_files()), _check, 300),
+        Fuzzer("lenient", _cases(strategies.lenient_files(), other_dtypes=False), _check, 150),
+        Fuzzer("properties", _cases(strategies.mutated_files()), _check, 100),
+        Fuzzer("random", _cases(strategies.random_files()), _check, 100),
         Fuzzer("static", _static_cases(), _check, 100),
-        Fuzzer("batch", S.batches(), _check_batch, 60),
+        Fuzzer("batch", strategies.batches(), _check_batch, 60),
         Fuzzer("limits", _limit_cases(), _check, 100),
     )
 }

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from npyio._npy import format as F
-from tests.fuzz import _oracle as O
+from npyio._format import npy
+from tests.fuzz import oracle
 
 DIRECTORY = Path(__file__).resolve().parents[1] / "data" / "regressions"
 DATA_SUFFIXES = (".npy", ".bin")
@@ -48,10 +48,10 @@ class Regression:
     def check(self) -> None:
         """Re-checks every invariant (and the expected outcome, if the case names one)."""
         if self.batch:
-            O.check_batch(list(self.files), self.dtypes[0], self.shape)
+            oracle.check_batch(list(self.files), self.dtypes[0], self.shape)
             return
         for dtype in self.dtypes:
-            outcome = O.check(O.Case(self.files[0], dtype, self.shape, via_path=True))
+            outcome = oracle.check(oracle.Case(self.files[0], dtype, self.shape, via_path=True))
             if self.expect is not None:
                 got = "accepted" if outcome.accepted else outcome.reason
                 assert got == self.expect, (self.id, dtype, got, self.expect)
@@ -81,7 +81,7 @@ def load_all(directory: Path = DIRECTORY) -> list[Regression]:
             Regression(
                 id=stem,
                 files=tuple((directory / n).read_bytes() for n in names),
-                dtypes=(dtype,) if dtype else tuple(F.CODES.values()),
+                dtypes=(dtype,) if dtype else tuple(npy.CODES.values()),
                 shape=_shape(spec.get("shape")),
                 batch=bool(spec.get("batch", False)),
                 expect=spec.get("expect"),
@@ -91,14 +91,14 @@ def load_all(directory: Path = DIRECTORY) -> list[Regression]:
         )
     for path in sorted(directory.iterdir()):
         if path.suffix in DATA_SUFFIXES and path.name not in named:
-            cases.append(Regression(path.name, (path.read_bytes(),), tuple(F.CODES.values())))
+            cases.append(Regression(path.name, (path.read_bytes(),), tuple(npy.CODES.values())))
     return sorted(cases, key=lambda c: c.id)
 
 
 def save(fuzzer: str, value: Any, error: BaseException, directory: Path = DIRECTORY) -> Path:
     """Saves a failing fuzz input as a regression case; returns its JSON file."""
     directory.mkdir(parents=True, exist_ok=True)
-    if isinstance(value, O.Case):
+    if isinstance(value, oracle.Case):
         files, dtype, shape, batch = [value.data], value.dtype, value.shape, False
     else:  # a batch: (files, dtype)
         files, dtype, shape, batch = list(value[0]), value[1], None, True

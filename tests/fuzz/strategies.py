@@ -16,11 +16,11 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from npyio._npy import format as F
+from npyio._format import npy
 from tests._npy import STORED_DTYPES, VERSIONS, npy_bytes, sample, with_header
 from tests.npy.test_properties import PIECES, VALUES, mutated_files  # noqa: F401 -- re-exported
 
-DTYPE_NAMES = list(F.CODES.values())
+DTYPE_NAMES = list(npy.CODES.values())
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3)
 
 #: descrs numpy writes for dtypes npyio does not decode, and odd but valid ones.
@@ -93,8 +93,8 @@ _ENTRY = rb"((?:'%s'|\"%s\")[ \t\n\r\f]*:[ \t\n\r\f]*)(\([^)]*\)|'[^']*'|\w+)"
 def _split(data: bytes) -> tuple[tuple[int, int], bytearray, bytes]:
     """numpy-written bytes -> (version, header text, payload)."""
     version = (data[6], data[7])
-    start = F.MAGIC_LEN + F.HEADER_LEN_SIZE[version]
-    hlen = int.from_bytes(data[F.MAGIC_LEN : start], "little")
+    start = npy.MAGIC_LEN + npy.HEADER_LEN_SIZE[version]
+    hlen = int.from_bytes(data[npy.MAGIC_LEN : start], "little")
     return version, bytearray(data[start : start + hlen]), data[start + hlen :]
 
 
@@ -109,7 +109,7 @@ def _shape_span(text: bytearray) -> tuple[int, int] | None:
     return (m.start(2), m.end(2)) if m else None
 
 
-_GOOD = r"[<>|=]?(?:{})".format("|".join(F.CODES))
+_GOOD = r"[<>|=]?(?:{})".format("|".join(npy.CODES))
 
 
 def aliases(stored: str) -> list[str]:
@@ -261,7 +261,7 @@ def _lenient(draw: st.DrawFn, text: bytearray, stored: str, version: tuple[int, 
         if draw(st.booleans()):
             text[:] = re.sub(rb"(\d)(?=[ ,)])", rb"\1L", bytes(text))
         body = bytes(text).rstrip(b" \n") + draw(st.sampled_from([b"\n", b"\r\n", b" \n"]))
-        prefix = F.MAGIC_LEN + F.HEADER_LEN_SIZE[version] + len(body)
+        prefix = npy.MAGIC_LEN + npy.HEADER_LEN_SIZE[version] + len(body)
         align = draw(st.sampled_from([16, 64, 4096]))
         pad = draw(st.sampled_from([b" ", b" ", b"\t", b"\f"])) * (-prefix % align or align)
         text[:] = body + pad
@@ -332,7 +332,7 @@ def damaged_files(draw: st.DrawFn, mutations: list[str] = MUTATIONS) -> tuple[by
     payload = bytearray(payload)
     hlen: int | None = None  # None: the length of the final text
     raw_version = bytes(version)
-    magic = bytearray(F.MAGIC_PREFIX)
+    magic = bytearray(npy.MAGIC_PREFIX)
     cut: int | None = None
 
     for _ in range(draw(st.integers(0, 4))):
@@ -415,7 +415,7 @@ def damaged_files(draw: st.DrawFn, mutations: list[str] = MUTATIONS) -> tuple[by
                 )
             )
         elif op == "truncate":
-            cut = draw(st.integers(0, F.MAGIC_LEN + 4 + len(text) + len(payload)))
+            cut = draw(st.integers(0, npy.MAGIC_LEN + 4 + len(text) + len(payload)))
         elif op == "payload-length":
             k = draw(st.integers(1, 17))
             if draw(st.booleans()):
@@ -433,7 +433,7 @@ def damaged_files(draw: st.DrawFn, mutations: list[str] = MUTATIONS) -> tuple[by
                 payload[draw(st.integers(0, len(payload) - 1))] = draw(st.integers(0, 255))
 
     n = len(text) if hlen is None else hlen
-    size = F.HEADER_LEN_SIZE.get((raw_version[0], raw_version[1]), 4)
+    size = npy.HEADER_LEN_SIZE.get((raw_version[0], raw_version[1]), 4)
     size = draw(st.sampled_from([size] * 9 + [2 if size == 4 else 4]))  # a field of the wrong size
     field = (n % 256**size).to_bytes(size, "little")
     data = bytes(magic) + raw_version + field + bytes(text) + bytes(payload)
@@ -454,7 +454,7 @@ def random_files(draw: st.DrawFn) -> tuple[bytes, str]:
         return draw(st.binary(max_size=256)), name
     version = draw(st.sampled_from(VERSIONS))
     if how == "magic":
-        return F.MAGIC_PREFIX + bytes(version) + draw(st.binary(max_size=256)), name
+        return npy.MAGIC_PREFIX + bytes(version) + draw(st.binary(max_size=256)), name
     text = draw(
         st.one_of(
             st.binary(max_size=120),

@@ -1,7 +1,7 @@
-"""The fuzzers' policy predicate (``tests/fuzz/_oracle.py``) against the documented policy.
+"""The fuzzers' policy predicate (``tests/fuzz/oracle.py``) against the documented policy.
 
 Each clause that lets npyio refuse a file ``np.load`` reads must be documented: its phrase must
-be in the docstring it names (the policy list at the top of ``npyio/_npy/format.py``). Clauses the
+be in the docstring it names (the policy list at the top of ``npyio/_format/npy.py``). Clauses the
 fuzzers found undocumented are strict expected failures here until the docs name them.
 """
 
@@ -10,39 +10,40 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npyio._npy import format as F
+from npyio._format import npy
 from tests._npy import npy_bytes, with_header
-from tests.fuzz import _oracle as O
-from tests.fuzz import regressions as R
+from tests.fuzz import oracle, regressions
 
 
-def _clause_param(clause: O.Clause) -> object:
+def _clause_param(clause: oracle.Clause) -> object:
     marks = []
     if clause.pending:
         marks.append(
             pytest.mark.xfail(
                 strict=True,
-                reason=f"undocumented refusal: npyio/_npy/format.py's policy list should name "
+                reason=f"undocumented refusal: npyio/_format/npy.py's policy list should name "
                 f"{clause.phrase!r}",
             )
         )
     return pytest.param(clause, id=clause.name, marks=marks)
 
 
-@pytest.mark.parametrize("clause", [_clause_param(c) for c in O.CLAUSES])
+@pytest.mark.parametrize("clause", [_clause_param(c) for c in oracle.CLAUSES])
 def test_clause_is_documented(clause):
     assert clause.documented(), f"{clause.phrase!r} is not in {clause.source.__name__}'s docs"
 
 
 def test_clause_names_are_unique():
-    names = [c.name for c in O.CLAUSES]
+    names = [c.name for c in oracle.CLAUSES]
     assert len(set(names)) == len(names)
 
 
 def _policy(data: bytes, dtype: str = "float32", reason: str | None = None) -> list[str]:
-    view = O.numpy_view(data)
+    view = oracle.numpy_view(data)
     assert view.array is not None, view.error
-    return [c.name for c in O.policy(O.Case(data, dtype), view, reason or F.not_a_dict())]
+    return [
+        c.name for c in oracle.policy(oracle.Case(data, dtype), view, reason or npy.not_a_dict())
+    ]
 
 
 GOOD = npy_bytes(np.arange(6, dtype="<f4").reshape(2, 3))
@@ -119,39 +120,39 @@ def test_policy_names_the_clause(text, clause):
 )
 def test_around_the_dict_follows_the_version(version, clauses):
     """A form-feed last line: numpy reads it in every version, npyio in 1.0 and 2.0 only
-    (``F.TRAIL``; ``F.TRAIL_V3`` keeps what every Python version takes)."""
+    (``npy.TRAIL``; ``npy.TRAIL_V3`` keeps what every Python version takes)."""
     data = with_header(_text() + "\n\f", PAYLOAD, version)
-    view = O.numpy_view(data)
+    view = oracle.numpy_view(data)
     assert view.array is not None, view.error
-    got = O.policy(O.Case(data, "float32"), view, F.not_a_dict())
+    got = oracle.policy(oracle.Case(data, "float32"), view, npy.not_a_dict())
     assert [c.name for c in got] == clauses
 
 
 def test_undocumented_refusal_is_caught():
     """A refusal with no clause behind it is what the fuzzers fail on."""
-    assert _policy(GOOD, reason=F.bad_shape("(2, 3)")) == []
-    assert _policy(GOOD, reason=F.payload_trailing("24", "25")) == []
-    assert _policy(GOOD + b"\0", reason=F.payload_trailing("24", "25")) == ["trailing-bytes"]
-    assert _policy(GOOD, "int32", F.dtype_mismatch("int32", "float32")) == ["declared-dtype"]
+    assert _policy(GOOD, reason=npy.bad_shape("(2, 3)")) == []
+    assert _policy(GOOD, reason=npy.payload_trailing("24", "25")) == []
+    assert _policy(GOOD + b"\0", reason=npy.payload_trailing("24", "25")) == ["trailing-bytes"]
+    assert _policy(GOOD, "int32", npy.dtype_mismatch("int32", "float32")) == ["declared-dtype"]
 
 
 def test_unknown_reasons_are_refused():
     with pytest.raises(AssertionError, match="unknown reason"):
-        O.reason_kind("something went wrong")
-    assert O.reason_kind(F.payload_short("8", "4")) == "payload_short"
+        oracle.reason_kind("something went wrong")
+    assert oracle.reason_kind(npy.payload_short("8", "4")) == "payload_short"
 
 
 def test_known_bugs_have_expected_failures():
     """Each bug the fuzzers skip over is an expected failure in tests/data/regressions/."""
-    xfails = {c.id for c in R.load_all() if c.xfail}
-    for name in O.KNOWN_BUGS:
+    xfails = {c.id for c in regressions.load_all() if c.xfail}
+    for name in oracle.KNOWN_BUGS:
         assert any(i == f"bug-{name}" or i.startswith(f"bug-{name}-") for i in xfails), name
 
 
 def test_pending_clauses_have_regression_cases():
     """Each undocumented refusal has a regression case that shows it."""
-    ids = {c.id for c in R.load_all()}
-    for clause in O.CLAUSES:
+    ids = {c.id for c in regressions.load_all()}
+    for clause in oracle.CLAUSES:
         if clause.pending:
             assert any(
                 i.startswith("undocumented-") and clause.name.split("-")[0] in i for i in ids

@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio._npy import format as F
+from npyio._format import npy
 from tests._corpus import CORPUS, CORPUS_IDS, GOOD_ARRAY, HEADER_LEVEL, Bad
 from tests._npy import (
     assert_same,
@@ -87,7 +87,7 @@ def _groups() -> dict[str, list[Bad]]:
     """The corpus grouped by what it is read as, so one pipeline serves a whole group."""
     groups: dict[str, list[Bad]] = {}
     for case in CORPUS:
-        shape = "any" if case.shape is None else F.show_shape(case.shape).replace(" ", "")
+        shape = "any" if case.shape is None else npy.show_shape(case.shape).replace(" ", "")
         groups.setdefault(f"{case.dtype}-{shape}", []).append(case)
     return groups
 
@@ -160,7 +160,7 @@ def test_batch_names_a_later_element(case_id, index):
 def test_batch_elements_must_share_a_shape():
     batch = [npy_bytes(GOOD_ARRAY), npy_bytes(GOOD_ARRAY.T.copy())]
     err = raised(npyio.decode_npy, batch, "float32")
-    assert tf_message(err) == "<bytes>[1]: " + F.shape_mismatch("(2, 3)", "(3, 2)")
+    assert tf_message(err) == "<bytes>[1]: " + npy.shape_mismatch("(2, 3)", "(3, 2)")
 
 
 # --- things that are not a simple corpus entry ---------------------------------------------------
@@ -201,7 +201,7 @@ def test_max_header_size_is_configurable_both_ways(tmp_path):
 
     small = write_file(tmp_path, "small.npy", npy_bytes(GOOD_ARRAY))
     hlen = len(npy_bytes(GOOD_ARRAY)) - 24 - 10
-    reason = F.header_too_large("100", str(hlen))
+    reason = npy.header_too_large("100", str(hlen))
     err = raised(npyio.read_npy, small, "float32", max_header_size=100)
     assert tf_message(err) == f"{small}: {reason}"
     with pytest.raises(npyio.NpyFormatError) as info:
@@ -238,4 +238,4 @@ def test_non_ascii_header_bytes_give_tf_errors_only(tmp_path):
             data = with_header(raw[:where] + bytes([byte]) + raw[where:], GOOD_ARRAY.tobytes())
             for run in (lambda d: npyio.decode_npy(d, "float32"), lambda d: fn(tf.constant(d))):
                 err = raised(run, data)
-                assert tf_message(err) == "<bytes>: " + F.not_a_dict(), (i, where)
+                assert tf_message(err) == "<bytes>: " + npy.not_a_dict(), (i, where)

@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio._npy import format as F
+from npyio._format import npy
 from tests._npy import (
     DTYPE_NAMES,
     LAYOUTS,
@@ -300,7 +300,7 @@ def test_huge_header_limit_is_configurable():
     arr = make("<i4", (3,), "C")
     data = npy_bytes(arr)
     assert_same(npyio.decode_npy(data, "int32", max_header_size=len(data) - 12), arr)
-    assert F.MAX_HEADER_SIZE == 10_000
+    assert npy.MAX_HEADER_SIZE == 10_000
 
 
 # --- fully static shapes: files with numpy's own native header, and any other file -----------

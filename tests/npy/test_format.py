@@ -1,4 +1,4 @@
-"""Unit tests for the pure-Python reference parser (npyio._npy.format), and its agreement with the
+"""Unit tests for the pure-Python reference parser (npyio._format.npy), and its agreement with the
 graph decoder on the bad-input corpus."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio._npy import format as F
+from npyio._format import npy
 from tests._corpus import CORPUS, CORPUS_IDS
 from tests._npy import decoder, header_text, npy_bytes, reference, tf_message, with_header
 
@@ -24,21 +24,21 @@ from tests._npy import decoder, header_text, npy_bytes, reference, tf_message, w
     ids=["tf", "np-dtype", "np-type", "name", "little", "big", "equals", "code"],
 )
 def test_parse_dtype_spellings(dtype):
-    dt = F.parse_dtype(dtype)
+    dt = npy.parse_dtype(dtype)
     assert dt == np.dtype("float32")
     assert dt.isnative
     assert dt.byteorder in "=|"
 
 
-@pytest.mark.parametrize("name", list(F.CODES.values()))
+@pytest.mark.parametrize("name", list(npy.CODES.values()))
 def test_parse_dtype_round_trips_every_supported_type(name):
     """The dtype table round-trips: name -> tf.DType -> numpy, and code -> name."""
     for spelling in (name, tf.as_dtype(name), np.dtype(name), np.dtype(name).type):
-        assert F.parse_dtype(spelling).name == name
-    code = F.dtype_code(np.dtype(name))
-    assert F.CODES[code] == name
+        assert npy.parse_dtype(spelling).name == name
+    code = npy.dtype_code(np.dtype(name))
+    assert npy.CODES[code] == name
     assert np.dtype("<" + code).newbyteorder("=") == np.dtype(name)
-    assert name in F.SUPPORTED
+    assert name in npy.SUPPORTED
 
 
 @pytest.mark.parametrize(
@@ -80,7 +80,7 @@ def test_parse_dtype_round_trips_every_supported_type(name):
 )
 def test_parse_dtype_refuses(dtype):
     with pytest.raises(TypeError, match=r"unsupported dtype .* expected one of bool, int8"):
-        F.parse_dtype(dtype)
+        npy.parse_dtype(dtype)
     with pytest.raises(TypeError):
         npyio.decode_npy(npy_bytes(np.zeros(2, "f4")), dtype)
 
@@ -97,10 +97,10 @@ def test_bad_shape_and_contents_arguments():
 
 # --- NpyHeader and NpyFormatError ---------------------------------------------------------------
 def test_npy_header_is_frozen():
-    header = F.NpyHeader((1, 0), np.dtype("<f8"), (2, 3), False, 128)
+    header = npy.NpyHeader((1, 0), np.dtype("<f8"), (2, 3), False, 128)
     with pytest.raises(dataclasses.FrozenInstanceError):
         header.shape = (3, 2)  # type: ignore[misc]
-    assert hash(header) == hash(F.NpyHeader((1, 0), np.dtype("<f8"), (2, 3), False, 128))
+    assert hash(header) == hash(npy.NpyHeader((1, 0), np.dtype("<f8"), (2, 3), False, 128))
 
 
 @pytest.mark.parametrize(
@@ -109,16 +109,16 @@ def test_npy_header_is_frozen():
     ids=["2d", "0d", "zero-size", "1d"],
 )
 def test_npy_header_count_and_nbytes(dtype, shape, count, nbytes):
-    header = F.NpyHeader((1, 0), np.dtype(dtype), shape, False, 64)
+    header = npy.NpyHeader((1, 0), np.dtype(dtype), shape, False, 64)
     assert header.count == count
     assert header.nbytes == nbytes
 
 
 def test_npy_format_error():
-    err = npyio.NpyFormatError("a/b.npy", F.bad_keys())
+    err = npyio.NpyFormatError("a/b.npy", npy.bad_keys())
     assert isinstance(err, ValueError) and isinstance(err, npyio.NpyioError)
-    assert str(err) == "a/b.npy: " + F.bad_keys()
-    assert (err.path, err.reason) == ("a/b.npy", F.bad_keys())
+    assert str(err) == "a/b.npy: " + npy.bad_keys()
+    assert (err.path, err.reason) == ("a/b.npy", npy.bad_keys())
 
 
 @pytest.mark.parametrize(
@@ -126,7 +126,7 @@ def test_npy_format_error():
     [((), "()"), ((3,), "(3,)"), ((2, 3), "(2, 3)"), ((None, 4), "(None, 4)")],
 )
 def test_show_shape(shape, text):
-    assert F.show_shape(shape) == text
+    assert npy.show_shape(shape) == text
 
 
 # --- the parser on good headers ----------------------------------------------------------------
@@ -141,25 +141,25 @@ def test_read_header(version, descr, fortran, shape):
     data = with_header(
         header_text(descr, fortran, shape), bytes(dt.itemsize * int(np.prod(shape))), version
     )
-    header = F.read_header(io.BytesIO(data), "p")
+    header = npy.read_header(io.BytesIO(data), "p")
     offset = len(data) - header.nbytes
-    assert header == F.NpyHeader(version, dt, shape, fortran, offset)
-    F.check_payload(header, len(data), "p")
-    F.check_declared(header, F.parse_dtype(dt.name), shape, "p")
-    F.check_declared(header, F.parse_dtype(dt.name), None, "p")
-    F.check_declared(header, F.parse_dtype(dt.name), (None,) * len(shape), "p")
+    assert header == npy.NpyHeader(version, dt, shape, fortran, offset)
+    npy.check_payload(header, len(data), "p")
+    npy.check_declared(header, npy.parse_dtype(dt.name), shape, "p")
+    npy.check_declared(header, npy.parse_dtype(dt.name), None, "p")
+    npy.check_declared(header, npy.parse_dtype(dt.name), (None,) * len(shape), "p")
 
 
 def test_parse_header_text():
     text = "{'shape': (3,), \"fortran_order\": True, 'descr': '>i2'}"
-    assert F.parse_header_text(text) == (np.dtype(">i2"), (3,), True)
-    assert F.parse_header_text(" {'descr':'=u8','fortran_order':False,'shape':()}\n") == (
+    assert npy.parse_header_text(text) == (np.dtype(">i2"), (3,), True)
+    assert npy.parse_header_text(" {'descr':'=u8','fortran_order':False,'shape':()}\n") == (
         np.dtype("u8"),
         (),
         False,
     )
-    with pytest.raises(ValueError, match=re.escape(F.bad_shape("(3.0,)"))):
-        F.parse_header_text("{'descr': '<f4', 'fortran_order': False, 'shape': (3.0,)}")
+    with pytest.raises(ValueError, match=re.escape(npy.bad_shape("(3.0,)"))):
+        npy.parse_header_text("{'descr': '<f4', 'fortran_order': False, 'shape': (3.0,)}")
 
 
 def test_parse_header_text_python2_forms_by_version():
@@ -167,33 +167,35 @@ def test_parse_header_text_python2_forms_by_version():
     reads them there), not 3.0 (no filter)."""
     text = "{'descr': '<i8', 'fortran_order': False, 'shape': (2L, 3 L L, 0L), }\n    "
     want = (np.dtype("<i8"), (2, 3, 0), False)
-    assert F.parse_header_text(text) == want
-    assert F.parse_header_text(text, (2, 0)) == want
-    with pytest.raises(ValueError, match=re.escape(F.not_a_dict())):
-        F.parse_header_text(text, (3, 0))
-    with pytest.raises(ValueError, match=re.escape(F.bad_shape("(2L, 3 L L, 0L)"))):
-        F.parse_header_text(text.rstrip(" "), (3, 0))
-    assert F.parse_header_text(text.replace("L", "").rstrip(" "), (3, 0)) == want
-    assert re.fullmatch(F.TRAIL, "\n  ") and not re.fullmatch(F.TRAIL_V3, "\n  ")
-    assert re.sub(F.SHAPE_NOISE, "", " 2L,\t3 L L ") == "2,3"
+    assert npy.parse_header_text(text) == want
+    assert npy.parse_header_text(text, (2, 0)) == want
+    with pytest.raises(ValueError, match=re.escape(npy.not_a_dict())):
+        npy.parse_header_text(text, (3, 0))
+    with pytest.raises(ValueError, match=re.escape(npy.bad_shape("(2L, 3 L L, 0L)"))):
+        npy.parse_header_text(text.rstrip(" "), (3, 0))
+    assert npy.parse_header_text(text.replace("L", "").rstrip(" "), (3, 0)) == want
+    assert re.fullmatch(npy.TRAIL, "\n  ") and not re.fullmatch(npy.TRAIL_V3, "\n  ")
+    assert re.sub(npy.SHAPE_NOISE, "", " 2L,\t3 L L ") == "2,3"
 
 
 def test_grammar_accepts_every_numpy_header():
-    for name in F.CODES.values():
+    for name in npy.CODES.values():
         for shape in [(), (0,), (1,), (7,), (2, 3), (1, 2, 3, 4, 5, 6, 7, 8)]:
             for order in "CF":
                 arr = np.zeros(shape, name).copy(order=order)
                 data = npy_bytes(arr)
                 start, end = 10, len(data) - arr.nbytes
-                assert re.fullmatch(F.HEADER_RE, data[start:end].decode("latin-1")), data
+                assert re.fullmatch(npy.HEADER_RE, data[start:end].decode("latin-1")), data
 
 
 def test_max_header_size_in_read_header():
     data = npy_bytes(np.zeros(3, "f4"))
     hlen = len(data) - 12 - 10
-    with pytest.raises(npyio.NpyFormatError, match=re.escape(F.header_too_large("50", str(hlen)))):
-        F.read_header(io.BytesIO(data), "p", max_header_size=50)
-    assert F.read_header(io.BytesIO(data), "p", max_header_size=hlen).shape == (3,)
+    with pytest.raises(
+        npyio.NpyFormatError, match=re.escape(npy.header_too_large("50", str(hlen)))
+    ):
+        npy.read_header(io.BytesIO(data), "p", max_header_size=50)
+    assert npy.read_header(io.BytesIO(data), "p", max_header_size=hlen).shape == (3,)
 
 
 # --- the reference parser and the graph decoder give the same message ---------------------------

@@ -22,7 +22,7 @@ import tensorflow as tf
 
 import npyio
 from npyio._data.plan import BATCH_THEN_DECODE, plan_dataset
-from npyio._npy import format as F
+from npyio._format import npy
 from tests._npy import (
     VERSION_IDS,
     VERSIONS,
@@ -76,7 +76,7 @@ def padded(text: str, version: tuple[int, int], align: int | None, newline: bool
     """``text`` padded with spaces (and a final newline) so the payload starts at ``align``."""
     if align is None:
         return text
-    prefix = F.MAGIC_LEN + F.HEADER_LEN_SIZE[version]
+    prefix = npy.MAGIC_LEN + npy.HEADER_LEN_SIZE[version]
     end = "\n" if newline else ""
     total = prefix + len(text) + len(end)
     return text + " " * (-total % align) + end
@@ -110,7 +110,7 @@ def check(tmp_path, data: bytes, name: str) -> None:
     header = npyio.inspect(path)
     assert header == npyio.NpyHeader(version, dtype, shape, fortran_order, offset)
     assert header.dtype.str == dtype.str == want.dtype.str
-    assert F.read_header(io.BytesIO(data), "<bytes>") == header
+    assert npy.read_header(io.BytesIO(data), "<bytes>") == header
 
 
 ARR = sample("<i4", (2, 3, 4), seed=3)
@@ -156,7 +156,7 @@ STYLE_SHAPES = {"0d": (), "1d": (5,), "3d": (2, 3, 4)}
 @pytest.mark.parametrize("ws", list(WHITESPACE.values()), ids=list(WHITESPACE))
 def test_whitespace(tmp_path, ws, shape, version):
     arr = sample(">f8", shape, seed=1)
-    # before the dict only spaces and tabs, after it an empty last line: F.LEAD and F.TRAIL_V3
+    # before the dict only spaces and tabs, after it an empty last line: npy.LEAD and npy.TRAIL_V3
     lead = "".join(c for c in ws if c in " \t")
     text = lead + dict_text(">f8", False, shape, ws=ws, shape_ws=ws) + ws + "\n"
     check(tmp_path, file_of(arr, text, version), "float64")
@@ -187,8 +187,8 @@ def test_only_a_newline(tmp_path):
 
 
 # --- byte order characters ------------------------------------------------------------------------
-MULTI_BYTE = [n for n in F.CODES.values() if np.dtype(n).itemsize > 1]
-ONE_BYTE = [n for n in F.CODES.values() if np.dtype(n).itemsize == 1]
+MULTI_BYTE = [n for n in npy.CODES.values() if np.dtype(n).itemsize > 1]
+ONE_BYTE = [n for n in npy.CODES.values() if np.dtype(n).itemsize == 1]
 
 
 @pytest.mark.parametrize("mark", ["|", "=", ""], ids=["pipe", "equals", "bare"])
@@ -196,7 +196,7 @@ ONE_BYTE = [n for n in F.CODES.values() if np.dtype(n).itemsize == 1]
 def test_native_byte_order_marks(tmp_path, name, mark):
     """'|', '=' and no mark on a multi-byte type mean the reading machine's order, as in numpy."""
     arr = sample(name, (3, 2), seed=2)  # native
-    code = F.dtype_code(np.dtype(name))
+    code = npy.dtype_code(np.dtype(name))
     check(tmp_path, file_of(arr, dict_text(mark + code, False, arr.shape)), name)
 
 
@@ -204,7 +204,7 @@ def test_native_byte_order_marks(tmp_path, name, mark):
 @pytest.mark.parametrize("name", ONE_BYTE)
 def test_one_byte_types_with_any_mark(tmp_path, name, mark):
     arr = sample(name, (4,), seed=2)
-    code = F.dtype_code(np.dtype(name))
+    code = npy.dtype_code(np.dtype(name))
     check(tmp_path, file_of(arr, dict_text(mark + code, False, arr.shape)), name)
 
 
@@ -281,7 +281,7 @@ def test_line_breaks_around_the_dict(lead, trail):
         with pytest.raises(ValueError):
             np_load(data)
     with pytest.raises(ValueError, match="not an ASCII dict literal"):
-        F.read_header(io.BytesIO(data), "<bytes>")
+        npy.read_header(io.BytesIO(data), "<bytes>")
     with pytest.raises(tf.errors.InvalidArgumentError, match="not an ASCII dict literal"):
         npyio.decode_npy(data, "int32")
 
@@ -315,7 +315,7 @@ def refused_in_v3(text: str, arr: np.ndarray, name: str, reason: str) -> None:
     with pytest.raises(ValueError, match="Cannot parse header"):
         np_load(data)
     with pytest.raises(npyio.NpyFormatError) as info:
-        F.read_header(io.BytesIO(data), "<bytes>")
+        npy.read_header(io.BytesIO(data), "<bytes>")
     assert info.value.reason == reason
     for run in (lambda: npyio.decode_npy(data, name), lambda: decoder(name)(data)):
         with pytest.raises(tf.errors.InvalidArgumentError) as err:
@@ -373,9 +373,9 @@ def test_python2_long_suffixes_refused_in_version_3(text):
     shape = LONG_SHAPES[text]
     arr = sample(">i8", shape, seed=6)
     header = f"{{'descr': '>i8', 'fortran_order': False, 'shape': {text}, }}"
-    m = re.fullmatch(F.LAYERS[2][3], header)
+    m = re.fullmatch(npy.LAYERS[2][3], header)
     assert m
-    refused_in_v3(header, arr, "int64", F.bad_shape(F.show_text(m.group(1))))
+    refused_in_v3(header, arr, "int64", npy.bad_shape(npy.show_text(m.group(1))))
 
 
 @pytest.mark.parametrize("version", [*PY2_VERSIONS, (3, 0)], ids=[*PY2_IDS, "v3"])
@@ -383,15 +383,15 @@ def test_python2_long_suffixes_refused_in_version_3(text):
     ("text", "reason", "v3_reason"),
     [
         # not Python 2's spelling, so numpy's filter leaves it: refused in every version
-        ("(2l, 3)", F.bad_shape("(2l, 3)"), F.bad_shape("(2l, 3)")),
-        ("(2LL, 3)", F.bad_shape("(2LL, 3)"), F.bad_shape("(2LL, 3)")),  # one name
-        ("(2\nL, 3)", F.bad_shape("(2\nL, 3)"), F.bad_shape("(2\nL, 3)")),  # NL between
-        ("(L, 3)", F.bad_shape("(L, 3)"), F.bad_shape("(L, 3)")),
-        ("(2, 3)L", F.bad_shape("(2, 3)"), F.bad_shape("(2, 3)")),
+        ("(2l, 3)", npy.bad_shape("(2l, 3)"), npy.bad_shape("(2l, 3)")),
+        ("(2LL, 3)", npy.bad_shape("(2LL, 3)"), npy.bad_shape("(2LL, 3)")),  # one name
+        ("(2\nL, 3)", npy.bad_shape("(2\nL, 3)"), npy.bad_shape("(2\nL, 3)")),  # NL between
+        ("(L, 3)", npy.bad_shape("(L, 3)"), npy.bad_shape("(L, 3)")),
+        ("(2, 3)L", npy.bad_shape("(2, 3)"), npy.bad_shape("(2, 3)")),
         # read in 1.0 and 2.0 (an NL token after the L is fine), refused in 3.0
-        ("(2L\n, 3)", None, F.bad_shape("(2L\n, 3)")),
+        ("(2L\n, 3)", None, npy.bad_shape("(2L\n, 3)")),
         # negative: numpy refuses it in every version too
-        ("(-2L, 3)", F.negative_dim("(-2, 3)"), F.bad_shape("(-2L, 3)")),
+        ("(-2L, 3)", npy.negative_dim("(-2, 3)"), npy.bad_shape("(-2L, 3)")),
     ],
     ids=["lowercase", "doubled", "newline-between", "alone", "after-shape", "newline-after", "neg"],
 )
@@ -409,7 +409,7 @@ def test_python2_long_suffix_edges(tmp_path, text, reason, v3_reason, version):
         with pytest.raises(ValueError):
             np_load(data)
     with pytest.raises(npyio.NpyFormatError) as info:
-        F.read_header(io.BytesIO(data), "<bytes>")
+        npy.read_header(io.BytesIO(data), "<bytes>")
     assert info.value.reason == reason
     with pytest.raises(tf.errors.InvalidArgumentError) as err:
         npyio.decode_npy(data, "uint32")
@@ -418,7 +418,7 @@ def test_python2_long_suffix_edges(tmp_path, text, reason, v3_reason, version):
 
 def js_padded(text: str, version: tuple[int, int], align: int, end: str = "\n") -> str:
     """``text``, ``end``, then spaces up to ``align`` (the older JavaScript writer's layout)."""
-    total = F.MAGIC_LEN + F.HEADER_LEN_SIZE[version] + len(text) + len(end)
+    total = npy.MAGIC_LEN + npy.HEADER_LEN_SIZE[version] + len(text) + len(end)
     return text + end + " " * (-total % align or align)
 
 
@@ -454,18 +454,18 @@ def test_python2_forms_together(tmp_path):
     text = js_padded(header, (1, 0), 64)
     arr = np.asfortranarray(ARR)
     check_python2(tmp_path, file_of(arr, text, (1, 0), fortran=True), "int32")
-    refused_in_v3(text, arr, "int32", F.not_a_dict())  # the trailer is worded first
+    refused_in_v3(text, arr, "int32", npy.not_a_dict())  # the trailer is worded first
 
 
 @pytest.mark.parametrize("align", [16, 64])
 def test_padding_after_the_final_newline_refused_in_version_3(align):
     text = js_padded(dict_text("<i4", False, ARR.shape), (3, 0), align)
-    refused_in_v3(text, ARR, "int32", F.not_a_dict())
+    refused_in_v3(text, ARR, "int32", npy.not_a_dict())
 
 
 def _np_reads(text: str, version: tuple[int, int]) -> bool:
     raw = text.encode("latin-1")
-    f = io.BytesIO(len(raw).to_bytes(F.HEADER_LEN_SIZE[version], "little") + raw)
+    f = io.BytesIO(len(raw).to_bytes(npy.HEADER_LEN_SIZE[version], "little") + raw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         try:
@@ -477,7 +477,7 @@ def _np_reads(text: str, version: tuple[int, int]) -> bool:
 
 def _npyio_reads(text: str, version: tuple[int, int]) -> bool:
     try:
-        F.parse_header_text(text, version)
+        npy.parse_header_text(text, version)
     except ValueError:
         return False
     return True
@@ -492,7 +492,7 @@ def test_whitespace_around_python2_forms_exhaustively(where):
     suffix in the shape), and of up to 3 between a dim and its ``L``, in every version:
     whatever npyio reads numpy reads, and whatever numpy reads npyio reads, except what numpy
     reads without its Python 2 filter and npyio refuses on purpose (whitespace after the dict
-    beyond ``F.TRAIL``, or ``F.TRAIL_V3`` in 3.0: the documented "around the dict")."""
+    beyond ``npy.TRAIL``, or ``npy.TRAIL_V3`` in 3.0: the documented "around the dict")."""
     plain = "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }"
     long = plain.replace("3)", "3L)")
     if where == "after-dict":
@@ -508,7 +508,7 @@ def test_whitespace_around_python2_forms_exhaustively(where):
             numpy_reads, ours = _np_reads(text, version), _npyio_reads(text, version)
             assert ours <= numpy_reads, (text, version)
             if numpy_reads and not ours:
-                trail = F.TRAIL_V3 if version == (3, 0) else F.TRAIL
+                trail = npy.TRAIL_V3 if version == (3, 0) else npy.TRAIL
                 assert where == "after-dict" and unfiltered, (text, version)
                 assert not re.fullmatch(trail, text[len(base) :]), (text, version)
             if ours:
@@ -565,14 +565,14 @@ def test_python2_forms_in_a_dataset_refused_in_version_3(tmp_path):
     with pytest.raises(tf.errors.InvalidArgumentError) as err:
         for _ in npyio.dataset(paths, batch_size=3):
             pass
-    assert tf_message(err.value) == f"{paths[2]}: {F.bad_shape('(3L, 2L)')}"
+    assert tf_message(err.value) == f"{paths[2]}: {npy.bad_shape('(3L, 2L)')}"
 
 
 @pytest.mark.tfio
 @pytest.mark.parametrize("version", PY2_VERSIONS, ids=PY2_IDS)
 def test_python2_forms_through_the_tfio_backend(tmp_path, version):
     """tfio's strict header check sends these to npyio's graph parser, which reads them."""
-    from npyio._backends import tfio as _tfio
+    from npyio._read import tfio as _tfio
 
     texts = [
         js_padded("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }", version, 16),

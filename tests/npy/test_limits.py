@@ -19,7 +19,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio._npy import format as F
+from npyio._format import npy
 from tests._npy import (
     VERSION_IDS,
     VERSIONS,
@@ -55,13 +55,13 @@ def _sized_header(hlen: int, version: tuple[int, int]) -> bytes:
 
 
 @pytest.mark.parametrize("version", VERSIONS, ids=VERSION_IDS)
-@pytest.mark.parametrize("limit", [100, 4096, F.MAX_HEADER_SIZE])
+@pytest.mark.parametrize("limit", [100, 4096, npy.MAX_HEADER_SIZE])
 def test_max_header_size_boundary(tmp_path, version, limit):
     """A header of exactly ``max_header_size`` bytes is read; one byte less of limit refuses it,
     in the graph decoder (eager and traced), read_npy, the reference parser and inspect."""
     data = _sized_header(limit, version)
     path = write_file(tmp_path, "h.npy", data)
-    reason = F.header_too_large(str(limit - 1), str(limit))
+    reason = npy.header_too_large(str(limit - 1), str(limit))
 
     assert_same(npyio.decode_npy(data, "float32", max_header_size=limit), ARRAY)
     assert_same(reader("float32", None, limit)(tf.constant(path)), ARRAY)
@@ -88,14 +88,14 @@ def test_default_header_limit_matches_numpy(version):
     with pytest.raises(ValueError, match="max_header_size"):
         np_load(over)
     assert refused(npyio.decode_npy, over, "float32") == (
-        "<bytes>: " + F.header_too_large("10000", "10001")
+        "<bytes>: " + npy.header_too_large("10000", "10001")
     )
 
 
 def test_header_length_field_is_checked_before_reading():
     """A 4 GiB header-length field in a tiny file: refused by the limit, not by a short read."""
     data = with_header(header_text(), ARRAY.tobytes(), (2, 0), hlen=2**32 - 1)
-    reason = F.header_too_large("10000", str(2**32 - 1))
+    reason = npy.header_too_large("10000", str(2**32 - 1))
     assert refused(npyio.decode_npy, data, "float32") == f"<bytes>: {reason}"
     with pytest.raises(npyio.NpyFormatError, match="max_header_size"):
         reference(data, "float32")
@@ -106,7 +106,7 @@ def test_dataset_takes_max_header_size(tmp_path):
     ds = npyio.dataset([path], max_header_size=200)
     assert_same(next(iter(ds)), ARRAY)
     ds = npyio.dataset([path], dtype="float32", shape=(2, 3), max_header_size=199)
-    assert refused(next, iter(ds)) == f"{path}: " + F.header_too_large("199", "200")
+    assert refused(next, iter(ds)) == f"{path}: " + npy.header_too_large("199", "200")
 
 
 # --- max_file_size ------------------------------------------------------------------------
@@ -115,12 +115,12 @@ SIZE = len(GOOD)
 
 
 def too_large_file(limit: int, got: int) -> str:
-    """The reason for max_file_size, spelled out (F.file_too_large must say the same)."""
+    """The reason for max_file_size, spelled out (npy.file_too_large must say the same)."""
     return f"file is too large -- expected at most {limit} bytes (max_file_size), got {got}"
 
 
 def test_file_too_large_reason_is_shared():
-    assert F.file_too_large(str(SIZE - 1), str(SIZE)) == too_large_file(SIZE - 1, SIZE)
+    assert npy.file_too_large(str(SIZE - 1), str(SIZE)) == too_large_file(SIZE - 1, SIZE)
 
 
 @pytest.mark.parametrize(
@@ -201,28 +201,28 @@ CLAIMS = [
         "float64",
         header_text("<f8", False, (125_000_000_000,)),
         bytes(16),
-        F.payload_short(str(10**12), "16"),
+        npy.payload_short(str(10**12), "16"),
     ),
     (
         "claims-1GiB.npy",
         "int8",
         header_text("|i1", False, (2**30,)),
         bytes(64),
-        F.payload_short(str(2**30), "64"),
+        npy.payload_short(str(2**30), "64"),
     ),
     (
         "claims-4EiB.npy",
         "int64",
         header_text("<i8", False, (2**59 - 1,)),
         bytes(8),
-        F.payload_short(str(8 * (2**59 - 1)), "8"),
+        npy.payload_short(str(8 * (2**59 - 1)), "8"),
     ),
     (
         "claims-2**62.npy",
         "complex128",
         header_text("<c16", False, (2**31, 2**31)),
         bytes(16),
-        F.too_large(f"({2**31}, {2**31})"),
+        npy.too_large(f"({2**31}, {2**31})"),
     ),
 ]
 
@@ -232,7 +232,7 @@ _MEMORY_SCRIPT = textwrap.dedent(r"""
     import numpy as np
     import tensorflow as tf
     import npyio
-    from npyio._npy import format as F
+    from npyio._format import npy
 
     def hwm_kib():
         with open("/proc/self/status") as f:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import npyio
-from npyio._npy import format as F
+from npyio._format import npy
 from tests._npy import (
     STORED_DTYPES,
     VERSIONS,
@@ -121,7 +121,7 @@ TOKENS = [
     "\n   ",  # padding after the final newline: read in versions 1.0 and 2.0
 ]
 PIECES = st.one_of(st.sampled_from(TOKENS), st.text(ALPHABET, min_size=1, max_size=3))
-_DESCRS = [f"'{o}{c}'" for o in ["", "<", ">", "|", "="] for c in F.CODES]
+_DESCRS = [f"'{o}{c}'" for o in ["", "<", ">", "|", "="] for c in npy.CODES]
 VALUES = {  # whole values to put in place of a key's value
     b"descr": st.sampled_from([*_DESCRS, "'<U5'", "'|O'", "'<f16'", "f4", "[('a', '<f4')]"]),
     b"fortran_order": st.sampled_from(["True", "False", "0", "'True'", "None", "true"]),
@@ -164,7 +164,7 @@ def mutated_files(draw) -> tuple[bytes, str]:
     version = draw(st.sampled_from(VERSIONS))
     arr = sample(stored, shape, seed=draw(st.integers(0, 3))).copy(order=layout)
     data = npy_bytes(arr, version)
-    start = F.MAGIC_LEN + F.HEADER_LEN_SIZE[version]
+    start = npy.MAGIC_LEN + npy.HEADER_LEN_SIZE[version]
     offset = len(data) - arr.nbytes
     text, payload = bytearray(data[start:offset]), data[offset:]
 

@@ -17,7 +17,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio._npz import format as _npz
+from npyio._format import npz
 from tests._graph_util import PYTHON_OPS as CALLBACK_OPS
 from tests._graph_util import op_types
 from tests._npy import assert_same, npy_bytes, tf_message
@@ -53,7 +53,7 @@ class _Unseekable(io.RawIOBase):
 
 
 def _eocd(data: bytes) -> int:
-    return data.rindex(_npz.EOCD_SIG)
+    return data.rindex(npz.EOCD_SIG)
 
 
 def zip64_everywhere() -> mock._patch:
@@ -77,7 +77,7 @@ def npz_bytes(arrays: dict[str, np.ndarray], compressed: bool, writer: str = "fi
             save(buf, **arrays)
         data = bytearray(buf.getvalue())
         e = _eocd(data)
-        assert data[e - _npz.LOCATOR_LEN : e - _npz.LOCATOR_LEN + 4] == _npz.LOCATOR_SIG
+        assert data[e - npz.LOCATOR_LEN : e - npz.LOCATOR_LEN + 4] == npz.LOCATOR_SIG
         data[e + 8 : e + 20] = b"\xff" * 12  # entries (2 x 2 bytes), directory size and offset
         return bytes(data)
     save(buf, **arrays)
@@ -93,7 +93,7 @@ def central(data: bytes) -> dict[str, int]:
     """Member name -> position of its central directory entry."""
     e = _eocd(data)
     count, _, offset = struct.unpack("<HII", data[e + 10 : e + 20])
-    if data[e - _npz.LOCATOR_LEN : e - _npz.LOCATOR_LEN + 4] == _npz.LOCATOR_SIG:
+    if data[e - npz.LOCATOR_LEN : e - npz.LOCATOR_LEN + 4] == npz.LOCATOR_SIG:
         record = struct.unpack("<Q", data[e - 12 : e - 4])[0]
         count, _, offset = struct.unpack("<QQQ", data[record + 32 : record + 56])
     out, p = {}, offset
@@ -165,7 +165,7 @@ def test_zipfile_force_zip64_members(method):
             with zf.open(name + ".npy", "w", force_zip64=True) as f:
                 f.write(npy_bytes(arr))
     data = buf.getvalue()
-    local = data.index(_npz.LOCAL_SIG)
+    local = data.index(npz.LOCAL_SIG)
     assert struct.unpack("<II", data[local + 18 : local + 26]) == (0xFFFFFFFF, 0xFFFFFFFF)
     decode = tf.function(lambda b, k: npyio.decode_npz(b, k, tf.float16, (3, 3)), autograph=False)
     assert_same(decode(tf.constant(data), tf.constant("b")), arrays["b"])
@@ -353,9 +353,9 @@ def test_inspect_npz(tmp_path):
     for compressed in (False, True):
         path = write(tmp_path / "a.npz", npz_bytes(MEMBERS, compressed, "stream"))
         for key, arr in MEMBERS.items():
-            header = _npz.inspect_npz(path, key)
+            header = npz.inspect_npz(path, key)
             assert (header.dtype, header.shape) == (arr.dtype, arr.shape)
-        header, raw = _npz.inspect_npz_prefix(path, "big_endian.npy")
+        header, raw = npz.inspect_npz_prefix(path, "big_endian.npy")
         assert raw == npy_bytes(MEMBERS["big_endian"])[: header.data_offset]
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_BZIP2) as zf:
@@ -367,10 +367,10 @@ def test_inspect_npz(tmp_path):
         (write(tmp_path / "n.npz", b"junk"), "x", "not a readable zip"),
     ):
         with pytest.raises(npyio.NpyFormatError, match=words) as e:
-            _npz.inspect_npz(p, key)
+            npz.inspect_npz(p, key)
         assert str(e.value).startswith(f"{p}[{key}]: ")
     with pytest.raises(npyio.NpyFormatError, match="no such file"):
-        _npz.inspect_npz(tmp_path / "missing.npz", "x")
+        npz.inspect_npz(tmp_path / "missing.npz", "x")
 
 
 def test_bad_arguments():

@@ -100,10 +100,10 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from npyio._npy import format as F
-from npyio._npy.decode import read_graph
-from npyio._npy.graph import padded_bytes
-from npyio._npy.head import Limits, make_hint
+from npyio._format import npy
+from npyio._format.header import Limits, make_hint
+from npyio._graph.decode import read_graph
+from npyio._graph.ops import padded_bytes
 from npyio.errors import BackendUnavailableError
 
 __all__ = ["TFIO_DTYPES", "TfioOps", "load_ops", "read_tfio"]
@@ -250,7 +250,7 @@ def _smoke_test(ops: TfioOps) -> None:
         raise _unavailable(f"its ops loaded but failed on a test file: {_one_line(e)}") from e
     finally:
         os.unlink(name)
-    if got.tobytes() != want.tobytes() or size != expected_size or head != F.MAGIC_PREFIX:
+    if got.tobytes() != want.tobytes() or size != expected_size or head != npy.MAGIC_PREFIX:
         raise _unavailable("its ops loaded but misread a test file")
 
 
@@ -272,15 +272,15 @@ def _layout(
 
     ``head`` is the file's first ``min(size, HEAD_BYTES)`` bytes. Every op here is total.
     """
-    lengths = padded_bytes(head, F.MAGIC_LEN, 2)
+    lengths = padded_bytes(head, npy.MAGIC_LEN, 2)
     hlen = lengths[0] + 256 * lengths[1]
-    offset = F.MAGIC_LEN + 2 + hlen
-    start = tf.minimum(tf.cast(tf.strings.length(head), tf.int64), F.MAGIC_LEN + 2)
+    offset = npy.MAGIC_LEN + 2 + hlen
+    start = tf.minimum(tf.cast(tf.strings.length(head), tf.int64), npy.MAGIC_LEN + 2)
     text = tf.strings.substr(head, start, tf.minimum(hlen, HEAD_BYTES))  # pos clamped: total
     pattern = header_re(TFIO_DTYPES[dt.name])
     layout_ok = tf.reduce_all(
         [
-            tf.strings.substr(head, 0, F.MAGIC_LEN) == F.MAGIC_PREFIX + b"\x01\x00",
+            tf.strings.substr(head, 0, npy.MAGIC_LEN) == npy.MAGIC_PREFIX + b"\x01\x00",
             hlen < 128,
             offset % 16 == 0,
             tf.cast(tf.strings.length(text), tf.int64) == hlen,
@@ -293,7 +293,7 @@ def _layout(
     tokens = tf.strings.split(tf.where(layout_ok, canon, "0"), ",")
     dims = tf.strings.to_number(tokens, tf.int64)
     # every dim < 1e9, so float64 bounds the product well enough to keep int64 from overflowing
-    small = tf.reduce_prod(tf.cast(dims, tf.float64)) * dt.itemsize < float(F.MAX_NBYTES)
+    small = tf.reduce_prod(tf.cast(dims, tf.float64)) * dt.itemsize < float(npy.MAX_NBYTES)
     nbytes = tf.reduce_prod(dims) * dt.itemsize
     checks = [layout_ok, small, size - offset == nbytes, hlen <= limits.max_header_size]
     if limits.max_file_size is not None:  # a file over a limit goes to the graph parser,
@@ -313,7 +313,7 @@ def tfio_reads(header: bytes, dt: np.dtype, dims: tuple[int, ...]) -> bool:
 
     The Python twin of `_layout` (less the payload size), for a hint header.
     """
-    if dt.name not in TFIO_DTYPES or header[:8] != F.MAGIC_PREFIX + b"\x01\x00":
+    if dt.name not in TFIO_DTYPES or header[:8] != npy.MAGIC_PREFIX + b"\x01\x00":
         return False
     hlen = int.from_bytes(header[8:10], "little")
     if hlen >= 128 or (10 + hlen) % 16 or len(header) != 10 + hlen:
@@ -446,11 +446,11 @@ def _refusal(
         v1, pb[8] + 256 * pb[9], pb[8] + 256 * pb[9] + 65536 * pb[10] + 16777216 * pb[11]
     )
     header = tf.strings.substr(contents, tf.where(v1, tf.constant(10, tf.int64), 12), hlen)
-    order = tf.strings.regex_replace(header, F.DESCR_EXTRACT, r"\1")
-    fortran = tf.strings.regex_replace(header, F.FORTRAN_EXTRACT, r"\1") == "True"
+    order = tf.strings.regex_replace(header, npy.DESCR_EXTRACT, r"\1")
+    fortran = tf.strings.regex_replace(header, npy.FORTRAN_EXTRACT, r"\1") == "True"
     canon = tf.strings.regex_replace(
         tf.strings.regex_replace(
-            tf.strings.regex_replace(header, F.SHAPE_EXTRACT, r"\1"), F.SHAPE_NOISE, ""
+            tf.strings.regex_replace(header, npy.SHAPE_EXTRACT, r"\1"), npy.SHAPE_NOISE, ""
         ),
         ",$",
         "",
@@ -519,11 +519,11 @@ def read_tfio(
     Args:
         path: A scalar string tensor (or str): the file.
         dt: The dtype the file must have, a supported numpy dtype (see
-            ``npyio._npy.format.parse_dtype``).
+            ``npyio._format.npy.parse_dtype``).
         shape: The static shape the file must have (``None`` dims match any size; an unknown
             rank matches any shape).
         hint_header: Optional first ``data_offset`` bytes of a typical file, for the graph
-            decoder's fast path (see `npyio._npy.head.make_hint`).
+            decoder's fast path (see `npyio._format.header.make_hint`).
         fallback: If False, refuse valid files that tfio cannot decode instead of decoding
             them with the graph parser (for measuring tfio alone).
         name: Optional name for the op's name scope.
@@ -543,8 +543,8 @@ def read_tfio(
             ``.npy`` file of ``dt`` and ``shape`` (npyio's message), or that tfio cannot decode
             with ``fallback=False``; the message starts with the path.
     """
-    dt = F.parse_dtype(dt)
-    shape = tf.TensorShape(F.parse_shape(shape))
+    dt = npy.parse_dtype(dt)
+    shape = tf.TensorShape(npy.parse_shape(shape))
     ops = load_ops()
     with tf.name_scope(name or "read_tfio"):
         path = tf.convert_to_tensor(path, tf.string, name="path")

@@ -6,7 +6,7 @@ Invariants checked by `check` (each failure says which one broke):
 1. *Only npyio's errors.* The graph decoder raises nothing but
    ``tf.errors.InvalidArgumentError`` (exactly that class) and the reference parser nothing but
    ``npyio.NpyFormatError``; every message starts with the file's name (``<bytes>`` or the
-   path) and its reason is one of the reason functions of ``npyio._npy.format``.
+   path) and its reason is one of the reason functions of ``npyio._format.npy``.
 2. *One grammar.* The graph decoder and the reference parser accept the same files, and refuse
    the others with the same words.
 3. *Nothing decoded wrongly.* Whatever the graph decoder accepts, ``np.load`` accepts, with the
@@ -44,12 +44,12 @@ except ImportError:  # numpy 1.x, as in the tfio venv
     from numpy.lib import format as numpy_format  # type: ignore[no-redef]
 
 import npyio
-from npyio._npy import format as F
+from npyio._format import npy
 from tests._npy import assert_same, decoder, reader, reference, tf_message, write_gfile
 
 BYTES = "<bytes>"
-SUPPORTED = frozenset(F.CODES.values())
-_GOOD_DESCR = re.compile(r"[<>|=]?(?:{})".format("|".join(F.CODES)))
+SUPPORTED = frozenset(npy.CODES.values())
+_GOOD_DESCR = re.compile(r"[<>|=]?(?:{})".format("|".join(npy.CODES)))
 
 #: How many cases `check` has run, and what became of them (for the fuzz driver's report).
 STATS: Counter[str] = Counter()
@@ -64,7 +64,7 @@ def _template(fn: Callable[..., str]) -> re.Pattern[str]:
 #: reason function name -> pattern of its messages. Later reason functions (a ``file_too_large``
 #: for ``max_file_size``, say) are picked up by name when npyio grows them.
 REASONS: dict[str, re.Pattern[str]] = {
-    name: _template(getattr(F, name))
+    name: _template(getattr(npy, name))
     for name in (
         "bad_magic",
         "too_short",
@@ -84,7 +84,7 @@ REASONS: dict[str, re.Pattern[str]] = {
         "payload_trailing",
         "file_too_large",
     )
-    if hasattr(F, name)
+    if hasattr(npy, name)
 }
 #: The reasons a header that breaks the grammar can get.
 HEADER_KINDS = frozenset(
@@ -119,7 +119,7 @@ class Case:
     dtype: str
     shape: tuple[int | None, ...] | None = None
     via_path: bool = False
-    max_header_size: int = F.MAX_HEADER_SIZE
+    max_header_size: int = npy.MAX_HEADER_SIZE
     max_file_size: int | None = None
 
     def limits(self) -> dict[str, int | None]:
@@ -147,7 +147,7 @@ class NumpyView:
         return math.prod(self.shape) * self.dtype.itemsize
 
 
-def numpy_view(data: bytes, max_header_size: int = F.MAX_HEADER_SIZE) -> NumpyView:
+def numpy_view(data: bytes, max_header_size: int = npy.MAX_HEADER_SIZE) -> NumpyView:
     """Reads ``data`` with numpy: header first, then ``np.load`` only if the payload is there."""
     f = io.BytesIO(data)
     with warnings.catch_warnings():
@@ -157,9 +157,9 @@ def numpy_view(data: bytes, max_header_size: int = F.MAX_HEADER_SIZE) -> NumpyVi
             numpy_format._check_version(version)
         except Exception as e:
             return NumpyView(error=f"magic/version: {e!r}")
-        len_size = F.HEADER_LEN_SIZE[version]
-        hlen = int.from_bytes(data[F.MAGIC_LEN : F.MAGIC_LEN + len_size], "little")
-        raw = data[F.MAGIC_LEN + len_size : F.MAGIC_LEN + len_size + hlen]
+        len_size = npy.HEADER_LEN_SIZE[version]
+        hlen = int.from_bytes(data[npy.MAGIC_LEN : npy.MAGIC_LEN + len_size], "little")
+        raw = data[npy.MAGIC_LEN + len_size : npy.MAGIC_LEN + len_size + hlen]
         try:
             text = raw.decode("utf8" if version == (3, 0) else "latin1")
         except UnicodeDecodeError as e:
@@ -224,10 +224,10 @@ def graph_verdict(case: Case) -> tuple[np.ndarray | None, str | None]:
     return _graph(lambda: fn(tf.constant(case.data)))
 
 
-def reference_verdict(case: Case, path: str = BYTES) -> tuple[F.NpyHeader | None, str | None]:
+def reference_verdict(case: Case, path: str = BYTES) -> tuple[npy.NpyHeader | None, str | None]:
     """The reference parser's verdict: (header, None) or (None, reason)."""
     try:
-        F.check_file_size(len(case.data), case.max_file_size, path)
+        npy.check_file_size(len(case.data), case.max_file_size, path)
         return reference(
             case.data, case.dtype, case.shape, path=path, max_header_size=case.max_header_size
         ), None
@@ -279,7 +279,7 @@ class Clause:
         phrase: The words that document it, found (whitespace aside) in ``source.__doc__``.
         kinds: The reasons npyio may give for it (reason function names).
         applies: Whether the clause applies to a file (given as a `Context`).
-        source: Where the phrase is documented: ``npyio._npy.format`` (the policy list) by default.
+        source: Where the phrase is documented: ``npyio._format.npy`` (the policy list) by default.
         pending: Observed and reported, but not yet documented: ``test_policy`` marks the check
             that its phrase is in the docs as an expected failure until it is there.
     """
@@ -288,7 +288,7 @@ class Clause:
     phrase: str
     kinds: frozenset[str]
     applies: Callable[[Context], bool]
-    source: object = F
+    source: object = npy
     pending: bool = False
 
     def documented(self) -> bool:
@@ -317,8 +317,8 @@ def _outside_dict(ctx: Context) -> bool:
         return sum(len(line) for line in lines[: pos[0] - 1]) + pos[1]
 
     before, after = text[: offset(braces[0].start)], text[offset(braces[-1].end) :]
-    trail = F.TRAIL_V3 if ctx.view.version == (3, 0) else F.TRAIL
-    return not (re.fullmatch(F.LEAD, before) and re.fullmatch(trail, after))
+    trail = npy.TRAIL_V3 if ctx.view.version == (3, 0) else npy.TRAIL
+    return not (re.fullmatch(npy.LEAD, before) and re.fullmatch(trail, after))
 
 
 def _continuation(ctx: Context) -> bool:
@@ -396,14 +396,14 @@ def _descr_alias(ctx: Context) -> bool:
 
 def _huge(ctx: Context) -> bool:
     view = ctx.view
-    return math.prod(view.shape or ()) * view.dtype.itemsize >= F.MAX_NBYTES  # type: ignore
+    return math.prod(view.shape or ()) * view.dtype.itemsize >= npy.MAX_NBYTES  # type: ignore
 
 
 def _huge_zero_size(ctx: Context) -> bool:
     view = ctx.view
     return (
         math.prod(max(d, 1) for d in view.shape or ()) * view.dtype.itemsize  # type: ignore
-        >= F.MAX_NBYTES
+        >= npy.MAX_NBYTES
     )
 
 
@@ -431,10 +431,10 @@ def _trailing(ctx: Context) -> bool:
     return len(ctx.case.data) - view.data_offset > view.nbytes  # type: ignore[operator]
 
 
-_DECLARED = " ".join((F.check_declared.__doc__ or "").split()[:8])
+_DECLARED = " ".join((npy.check_declared.__doc__ or "").split()[:8])
 
 CLAUSES: tuple[Clause, ...] = (
-    # -- documented in npyio/_npy/format.py ---------------------------------------------------
+    # -- documented in npyio/_format/npy.py ---------------------------------------------------
     Clause(
         "trailing-bytes",
         "a short payload and trailing bytes after the payload are both errors",
@@ -471,7 +471,7 @@ CLAUSES: tuple[Clause, ...] = (
         "long-dims",
         "dims of more than 18 digits",
         frozenset({"too_large"}),
-        lambda c: any(len(n.replace("_", "")) > F.MAX_DIM_DIGITS for n in _numbers(c)),
+        lambda c: any(len(n.replace("_", "")) > npy.MAX_DIM_DIGITS for n in _numbers(c)),
     ),
     Clause("huge-shapes", "shapes whose byte count reaches 2**62", frozenset({"too_large"}), _huge),
     Clause(
@@ -484,7 +484,7 @@ CLAUSES: tuple[Clause, ...] = (
         "large-files",
         "Refuses a file larger than ``max_file_size`` bytes",
         frozenset({"file_too_large"}),
-        source=F.check_file_size,
+        source=npy.check_file_size,
         applies=lambda c: (
             c.case.max_file_size is not None and len(c.case.data) > c.case.max_file_size
         ),
@@ -500,17 +500,17 @@ CLAUSES: tuple[Clause, ...] = (
         _DECLARED,
         frozenset({"dtype_mismatch"}),
         _declared_dtype,
-        source=F.check_declared,
+        source=npy.check_declared,
     ),
     Clause(
         "declared-shape",
         _DECLARED,
         frozenset({"shape_mismatch"}),
         _declared_shape,
-        source=F.check_declared,
+        source=npy.check_declared,
     ),
     # -- refusals the fuzzers found that the policy list does not name (yet) ---------------------
-    # Each phrase is the wording proposed for the list in npyio/_npy/format.py.
+    # Each phrase is the wording proposed for the list in npyio/_format/npy.py.
     Clause(
         "string-forms",
         "string literals other than a plain quoted key or descr (prefixes, "

@@ -1,5 +1,5 @@
 """Decoding ``.npz`` members as ``.npy`` files: `decode_npz`, `read_npz`, and the per-element
-reader of ``npyio.dataset(..., key=...)``. The archive itself is read by `npyio._npz.zip`."""
+reader of ``npyio.dataset(..., key=...)``. The archive itself is read by `npyio._graph.zip`."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from npyio._npy import format as F
-from npyio._npy.decode import decode_one, read_file
-from npyio._npy.graph import path_tensor, static_shape
-from npyio._npy.head import Hint, Limits, make_hint
-from npyio._npz.zip import key_tensor, npz_member
+from npyio._format import npy
+from npyio._format.header import Hint, Limits, make_hint
+from npyio._graph.decode import decode_one, read_file
+from npyio._graph.ops import path_tensor, static_shape
+from npyio._graph.zip import key_tensor, npz_member
 
 __all__ = ["decode_npz", "read_npz", "read_npz_member"]
 
@@ -73,7 +73,7 @@ def decode_npz(
         >>> npyio.decode_npz(buf.getvalue(), "x", "int16").numpy()
         array([0, 1, 2, 3], dtype=int16)
     """
-    dt = F.parse_dtype(dtype)
+    dt = npy.parse_dtype(dtype)
     static = static_shape(shape)
     with tf.name_scope(name or "decode_npz"):
         contents = tf.convert_to_tensor(contents, tf.string, name="contents")
@@ -134,7 +134,7 @@ def read_npz(
         ...
         tensorflow.python.framework.errors_impl.InvalidArgumentError: ...
     """
-    dt = F.parse_dtype(dtype)
+    dt = npy.parse_dtype(dtype)
     static = static_shape(shape)
     with tf.name_scope(name or "read_npz"):
         path_t = path_tensor(path)

@@ -2,7 +2,7 @@
 
 Everything here is built from TensorFlow ops (``tf.strings``, ``tf.io.decode_raw``, ...), so it
 runs eagerly, inside ``tf.function`` and inside ``tf.data`` with no Python per element, and the
-graphs it builds serialize. Headers are parsed and checked by `npyio._npy.parser`; this module
+graphs it builds serialize. Headers are parsed and checked by `npyio._graph.parser`; this module
 asserts the parser's verdict and turns the checked payload bytes into a tensor. Eagerly, a
 refusal raises with npyio's message itself, ``"PATH: reason"``; in a graph, through
 ``tf.debugging.Assert``. For ``ignore_errors``, `decode_group`'s ``report`` mode also prints
@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import tensorflow as tf
 
-from npyio._data.paths import NO_SUCH_FILE
-from npyio._npy import format as F
-from npyio._npy.graph import (
+from npyio._format import npy
+from npyio._format.files import NO_SUCH_FILE
+from npyio._format.header import Hint, Limits, make_hint
+from npyio._graph.ops import (
     RAW_DTYPES,
     as_str,
     first_index,
@@ -32,8 +33,7 @@ from npyio._npy.graph import (
     require_tf2,
     static_shape,
 )
-from npyio._npy.head import Hint, Limits, make_hint
-from npyio._npy.parser import parser
+from npyio._graph.parser import parser
 
 __all__ = [
     "SKIP_PREFIX",
@@ -59,7 +59,7 @@ def _parse(
     batched: bool,
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
     """The parser's verdict on a [B] string tensor of whole files, unasserted:
-    ``(payload, dims, ok, message)`` (see `npyio._npy.parser.parse_headers`)."""
+    ``(payload, dims, ok, message)`` (see `npyio._graph.parser.parse_headers`)."""
     if names is None:
         if batched:
             count = tf.shape(contents, out_type=tf.int64)[0]
@@ -71,12 +71,12 @@ def _parse(
     args = [
         contents,
         names,
-        tf.constant(F.dtype_code(dt)),
+        tf.constant(npy.dtype_code(dt)),
         tf.constant(dt.name),
         tf.constant(dt.itemsize, tf.int64),
         tf.constant(declared, tf.int64, shape=[len(declared)]),
         tf.constant(-1 if shape.rank is None else shape.rank, tf.int64),
-        tf.constant("" if shape.rank is None else F.show_shape(tuple(shape.as_list()))),
+        tf.constant("" if shape.rank is None else npy.show_shape(tuple(shape.as_list()))),
         tf.constant(limits.max_header_size, tf.int64),
         tf.constant(-1 if max_file_size is None else max_file_size, tf.int64),
     ]
@@ -320,7 +320,7 @@ def parse_args(
     dtype: DtypeLike, shape: ShapeLike, max_header_size: int, max_file_size: int | None
 ) -> tuple[np.dtype, tf.TensorShape, Limits]:
     """The common arguments of the public ops, checked: dtype, static shape, limits."""
-    return F.parse_dtype(dtype), static_shape(shape), Limits(max_header_size, max_file_size)
+    return npy.parse_dtype(dtype), static_shape(shape), Limits(max_header_size, max_file_size)
 
 
 # TensorFlow's eager ReadFile errors: "{{function_node ...}} PATH; REASON [Op:ReadFile] name: "
@@ -374,7 +374,7 @@ def decode_npy(
     shape: ShapeLike = None,
     *,
     name: str | None = None,
-    max_header_size: int = F.MAX_HEADER_SIZE,
+    max_header_size: int = npy.MAX_HEADER_SIZE,
     max_file_size: int | None = None,
 ) -> tf.Tensor:
     """Decodes the bytes of a whole ``.npy`` file into a tensor, with graph ops only.

@@ -1,9 +1,9 @@
 """Decoding backends: how one file path becomes one tensor, and the public `read_npy`.
 
-- ``"graph"``: npyio's pure-TensorFlow parser (`npyio._npy.decode`). The default.
-- ``"tfio"``: tensorflow-io's C++ numpy op (`npyio._backends.tfio`), imported only when asked
+- ``"graph"``: npyio's pure-TensorFlow parser (`npyio._graph.decode`). The default.
+- ``"tfio"``: tensorflow-io's C++ numpy op (`npyio._read.tfio`), imported only when asked
   for; files it cannot decode correctly fall back to the graph parser (table in README.md).
-- ``"py_function"``: ``tf.py_function`` around ``np.load`` (`npyio._backends.py_function`), the
+- ``"py_function"``: ``tf.py_function`` around ``np.load`` (`npyio._read.py_function`), the
   classic approach, kept for comparison and as an escape hatch. It runs Python per element
   (holding the GIL), and a graph that uses it cannot be serialized: it fails on tf.data service
   workers, in other processes and on TPU hosts.
@@ -20,10 +20,10 @@ from collections.abc import Callable
 import numpy as np
 import tensorflow as tf
 
-from npyio._npy import format as F
-from npyio._npy.decode import parse_args, read_graph
-from npyio._npy.graph import path_tensor
-from npyio._npy.head import Hint, Limits, make_hint
+from npyio._format import npy
+from npyio._format.header import Hint, Limits, make_hint
+from npyio._graph.decode import parse_args, read_graph
+from npyio._graph.ops import path_tensor
 
 __all__ = ["BACKENDS", "Reader", "read_npy", "reader"]
 
@@ -45,13 +45,13 @@ def reader(backend: str, limits: Limits = Limits(), report: bool = False) -> Rea
     if backend == "graph":
         return functools.partial(read_graph, limits=limits, report=report)
     if backend == "py_function":
-        from npyio._backends.py_function import read_py_function
+        from npyio._read.py_function import read_py_function
 
         return functools.partial(read_py_function, limits=limits, report=report)
     if backend == "tfio":
         # lazily: importing npyio never imports tensorflow_io
-        from npyio._backends.tfio import load_ops
-        from npyio._backends.tfio import read_tfio as tfio_read
+        from npyio._read.tfio import load_ops
+        from npyio._read.tfio import read_tfio as tfio_read
 
         load_ops()  # BackendUnavailableError now, when the pipeline is built
 
@@ -72,7 +72,7 @@ def read_npy(
     shape: object = None,
     *,
     name: str | None = None,
-    max_header_size: int = F.MAX_HEADER_SIZE,
+    max_header_size: int = npy.MAX_HEADER_SIZE,
     max_file_size: int | None = None,
     backend: str = "graph",
 ) -> tf.Tensor:

@@ -12,9 +12,9 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from npyio._npy import format as F
-from npyio._npy.decode import SKIP_PREFIX
-from npyio._npy.head import Hint, Limits, read_header
+from npyio._format import npy
+from npyio._format.header import Hint, Limits, read_header
+from npyio._graph.decode import SKIP_PREFIX
 
 __all__ = ["load", "np_load", "read_py_function"]
 
@@ -46,8 +46,8 @@ def load(name: str, dt: np.dtype, shape: tf.TensorShape, limits: Limits = Limits
     """``np.load`` of ``name`` after npyio's checks; raises `NpyFormatError` naming the file."""
     checked = read_header(name, limits)
     header = checked.raise_if_bad()
-    F.check_declared(header, dt, F.parse_shape(shape), name)  # in the graph parser's order
-    F.check_payload(header, checked.size or 0, name)
+    npy.check_declared(header, dt, npy.parse_shape(shape), name)  # in the graph parser's order
+    npy.check_payload(header, checked.size or 0, name)
     with tf.io.gfile.GFile(name, "rb") as f:
         array = np_load(f, allow_pickle=False)
     return np.asarray(array, dtype=dt, order="C")  # keeps 0-d arrays 0-d

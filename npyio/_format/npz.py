@@ -1,6 +1,6 @@
 """The ``.npz`` (zip) layout as npyio reads it, the error wording, and a member's header read in
 Python. This module imports no TensorFlow (``tf.io.gfile`` is imported only for a path that is
-not local); the graph reader in `npyio._npz.zip` uses the same constants and words.
+not local); the graph reader in `npyio._graph.zip` uses the same constants and words.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import os
 import zipfile
 from typing import BinaryIO, cast
 
-from npyio._data.paths import gfile, is_local, one_path
-from npyio._npy import format as F
+from npyio._format import npy
+from npyio._format.files import gfile, is_local, one_path
 from npyio.errors import NpyFormatError
 
 __all__ = ["inspect_npz", "inspect_npz_prefix", "label"]
@@ -155,7 +155,7 @@ def _open(path: str) -> BinaryIO:
         raise OSError(e.message) from e
 
 
-def inspect_npz_prefix(path: str | os.PathLike[str], key: str) -> tuple[F.NpyHeader, bytes]:
+def inspect_npz_prefix(path: str | os.PathLike[str], key: str) -> tuple[npy.NpyHeader, bytes]:
     """The header of member ``key`` and its first ``data_offset`` bytes, read in Python through
     ``tf.io.gfile`` and ``zipfile`` (only the member's header is inflated).
 
@@ -170,7 +170,7 @@ def inspect_npz_prefix(path: str | os.PathLike[str], key: str) -> tuple[F.NpyHea
         with _open(path) as f, zipfile.ZipFile(f) as zf:
             info = _member_info(zf, key, where)
             with zf.open(info) as member:
-                header = F.read_header(cast(BinaryIO, member), where)
+                header = npy.read_header(cast(BinaryIO, member), where)
             with zf.open(info) as member:
                 raw = member.read(header.data_offset)
     except FileNotFoundError as e:
@@ -180,7 +180,7 @@ def inspect_npz_prefix(path: str | os.PathLike[str], key: str) -> tuple[F.NpyHea
     return header, raw
 
 
-def inspect_npz(path: str | os.PathLike[str], key: str) -> F.NpyHeader:
+def inspect_npz(path: str | os.PathLike[str], key: str) -> npy.NpyHeader:
     """The ``.npy`` header of member ``key`` of an ``.npz`` archive, read in Python (for the
     element spec when a dataset is built). See `inspect_npz_prefix` for the errors."""
     return inspect_npz_prefix(path, key)[0]

@@ -1,7 +1,7 @@
 r"""The ``.npy`` format as npyio reads it, and a pure-Python reference parser.
 
 This module imports no TensorFlow. It is the single source of the grammar and of the error
-wording: the graph parser in ``npyio._npy.parser`` compiles the very same regular expressions into
+wording: the graph parser in ``npyio._graph.parser`` compiles the very same regular expressions into
 ``tf.strings`` ops and builds its messages from the same reason functions, and a property test
 keeps the two parsers in agreement.
 

@@ -1,7 +1,7 @@
 """Graph helpers shared by the ``.npy`` parser, the ``.npz`` reader and the tfio guard.
 
 Everything here builds TensorFlow ops and nothing else: dtype tables, message splicing (the
-reason functions of `npyio._npy.format` with tensors spliced in, so the graph says the same
+reason functions of `npyio._format.npy` with tensors spliced in, so the graph says the same
 words as Python), literal sharing (`Consts`), and *total* readers of fixed-size byte fields: ops
 that cannot fail whatever the bytes are, because positions are clamped and short reads are
 zero-padded. Validity assertions come after them; until then nothing may raise.
@@ -15,8 +15,8 @@ from collections.abc import Callable
 import numpy as np
 import tensorflow as tf
 
-from npyio._data.paths import one_path
-from npyio._npy import format as F
+from npyio._format import npy
+from npyio._format.files import one_path
 
 __all__ = [
     "HEX",
@@ -39,7 +39,7 @@ __all__ = [
     "static_shape",
 ]
 
-TF_DTYPES: dict[str, tf.DType] = {name: tf.as_dtype(name) for name in F.CODES.values()}
+TF_DTYPES: dict[str, tf.DType] = {name: tf.as_dtype(name) for name in npy.CODES.values()}
 # decode_raw has no uint32/uint64: read them as int32/int64 and bitcast; bool is read as uint8.
 RAW_DTYPES: dict[str, tf.DType] = {
     **TF_DTYPES,
@@ -48,7 +48,7 @@ RAW_DTYPES: dict[str, tf.DType] = {
     "uint64": tf.int64,
 }
 HEX = [f"{i:02x}" for i in range(256)]
-NATIVE_LE = F.NATIVE_ORDER == "<"
+NATIVE_LE = npy.NATIVE_ORDER == "<"
 _SENTINEL = "\x00"
 #: 8-byte fields at or above this are read as this (past any end; no int64 overflow).
 FIELD64_LIMIT = 2**62
@@ -174,7 +174,7 @@ def native(values: tf.Tensor, dt: np.dtype) -> tf.Tensor:
 
 def static_shape(shape: object) -> tf.TensorShape:
     """A shape argument as a ``tf.TensorShape`` (``None``: unknown rank)."""
-    return tf.TensorShape(F.parse_shape(shape))
+    return tf.TensorShape(npy.parse_shape(shape))
 
 
 def path_tensor(path: object, name: str = "path") -> tf.Tensor:

@@ -5,7 +5,7 @@
 limits and the same words as the graph parser.
 
 A file's first 4 KiB (more only for a header longer than that) and its size are read; the
-reference parser (`npyio._npy.format.read_header`) checks them. Local paths are read with
+reference parser (`npyio._format.npy.read_header`) checks them. Local paths are read with
 ``os.open`` and ``os.fstat``; any other path (``gs://``, ``ram://``, ...) through
 ``tf.io.gfile``, and only then is TensorFlow imported: this module imports no TensorFlow itself.
 """
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from npyio._data.paths import NO_SUCH_FILE, is_local, one_path
-from npyio._npy import format as F
+from npyio._format import npy
+from npyio._format.files import NO_SUCH_FILE, is_local, one_path
 from npyio.errors import NpyFormatError
 
 __all__ = [
@@ -45,24 +45,24 @@ CHUNK = 256
 class Limits:
     """The size limits every reader applies (``max_file_size`` None: no limit)."""
 
-    max_header_size: int = F.MAX_HEADER_SIZE
+    max_header_size: int = npy.MAX_HEADER_SIZE
     max_file_size: int | None = None
 
     def __post_init__(self) -> None:
-        F.parse_limit(self.max_header_size, "max_header_size", allow_none=False)
-        F.parse_limit(self.max_file_size, "max_file_size")
+        npy.parse_limit(self.max_header_size, "max_header_size", allow_none=False)
+        npy.parse_limit(self.max_file_size, "max_file_size")
 
 
 # --- reading the first bytes ------------------------------------------------------------------
 def _data_offset(head: bytes, max_header_size: int) -> int | None:
     """Where the payload starts, by the fixed fields alone; None if they are not valid."""
-    if head[: len(F.MAGIC_PREFIX)] != F.MAGIC_PREFIX or len(head) < F.MAGIC_LEN:
+    if head[: len(npy.MAGIC_PREFIX)] != npy.MAGIC_PREFIX or len(head) < npy.MAGIC_LEN:
         return None
-    len_size = F.HEADER_LEN_SIZE.get((head[6], head[7]))
-    if len_size is None or len(head) < F.MAGIC_LEN + len_size:
+    len_size = npy.HEADER_LEN_SIZE.get((head[6], head[7]))
+    if len_size is None or len(head) < npy.MAGIC_LEN + len_size:
         return None
-    hlen = int.from_bytes(head[F.MAGIC_LEN : F.MAGIC_LEN + len_size], "little")
-    return F.MAGIC_LEN + len_size + hlen if hlen <= max_header_size else None
+    hlen = int.from_bytes(head[npy.MAGIC_LEN : npy.MAGIC_LEN + len_size], "little")
+    return npy.MAGIC_LEN + len_size + hlen if hlen <= max_header_size else None
 
 
 def _read_local(path: str, max_header_size: int) -> tuple[bytes, int]:
@@ -99,7 +99,7 @@ def _read_gfile(path: str, max_header_size: int) -> tuple[bytes, int]:
         raise OSError(e.message) from e
 
 
-def read_prefix(path: str, max_header_size: int = F.MAX_HEADER_SIZE) -> tuple[bytes, int]:
+def read_prefix(path: str, max_header_size: int = npy.MAX_HEADER_SIZE) -> tuple[bytes, int]:
     """A file's first bytes (at least the whole header, or the whole file) and its size.
 
     Raises:
@@ -115,7 +115,7 @@ class Checked:
     """One file's verdict: its header and size, or why it is bad."""
 
     path: str
-    header: F.NpyHeader | None
+    header: npy.NpyHeader | None
     size: int | None  # the file's size in bytes, None if it could not be read
     reason: str | None = None  # None for a good file
     prefix: bytes = b""  # the file's first data_offset bytes, when the header is good
@@ -124,7 +124,7 @@ class Checked:
     def ok(self) -> bool:
         return self.reason is None
 
-    def raise_if_bad(self) -> F.NpyHeader:
+    def raise_if_bad(self) -> npy.NpyHeader:
         """The header of a good file; `NpyFormatError` naming the file otherwise."""
         if self.reason is not None or self.header is None:
             raise NpyFormatError(self.path, self.reason or "no header")
@@ -132,7 +132,7 @@ class Checked:
 
 
 #: header bytes -> (parsed header, the file size it implies)
-HeaderCache = dict[bytes, tuple[F.NpyHeader, int]]
+HeaderCache = dict[bytes, tuple[npy.NpyHeader, int]]
 
 
 def check_file(
@@ -156,7 +156,7 @@ def check_file(
     except OSError as e:  # a directory named *.npy, no permission, an I/O error, ...
         return Checked(path, None, None, e.strerror.lower() if e.strerror else str(e))
     try:
-        F.check_file_size(size, limits.max_file_size, path)
+        npy.check_file_size(size, limits.max_file_size, path)
     except NpyFormatError as e:
         return Checked(path, None, size, e.reason)
     end = _data_offset(head, limits.max_header_size)
@@ -165,7 +165,7 @@ def check_file(
     if known is None:
         try:
             # ``head`` holds every byte read_header reads (or the whole file): same verdict.
-            header = F.read_header(io.BytesIO(head), path, max_header_size=limits.max_header_size)
+            header = npy.read_header(io.BytesIO(head), path, max_header_size=limits.max_header_size)
         except NpyFormatError as e:
             return Checked(path, None, size, e.reason)
         known = (header, header.data_offset + header.nbytes)
@@ -175,7 +175,7 @@ def check_file(
     prefix = head[: header.data_offset]
     if payload and size != expected:
         try:
-            F.check_payload(header, size, path)
+            npy.check_payload(header, size, path)
         except NpyFormatError as e:
             return Checked(path, header, size, e.reason, prefix)
         raise AssertionError(f"{path}: check_payload accepted {size} bytes, not {expected}")
@@ -232,9 +232,9 @@ def read_header(path: str, limits: Limits = Limits(), *, payload: bool = False) 
 def inspect(
     path: str | os.PathLike[str] | bytes,
     *,
-    max_header_size: int = F.MAX_HEADER_SIZE,
+    max_header_size: int = npy.MAX_HEADER_SIZE,
     max_file_size: int | None = None,
-) -> F.NpyHeader:
+) -> npy.NpyHeader:
     """Reads and checks the header of a ``.npy`` file, without reading its payload.
 
     Pure Python: it reads only the header bytes (local files with ``os``, other paths through
@@ -299,22 +299,22 @@ def make_hint(dt: np.dtype, shape: object, header: bytes | None = None) -> Hint 
     by default the header numpy's ``np.save`` writes for ``dt`` and ``shape``. Returns None if
     the shape is not static or the header does not describe exactly ``dt`` and ``shape``.
     """
-    dims = F.parse_shape(shape)
+    dims = npy.parse_shape(shape)
     if dims is None or any(d is None for d in dims):
         return None
     if header is None:
         buf = io.BytesIO()
-        descr = dt.newbyteorder(F.NATIVE_ORDER).str  # type: ignore[arg-type]
+        descr = dt.newbyteorder(npy.NATIVE_ORDER).str  # type: ignore[arg-type]
         d = {"descr": descr, "fortran_order": False, "shape": dims}
         np.lib.format.write_array_header_1_0(buf, d)
         header = buf.getvalue()
     try:
-        parsed = F.read_header(io.BytesIO(header), "<hint>")
-        F.check_declared(parsed, dt, dims, "<hint>")
+        parsed = npy.read_header(io.BytesIO(header), "<hint>")
+        npy.check_declared(parsed, dt, dims, "<hint>")
     except NpyFormatError:
         return None
     if parsed.data_offset != len(header):
         return None
     order = parsed.dtype.byteorder
-    little = order == "<" or (order in "|=" and F.NATIVE_ORDER == "<")
+    little = order == "<" or (order in "|=" and npy.NATIVE_ORDER == "<")
     return Hint(header, len(header) + parsed.nbytes, little, parsed.fortran_order)

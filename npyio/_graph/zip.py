@@ -1,5 +1,5 @@
 r"""``.npz`` archives: find one member with graph ops and inflate it if needed (`npz_member`);
-read a member's header in Python (`inspect_npz_prefix`). `npyio._npz.read` decodes members.
+read a member's header in Python (`inspect_npz_prefix`). `npyio._read.npz` decodes members.
 
 An ``.npz`` file is a zip archive of ``.npy`` members (``np.savez`` stores them, method 0;
 ``np.savez_compressed`` deflates them, method 8). The member is found the way a zip reader
@@ -27,7 +27,7 @@ the stream. TensorFlow returns short output without an error for a stream that e
 npyio also checks the inflated length. Stored members are sliced out as they are, without a
 CRC check (the ``.npy`` decoder still checks their header and exact payload size).
 
-Safety, as in ``npyio._npy.parser``: every op that runs before the archive is known valid is
+Safety, as in ``npyio._graph.parser``: every op that runs before the archive is known valid is
 total (positions are clamped into the archive before ``tf.strings.substr`` sees them, integer
 fields are read from zero-padded copies), and the ops that slice or inflate the member run only
 in the ``tf.cond`` branch taken when every check passed. The checks end in a verdict, ``(ok,
@@ -42,17 +42,7 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
-from npyio._npy.graph import (
-    as_str,
-    clamped_substr,
-    first_index,
-    fmt,
-    le_field,
-    le_field8,
-    padded_bytes,
-    require_tf2,
-)
-from npyio._npz.format import (
+from npyio._format.npz import (
     CENTRAL_LEN,
     CENTRAL_SIG,
     DEFLATED,
@@ -83,6 +73,16 @@ from npyio._npz.format import (
     no_member,
     not_a_zip,
     stored_sizes,
+)
+from npyio._graph.ops import (
+    as_str,
+    clamped_substr,
+    first_index,
+    fmt,
+    le_field,
+    le_field8,
+    padded_bytes,
+    require_tf2,
 )
 
 __all__ = ["checked_member", "key_tensor", "npz_member"]

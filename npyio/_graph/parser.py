@@ -2,8 +2,8 @@
 
 One graph function (`parser`) serves every dtype, shape and call site: the declared dtype and
 shape come in as tensors. Its checks are one table, `CHECKS`, in the reference parser's order
-(`npyio._npy.format.read_header`): each has a name, a condition over the values the parser
-computes, and the reason function of `npyio._npy.format` that words its failure, with the names
+(`npyio._format.npy.read_header`): each has a name, a condition over the values the parser
+computes, and the reason function of `npyio._format.npy` that words its failure, with the names
 of the values spliced into that message. The stack of conditions, the message templates and the
 gathers that pick a failure's words are all derived from the table.
 
@@ -22,8 +22,8 @@ from types import SimpleNamespace
 import numpy as np
 import tensorflow as tf
 
-from npyio._npy import format as F
-from npyio._npy.graph import (
+from npyio._format import npy
+from npyio._graph.ops import (
     HEX,
     NATIVE_LE,
     Consts,
@@ -36,8 +36,8 @@ from npyio._npy.graph import (
 
 __all__ = ["CHECKS", "GRAMMAR", "PARSE_SIGNATURE", "Check", "parser"]
 
-_PREFIX = F.MAGIC_LEN + 4  # magic, version and the longest header-length field
-_ITEMSIZES = [np.dtype(name).itemsize for name in F.CODES.values()]
+_PREFIX = npy.MAGIC_LEN + 4  # magic, version and the longest header-length field
+_ITEMSIZES = [np.dtype(name).itemsize for name in npy.CODES.values()]
 
 
 @dataclass(frozen=True)
@@ -52,68 +52,73 @@ class Check:
     args: tuple[str, ...] = ()
 
 
-#: The grammar check's layered wording, in `F.parse_header_text`'s order: the first pattern
+#: The grammar check's layered wording, in `npy.parse_header_text`'s order: the first pattern
 #: that does not fully match the header text gives the reason (an "always fails" end gives
 #: bad_keys). Each entry: (pattern, reason, args).
 GRAMMAR: tuple[tuple[str | None, Callable[..., str], tuple[str, ...]], ...] = (
-    (F.DICT_RE, F.not_a_dict, ()),
+    (npy.DICT_RE, npy.not_a_dict, ()),
     *(
         entry
         for (_key, has_key, has_entry, _snippet, reason), snippet in zip(
-            F.LAYERS, ("snip_descr", "snip_fortran", "snip_shape"), strict=True
+            npy.LAYERS, ("snip_descr", "snip_fortran", "snip_shape"), strict=True
         )
-        for entry in ((has_key, F.bad_keys, ()), (has_entry, F.REASONS[reason], (snippet,)))
+        for entry in ((has_key, npy.bad_keys, ()), (has_entry, npy.REASONS[reason], (snippet,)))
     ),
-    (None, F.bad_keys, ()),
+    (None, npy.bad_keys, ()),
 )
 
 CHECKS: tuple[Check, ...] = (
     Check(
         "file_size",
         lambda v: (v.max_file_size < v.k(0)) | (v.size <= v.max_file_size),
-        F.file_too_large,
+        npy.file_too_large,
         ("max_file_size", "size"),
     ),
-    Check("magic", lambda v: v.magic == v.k.str(F.MAGIC_PREFIX), F.bad_magic, ("magic",)),
-    Check("magic_length", lambda v: v.size >= v.k(F.MAGIC_LEN), F.too_short, ("magic_len", "size")),
-    Check("version", lambda v: v.v1 | v.v23, F.bad_version, ("version",)),
-    Check("length_field", lambda v: v.size >= v.hstart, F.too_short, ("hstart", "size")),
+    Check("magic", lambda v: v.magic == v.k.str(npy.MAGIC_PREFIX), npy.bad_magic, ("magic",)),
+    Check(
+        "magic_length", lambda v: v.size >= v.k(npy.MAGIC_LEN), npy.too_short, ("magic_len", "size")
+    ),
+    Check("version", lambda v: v.v1 | v.v23, npy.bad_version, ("version",)),
+    Check("length_field", lambda v: v.size >= v.hstart, npy.too_short, ("hstart", "size")),
     Check(
         "header_size",
         lambda v: v.hlen <= v.max_header_size,
-        F.header_too_large,
+        npy.header_too_large,
         ("max_header_size", "hlen"),
     ),
-    Check("header_end", lambda v: v.offset <= v.size, F.header_past_end, ("offset", "size")),
+    Check("header_end", lambda v: v.offset <= v.size, npy.header_past_end, ("offset", "size")),
     Check("grammar", lambda v: v.grammar_ok, None),
     # a 3.0 header gets no Python 2 forms (numpy's filter reads versions 1.0 and 2.0 only)
-    Check("v3_trail", lambda v: v.v3_trail, F.not_a_dict),
-    Check("v3_long", lambda v: v.v3_long, F.bad_shape, ("snip_shape",)),
+    Check("v3_trail", lambda v: v.v3_trail, npy.not_a_dict),
+    Check("v3_long", lambda v: v.v3_long, npy.bad_shape, ("snip_shape",)),
     # dims are parsed once, from the first file; the others must have the same shape text
     Check(
-        "same_shape", lambda v: v.canon == v.canon0, F.shape_mismatch, ("first_shape", "this_shape")
+        "same_shape",
+        lambda v: v.canon == v.canon0,
+        npy.shape_mismatch,
+        ("first_shape", "this_shape"),
     ),
-    Check("nonnegative", lambda v: v.everyone & v.nonnegative, F.negative_dim, ("first_shape",)),
-    Check("small", lambda v: v.everyone & v.small, F.too_large, ("first_shape",)),
+    Check("nonnegative", lambda v: v.everyone & v.nonnegative, npy.negative_dim, ("first_shape",)),
+    Check("small", lambda v: v.everyone & v.small, npy.too_large, ("first_shape",)),
     Check(
-        "dtype", lambda v: v.code == v.declared_code, F.dtype_mismatch, ("declared_name", "code")
+        "dtype", lambda v: v.code == v.declared_code, npy.dtype_mismatch, ("declared_name", "code")
     ),
     Check(
         "shape",
         lambda v: v.everyone & v.shape_ok,
-        F.shape_mismatch,
+        npy.shape_mismatch,
         ("declared_text", "this_shape"),
     ),
     Check(
         "payload_short",
         lambda v: v.payload_len >= v.nbytes,
-        F.payload_short,
+        npy.payload_short,
         ("nbytes", "payload_len"),
     ),
     Check(
         "payload_trailing",
         lambda v: v.payload_len <= v.nbytes,
-        F.payload_trailing,
+        npy.payload_trailing,
         ("nbytes", "payload_len"),
     ),
 )
@@ -143,7 +148,7 @@ assert all(len(args) <= 2 for _, args in _WORDINGS), "a reason takes at most two
 
 
 def _show_canon(canon: tf.Tensor, k: Consts) -> tf.Tensor:
-    """'64,64,3' -> '(64, 64, 3)', '3' -> '(3,)', '' -> '()', like F.show_shape."""
+    """'64,64,3' -> '(64, 64, 3)', '3' -> '(3,)', '' -> '()', like npy.show_shape."""
     blank = k.str("")
     one = tf.logical_and(canon != blank, tf.logical_not(full_match(canon, ".*,.*")))
     comma = tf.where(one, k.str(","), blank)
@@ -203,7 +208,7 @@ def parse_headers(
     pb = tf.cast(tf.io.decode_raw(prefix, tf.uint8), tf.int64)  # [B, 12]
     cols = tf.unstack(pb, num=_PREFIX, axis=1)
     major, minor = cols[6], cols[7]
-    v.magic = tf.strings.substr(contents, axis0, k.i32(len(F.MAGIC_PREFIX)))
+    v.magic = tf.strings.substr(contents, axis0, k.i32(len(npy.MAGIC_PREFIX)))
     v.v1 = tf.logical_and(major == c1, minor == c0)
     v.v23 = tf.logical_and(tf.logical_or(major == k(2), major == k(3)), minor == c0)
     short = cols[8] + cols[9] * k(256)
@@ -214,15 +219,15 @@ def parse_headers(
         contents, tf.minimum(v.hstart, size), tf.minimum(v.hlen, max_header_size)
     )
 
-    v.grammar_ok = full_match(header, F.HEADER_RE)
+    v.grammar_ok = full_match(header, npy.HEADER_RE)
     py2 = major != k(3)  # versions 1.0 and 2.0 (any other fails the version check first)
-    v.v3_trail = tf.logical_or(py2, full_match(header, F.V3_TRAIL_RE))
-    v.v3_long = tf.logical_or(py2, full_match(header, F.V3_NO_LONG_RE))
-    order = group(header, F.DESCR_EXTRACT, 1)
-    v.code = group(header, F.DESCR_EXTRACT, 2)
-    fortran = group(header, F.FORTRAN_EXTRACT) == k.str("True")
+    v.v3_trail = tf.logical_or(py2, full_match(header, npy.V3_TRAIL_RE))
+    v.v3_long = tf.logical_or(py2, full_match(header, npy.V3_NO_LONG_RE))
+    order = group(header, npy.DESCR_EXTRACT, 1)
+    v.code = group(header, npy.DESCR_EXTRACT, 2)
+    fortran = group(header, npy.FORTRAN_EXTRACT) == k.str("True")
     canon = tf.strings.regex_replace(
-        tf.strings.regex_replace(group(header, F.SHAPE_EXTRACT), F.SHAPE_NOISE, ""), ",$", ""
+        tf.strings.regex_replace(group(header, npy.SHAPE_EXTRACT), npy.SHAPE_NOISE, ""), ",$", ""
     )
     for _ in range(2):  # "-0" is 0, as in F (twice: a match consumes the comma after it)
         canon = tf.strings.regex_replace(canon, "(^|,)-0(,|$)", "\\10\\2")  # RE2: \1, then 0
@@ -236,11 +241,11 @@ def parse_headers(
     ).values
     ndim = tf.where(canon0 == k.str(""), c0, tf.size(tokens, out_type=tf.int64))
     tokens = upto(tokens, ndim)
-    tokens_ok = full_match(tokens, f"-?[0-9]{{1,{F.MAX_DIM_DIGITS}}}")
+    tokens_ok = full_match(tokens, f"-?[0-9]{{1,{npy.MAX_DIM_DIGITS}}}")
     dims = tf.strings.to_number(tf.where(tokens_ok, tokens, k.str("0")), tf.int64)
     # The size limit uses each file's own item size, as F does (the dtype is checked later).
     code_index = tf.argmax(
-        tf.cast(tf.equal(tf.expand_dims(v.code, axis1), k.str(list(F.CODES))), tf.int32), axis1
+        tf.cast(tf.equal(tf.expand_dims(v.code, axis1), k.str(list(npy.CODES))), tf.int32), axis1
     )
     file_itemsize = at(k(_ITEMSIZES), code_index)
     some_dims = tf.maximum(dims, c1)
@@ -249,8 +254,8 @@ def parse_headers(
     )
     # float64 rounds near 2**62, so decide there in int64 (exact: no overflow below 1.5 * 2**62)
     v.small = tf.reduce_all(tokens_ok, axis0) & tf.logical_and(
-        fbytes < k(1.5 * F.MAX_NBYTES, tf.float64),
-        tf.reduce_prod(some_dims, axis0) * file_itemsize < k(F.MAX_NBYTES),
+        fbytes < k(1.5 * npy.MAX_NBYTES, tf.float64),
+        tf.reduce_prod(some_dims, axis0) * file_itemsize < k(npy.MAX_NBYTES),
     )
     v.nbytes = nbytes = tf.reduce_prod(dims, axis0) * itemsize
     v.payload_len = size - v.offset
@@ -294,9 +299,9 @@ def parse_headers(
             check == kf(_GRAMMAR_CHECK), first_index(layers, kf), c0
         )
         snippets = tf.strings.substr(
-            tf.stack([group(text, layer[3]) for layer in F.LAYERS]),
+            tf.stack([group(text, layer[3]) for layer in npy.LAYERS]),
             axis0,
-            kf.i32(F.SNIPPET_LEN),
+            kf.i32(npy.SNIPPET_LEN),
         )
         numbers = at(tf.stack([size, v.hstart, v.hlen, v.offset, v.payload_len], 1), row)
         m = SimpleNamespace(
@@ -313,10 +318,10 @@ def parse_headers(
         )
         m.nbytes = as_str(nbytes)
         m.max_file_size, m.max_header_size = as_str(max_file_size), as_str(max_header_size)
-        m.magic_len = kf.str(str(F.MAGIC_LEN))
+        m.magic_len = kf.str(str(npy.MAGIC_LEN))
         m.declared_name, m.declared_text = declared_name, declared_text
         row_bytes = at(pb, row)
-        magic_len = kf(len(F.MAGIC_PREFIX))
+        magic_len = kf(len(npy.MAGIC_PREFIX))
         m.magic = tf.where(
             at(numbers, c0) == c0,
             kf.str("0 bytes"),
@@ -330,8 +335,8 @@ def parse_headers(
             as_str(at(row_bytes, kf([6, 7]))), axis=axis0, separator="."
         )
         m.code = at(
-            kf.str(list(F.CODES.values())),
-            tf.argmax(tf.cast(tf.equal(at(v.code, row), kf.str(list(F.CODES))), tf.int32), axis0),
+            kf.str(list(npy.CODES.values())),
+            tf.argmax(tf.cast(tf.equal(at(v.code, row), kf.str(list(npy.CODES))), tf.int32), axis0),
         )
         m.first_shape, m.this_shape = tf.unstack(
             _show_canon(tf.stack([canon0, at(canon, row)]), kf), num=2

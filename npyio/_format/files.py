@@ -1,0 +1,174 @@
+"""Paths as text, and the one place that tells local paths from other file systems.
+
+TF-free: local paths are read with ``os``; any other path (``gs://``, ``ram://``, ...) with
+``tf.io.gfile``, and TensorFlow is imported only then (`gfile`). Also the argument
+normalisers every entry point shares (`one_path`, `path_text`) and the short descriptions
+errors use for bad arguments (`describe`, `short`, `shown`, `named`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "NO_SUCH_FILE",
+    "describe",
+    "empty_path",
+    "exists",
+    "gfile",
+    "is_local",
+    "member_name",
+    "named",
+    "one_path",
+    "path_text",
+    "short",
+    "shown",
+]
+
+NO_SUCH_FILE = "no such file or directory"
+#: Names listed in an error (the rest are counted).
+MAX_NAMED = 10
+#: Items of a bad argument shown in an error.
+MAX_SHOWN = 3
+#: Characters of one item's repr shown in an error.
+MAX_REPR = 80
+
+
+def member_name(path: str, key: str) -> str:
+    """How errors name a member of an ``.npz`` archive: ``path[key]``."""
+    return f"{path}[{key}]"
+
+
+def named(names: Sequence[str], limit: int = MAX_NAMED) -> str:
+    """The first ``limit`` of ``names``, joined, the rest counted: ``a, b and 3 more``."""
+    shown_names = ", ".join(names[:limit])
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return shown_names + more
+
+
+def is_local(path: str) -> bool:
+    """Whether ``path`` is on the local file system (read with ``os``, not ``tf.io.gfile``)."""
+    return "://" not in path
+
+
+def gfile() -> Any:
+    """``tf.io.gfile``, importing TensorFlow on first use."""
+    import tensorflow as tf
+
+    return tf.io.gfile
+
+
+def short(item: object) -> str:
+    """One item's repr, cut short: a bad argument may hold a very long string."""
+    text = repr(item)
+    return text if len(text) <= MAX_REPR else text[: MAX_REPR - 3] + "..."
+
+
+def shown(items: Sequence[Any], total: int | None = None) -> str:
+    """The first few ``items`` (of ``total``, by default all of them) as a short list."""
+    total = len(items) if total is None else total
+    head = ", ".join(short(x) for x in itertools.islice(items, MAX_SHOWN))
+    more = f", ... ({total} in all)" if total > MAX_SHOWN else ""
+    return f"[{head}{more}]"
+
+
+def is_array(spec: object) -> bool:
+    """A numpy array or a tensor (eager or symbolic), told apart without importing TensorFlow."""
+    return isinstance(spec, np.ndarray) or (
+        hasattr(spec, "dtype") and hasattr(spec, "shape") and not isinstance(spec, np.generic)
+    )
+
+
+def describe(spec: object) -> str:
+    """A short description of a bad argument: never a whole array, never iterating an object
+    that is not a sequence (a generator or a ``tf.data.Dataset`` may be endless)."""
+    if isinstance(spec, (str, bytes, os.PathLike)):
+        return short(spec)
+    name = type(spec).__name__
+    if is_array(spec):
+        dtype = spec.dtype  # type: ignore[attr-defined]
+        dtype = dtype if isinstance(dtype, np.dtype) else getattr(dtype, "name", dtype)
+        about = f"{name} of dtype {dtype} and shape {tuple(spec.shape)}"  # type: ignore[attr-defined]
+        values = getattr(spec, "numpy", None)
+        try:
+            flat = np.asarray(values() if values is not None else spec).reshape(-1)
+        except Exception:  # a symbolic tensor has no values to show
+            return about
+        return f"{about} {shown(flat[:MAX_SHOWN].tolist(), flat.size)}"
+    if isinstance(spec, Sequence):
+        return f"{name} {shown(spec)}"
+    return f"{name} {short(spec)}"
+
+
+def path_text(item: object) -> str | None:
+    """One path as a str: str, bytes, os.PathLike (numpy str/bytes scalars are str/bytes);
+    None for anything else, or an empty path."""
+    if isinstance(item, (str, bytes, os.PathLike)):
+        # str(): a str subclass (numpy.str_) is not one to os.scandir, which lists it as bytes
+        text = str(os.fsdecode(item))
+        return text if text else None
+    return None
+
+
+def as_array(spec: object, what: str) -> np.ndarray | None:
+    """A numpy array or an eager tensor as a numpy array (None for anything else).
+
+    Raises:
+        TypeError: for a tensor with no value yet (a symbolic one, inside ``tf.function``).
+    """
+    if isinstance(spec, np.ndarray):
+        return spec
+    if not is_array(spec):
+        return None
+    values = getattr(spec, "numpy", None)  # an eager tf.Tensor or tf.Variable
+    try:
+        return np.asarray(values() if values is not None else spec)
+    except NotImplementedError as e:  # a symbolic tf.Tensor: no value until the graph runs
+        raise TypeError(
+            f"{what}: a symbolic tensor has no value when the pipeline is built (inside "
+            f"tf.function?); pass paths as Python values, a numpy array or an eager tensor, "
+            f"got {describe(spec)}"
+        ) from e
+
+
+def scalar_path_text(spec: object, what: str) -> str | None:
+    """A 0-d array or tensor of one path, as a str (None for anything else)."""
+    if isinstance(spec, (str, bytes, os.PathLike)) or not is_array(spec):
+        return None
+    if len(tuple(getattr(spec, "shape", (0,)))) != 0:
+        return None
+    array = as_array(spec, what)
+    return None if array is None else path_text(array.item())
+
+
+def empty_path(what: str) -> ValueError:
+    return ValueError(f"{what}: the path is empty ('')")
+
+
+def one_path(spec: object, what: str = "path") -> str:
+    """A single path argument as a str (``str``, ``bytes``, ``os.PathLike``, a 0-d array or
+    eager tensor).
+
+    Raises:
+        TypeError: for anything else. ValueError: for an empty path.
+    """
+    text = path_text(spec)
+    if text is None:
+        text = scalar_path_text(spec, what)
+    if text is None:
+        if isinstance(spec, (str, bytes, os.PathLike)):
+            raise empty_path(what)
+        raise TypeError(
+            f"{what}: expected a path (str, bytes or os.PathLike), got {describe(spec)}"
+        )
+    return text
+
+
+def exists(path: str) -> bool:
+    """Whether ``path`` exists (a broken symlink counts: it is there, though unreadable)."""
+    return os.path.lexists(path) if is_local(path) else bool(gfile().exists(path))
