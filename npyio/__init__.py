@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from npyio._data.rows import rows
     from npyio._format.header import inspect
     from npyio._graph.decode import decode_npy
-    from npyio._read import read_npy
-    from npyio._read.npz import decode_npz, read_npz
+    from npyio._graph.zip import decode_npz
+    from npyio._read.api import read_npy, read_npz
 
 __all__ = [
     "BackendUnavailableError",
@@ -46,10 +46,10 @@ _LAZY = {
     "dataset": "npyio._data.dataset",
     "dataset_from_directory": "npyio._data.directory",
     "decode_npy": "npyio._graph.decode",
-    "decode_npz": "npyio._read.npz",
+    "decode_npz": "npyio._graph.zip",
     "inspect": "npyio._format.header",
-    "read_npy": "npyio._read",
-    "read_npz": "npyio._read.npz",
+    "read_npy": "npyio._read.api",
+    "read_npz": "npyio._read.api",
     "rows": "npyio._data.rows",
 }
 

@@ -16,7 +16,6 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
-from npyio._read import reader
 from npyio._data.map import parallel_map
 from npyio._data.paths import PathSpec
 from npyio._data.plan import (
@@ -33,6 +32,7 @@ from npyio._format.header import Limits, make_hint
 from npyio._graph.decode import Part, decode_group, report_then_assert
 from npyio._graph.ops import require_tf2
 from npyio._graph.zip import checked_member, npz_member
+from npyio._read.backends import reader
 from npyio._read.npz import read_npz_member
 
 __all__ = ["build", "build_batch_then_decode", "build_decode_then_batch", "dataset"]

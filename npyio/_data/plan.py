@@ -590,8 +590,8 @@ def _rows_file(path: str) -> RowsFile:
         raise NpyFormatError(
             path,
             "Fortran-order arrays cannot be streamed by rows -- expected fortran_order False "
-            f"for shape {npy.show_shape(header.shape)}, got True; rewrite the file in C order, e.g. "
-            f"np.save(path, np.ascontiguousarray(np.load(path)))",
+            f"for shape {npy.show_shape(header.shape)}, got True; rewrite the file in C order, "
+            f"e.g. np.save(path, np.ascontiguousarray(np.load(path)))",
         )
     return RowsFile(path, header)
 

@@ -102,8 +102,8 @@ import tensorflow as tf
 
 from npyio._format import npy
 from npyio._format.header import Limits, make_hint
-from npyio._graph.decode import read_graph
 from npyio._graph.ops import padded_bytes
+from npyio._read.part import read_graph
 from npyio.errors import BackendUnavailableError
 
 __all__ = ["TFIO_DTYPES", "TfioOps", "load_ops", "read_tfio"]

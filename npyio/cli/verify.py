@@ -1,7 +1,8 @@
 """What ``npyio inspect`` and ``npyio verify`` do: resolve, check, compare with the spec, decode.
 
 Sources are resolved by `npyio._data.paths` and paired by its rule; files are checked by the one
-header reader, `npyio._format.header.check_files` (headers and sizes, with the graph decoder's grammar,
+header reader, `npyio._format.header.check_files` (headers and sizes, with the graph decoder's
+grammar,
 limits and wording); every good file is then compared with the spec `npyio.dataset` would use
 (`npyio._data.plan.derive_spec` and `Spec.reason`), so that ``verify`` passes exactly the files
 ``dataset`` delivers. ``--full`` then reads every good file through the graph decoder
@@ -70,7 +71,7 @@ def decode_files(
     for float or complex files that hold NaN or infinite values.
     """
     tf = _tf()
-    from npyio._read import read_npy
+    from npyio._read.api import read_npy
 
     groups: dict[tuple[str, tuple[int, ...]], list[str]] = {}
     for c in files:
