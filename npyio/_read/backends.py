@@ -1,6 +1,5 @@
 """The backends by name, chosen once per pipeline (`reader`)."""
 
-
 from __future__ import annotations
 
 import functools
