@@ -17,28 +17,20 @@ import numpy as np
 import tensorflow as tf
 
 from npyio._data.dataset import build
+from npyio._data.options import AUTOTUNE, DatasetOptions, SplitOptions
 from npyio._data.paths import PathSpec, isdir
-from npyio._data.plan import AUTOTUNE, DatasetPlan, check_split, plan_dataset
-from npyio._format.files import gfile, is_local, one_path
+from npyio._data.plan import DatasetPlan, plan_dataset
+from npyio._format.files import exists, gfile, is_local, named, one_path, short
 
 __all__ = ["LABEL_MODES", "Index", "dataset_from_directory", "index_directory"]
 
 LABEL_MODES = ("int", "categorical", "binary", None)
 SUFFIX = ".npy"
-#: Names listed in an error (the rest are counted).
-MAX_NAMED = 10
 
 
 def _listed(names: Sequence[str]) -> str:
-    shown = ", ".join(repr(n) for n in names[:MAX_NAMED])
-    more = f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else ""
-    return f"[{shown}{more}]"
-
-
-def _short(value: object) -> str:
-    """A bad argument's repr, cut short: a labels list may hold a million numbers."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    """Names quoted and bracketed, the first ten shown: ``['a', 'b' and 3 more]``."""
+    return f"[{named([repr(n) for n in names])}]"
 
 
 @dataclass(frozen=True)
@@ -203,7 +195,7 @@ def index_directory(
     return Index([path for files in per_class for path in files], indices, names)
 
 
-def _label_values(labels: object) -> np.ndarray:
+def keras_labels(labels: object) -> np.ndarray:
     """A ``labels`` list/tuple/array as a 1-D array, with the dtype Keras's
     ``tf.data.Dataset.from_tensor_slices(labels)`` gives a list: int32 (int64 if the values do
     not fit), float32, or bool."""
@@ -211,7 +203,7 @@ def _label_values(labels: object) -> np.ndarray:
     if values.ndim != 1 or values.dtype.kind not in "biuf":
         raise ValueError(
             f"labels: expected a list of numbers, one per {SUFFIX} file, got "
-            f"{values.ndim}-D {values.dtype} values {_short(labels)}"
+            f"{values.ndim}-D {values.dtype} values {short(labels)}"
         )
     if values.dtype.kind in "iu" and len(values):
         info = np.iinfo(np.int32)
@@ -380,6 +372,35 @@ def dataset_from_directory(
         TensorSpec(shape=(None, 2), dtype=tf.float32, name=None)
     """
     # the arguments first, before the (possibly long) walk, as Keras
+    arguments = locals()
+    labels, values = _label_arguments(labels, label_mode, class_names)
+    options = DatasetOptions.from_arguments(arguments)
+    directory = _existing_directory(directory)
+    wanted = None if labels is None else ("inferred" if values is None else values)
+    index = index_directory(directory, wanted, class_names, follow_links)
+    _check_label_mode(index, values, label_mode)
+    if verbose:
+        _print_found(index, options.split)
+    plans = plan_dataset(index.paths, index.labels, options)
+    names = index.class_names
+    if isinstance(plans, tuple):
+        # as Keras: the validation subset of "both" is not shuffled
+        loader = dataclasses.replace(plans[1].loader, shuffle=False)
+        plans = (plans[0], dataclasses.replace(plans[1], loader=loader))
+        return tuple(_build(p, label_mode, names) for p in plans)
+    return _build(plans, label_mode, names)
+
+
+def _label_arguments(
+    labels: object, label_mode: str | None, class_names: Sequence[str] | None
+) -> tuple[object, np.ndarray | None]:
+    """``labels``, checked with ``label_mode`` and ``class_names`` (None when ``label_mode`` is
+    None, as Keras), and the label values when they are given as a list.
+
+    Raises:
+        ValueError: for an unknown ``label_mode``, ``labels`` of another kind, or
+            ``class_names`` without inferred labels, or that are not a list of names.
+    """
     if label_mode not in LABEL_MODES:
         raise ValueError(
             "label_mode must be 'int', 'categorical', 'binary' or None, "
@@ -391,13 +412,13 @@ def dataset_from_directory(
     ):
         raise ValueError(
             "labels must be 'inferred' (from the class subdirectories), None (no labels), or "
-            f"a list of numbers, one per {SUFFIX} file, got labels={_short(labels)}"
+            f"a list of numbers, one per {SUFFIX} file, got labels={short(labels)}"
         )
     if class_names is not None:
         if labels is None or explicit or label_mode is None:
             raise ValueError(
                 "class_names needs labels='inferred' and a label_mode (it selects and orders "
-                f"the class subdirectories), got labels={_short(labels)}, "
+                f"the class subdirectories), got labels={short(labels)}, "
                 f"label_mode={label_mode!r}"
             )
         if isinstance(class_names, (str, bytes)) or not all(
@@ -407,17 +428,30 @@ def dataset_from_directory(
                 f"class_names must be a list of subdirectory names, got {class_names!r:.200}"
             )
     if label_mode is None:  # as Keras: no labels, whatever ``labels`` says
-        labels = None
-    values = _label_values(labels) if explicit and labels is not None else None
-    check_split(validation_split, subset, shuffle, seed)  # before a million-file walk
+        return None, None
+    return labels, keras_labels(labels) if explicit and labels is not None else None
 
-    directory = one_path(directory, "directory")
-    if not isdir(directory):
-        exists = os.path.lexists if is_local(directory) else gfile().exists
-        why = "is not a directory" if exists(directory) else "does not exist"
-        raise ValueError(f"directory: {directory!r} {why}")
-    wanted = None if labels is None else ("inferred" if values is None else values)
-    index = index_directory(directory, wanted, class_names, follow_links)
+
+def _existing_directory(directory: PathSpec) -> str:
+    """``directory`` as a path, checked to be a directory.
+
+    Raises:
+        ValueError: naming it, when it does not exist or is not a directory.
+    """
+    path = one_path(directory, "directory")
+    if not isdir(path):
+        why = "is not a directory" if exists(path) else "does not exist"
+        raise ValueError(f"directory: {path!r} {why}")
+    return path
+
+
+def _check_label_mode(index: Index, values: np.ndarray | None, label_mode: str | None) -> None:
+    """What ``"binary"`` and ``"categorical"`` need of the classes and of given label values.
+
+    Raises:
+        ValueError: for ``"binary"`` without exactly two classes, or given labels that are
+            not 0 .. C-1 (Keras would silently yield all-zero one-hot vectors).
+    """
     names = index.class_names
     if label_mode == "binary" and names is not None and len(names) != 2:
         raise ValueError(
@@ -431,53 +465,31 @@ def dataset_from_directory(
                 f"is the number of distinct labels ({len(distinct)}), got distinct labels "
                 f"{_listed([str(v) for v in distinct.tolist()])}"
             )
+
+
+def _print_found(index: Index, split: SplitOptions) -> None:
+    """What was found, and the split, in Keras's words."""
     n = len(index.paths)
-    if verbose:
-        if index.labels is None:
-            print(f"Found {n} files.")
-        else:
-            print(f"Found {n} files belonging to {len(names or ())} classes.")
-        if validation_split is not None:
-            n_val = int(validation_split * n)
-            if subset in ("training", "both"):
-                print(f"Using {n - n_val} files for training.")
-            if subset in ("validation", "both"):
-                print(f"Using {n_val} files for validation.")
-
-    plans = plan_dataset(
-        index.paths,
-        index.labels,
-        batch_size=batch_size,
-        shuffle=shuffle,
-        seed=seed,
-        drop_remainder=drop_remainder,
-        dtype=dtype,
-        shape=shape,
-        num_parallel_calls=num_parallel_calls,
-        deterministic=deterministic,
-        prefetch=None,  # after the labels are encoded
-        backend=backend,
-        ignore_errors=ignore_errors,
-        shard=shard,
-        validation_split=validation_split,
-        subset=subset,
-        with_paths=with_paths,
-    )
-    if isinstance(plans, tuple):
-        # as Keras: the validation subset of "both" is not shuffled
-        plans = (plans[0], dataclasses.replace(plans[1], shuffle=False))
-        return tuple(_finish(p, label_mode, names, prefetch) for p in plans)
-    return _finish(plans, label_mode, names, prefetch)
+    if index.labels is None:
+        print(f"Found {n} files.")
+    else:
+        print(f"Found {n} files belonging to {len(index.class_names or ())} classes.")
+    if split.validation_split is not None:
+        n_val = int(split.validation_split * n)
+        if split.subset in ("training", "both"):
+            print(f"Using {n - n_val} files for training.")
+        if split.subset in ("validation", "both"):
+            print(f"Using {n_val} files for validation.")
 
 
-def _finish(
-    plan: DatasetPlan, label_mode: str | None, class_names: list[str] | None, prefetch: int | None
+def _build(
+    plan: DatasetPlan, label_mode: str | None, class_names: list[str] | None
 ) -> tf.data.Dataset:
-    ds = build(plan)
-    if label_mode is not None and class_names is not None:
-        ds = _encode_labels(ds, label_mode, len(class_names))
-    if prefetch:
-        ds = ds.prefetch(prefetch)
+    def encode(ds: tf.data.Dataset) -> tf.data.Dataset:
+        return _encode_labels(ds, str(label_mode), len(class_names or ()))
+
+    encoded = label_mode is not None and class_names is not None
+    ds = build(plan, encode if encoded else None)
     # Keras's attributes: a plain tf.data.Dataset that also says what it holds
     ds.class_names = class_names
     ds.file_paths = list(plan.file_paths)

@@ -47,8 +47,9 @@ def parallel_map(
 ) -> tf.data.Dataset:
     """``ds.map(fn, num_parallel_calls, deterministic)``, ``fn`` run as a single-device function.
 
-    As with ``Dataset.map``, a tuple element is passed as separate arguments. ``fn`` must
-    return a tensor or a (nested) tuple of tensors; elements must be dense tensors.
+    As with ``Dataset.map``, a plain tuple element is passed as separate arguments (a named
+    tuple as one). ``fn`` must return a tensor or a (nested) tuple of tensors; elements must
+    be dense tensors.
     """
     in_spec = ds.element_spec
     flat_in = tf.nest.flatten(in_spec)
@@ -58,7 +59,8 @@ def parallel_map(
 
     def flat_fn(*args: tf.Tensor) -> list[tf.Tensor]:
         element = tf.nest.pack_sequence_as(in_spec, list(args))
-        out = fn(*element) if isinstance(element, tuple) else fn(element)
+        # As Dataset.map: a plain tuple is passed as separate arguments, a named tuple whole.
+        out = fn(*element) if type(element) is tuple else fn(element)
         out_structure.append(tf.nest.map_structure(_spec, out))
         return tf.nest.flatten(out)
 

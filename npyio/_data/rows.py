@@ -30,8 +30,9 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
+from npyio._data.options import AUTOTUNE, RowsOptions
 from npyio._data.paths import PathSpec
-from npyio._data.plan import AUTOTUNE, RowsPlan, RowsSide, plan_rows
+from npyio._data.rows_plan import RowsPlan, RowsSide, plan_rows
 from npyio._graph.ops import RAW_DTYPES, TF_DTYPES, require_tf2
 
 __all__ = ["rows"]
@@ -242,72 +243,62 @@ def rows(
         [[12.0, 13.0]]
     """
     require_tf2()
-    return build_rows(
-        plan_rows(
-            inputs,
-            labels,
-            shuffle_buffer=shuffle_buffer,
-            seed=seed,
-            batch_size=batch_size,
-            drop_remainder=drop_remainder,
-            num_parallel_reads=num_parallel_reads,
-            shard=shard,
-        )
-    )
+    return build_rows(plan_rows(inputs, labels, RowsOptions.from_arguments(locals())))
 
 
-def build_rows(plan: RowsPlan) -> tf.data.Dataset:
-    """The pipeline a `RowsPlan` describes."""
-    sides, pieces, chunk = plan.sides, plan.pieces, plan.chunk
+def _piece_columns(plan: RowsPlan) -> tf.data.Dataset:
+    """One element per piece: per side, (path, first byte, rows, bytes after, little_endian)."""
     columns = []
-    for side in sides:
+    for side in plan.sides:
         rb = side.row_bytes
-        files = [side.files[j] for j, _, _ in pieces]
+        files = [side.files[j] for j, _, _ in plan.pieces]
+        starts = [f.header.data_offset + a * rb for f, (_, a, _) in zip(files, plan.pieces)]
+        tails = [(f.nrows - e) * rb for f, (_, _, e) in zip(files, plan.pieces)]
         columns.append(
             (
                 # bytes: a file name that is not UTF-8 (os.fsdecode gave it surrogate
                 # escapes) has no str form that tf.constant could encode
                 tf.constant([os.fsencode(f.path) for f in files], tf.string),
-                tf.constant(
-                    [
-                        f.header.data_offset + a * rb
-                        for f, (_, a, _) in zip(files, pieces, strict=True)
-                    ],
-                    tf.int64,
-                ),
-                tf.constant([e - a for _, a, e in pieces], tf.int64),
-                tf.constant(
-                    [(f.nrows - e) * rb for f, (_, _, e) in zip(files, pieces, strict=True)],
-                    tf.int64,
-                ),
+                tf.constant(starts, tf.int64),
+                tf.constant([e - a for _, a, e in plan.pieces], tf.int64),
+                tf.constant(tails, tf.int64),
                 tf.constant([f.little_endian for f in files], tf.bool),
             )
         )
-    ds = tf.data.Dataset.from_tensor_slices(tuple(columns))
+    return tf.data.Dataset.from_tensor_slices(tuple(columns))
+
+
+def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
+    """The chunks of every piece: in order, or pieces in a shuffled order, ``plan.cycle`` at a
+    time with their chunks interleaved."""
+    sides, options = plan.sides, plan.options
 
     @tf.autograph.experimental.do_not_convert
     def read_piece(*args: tuple[tf.Tensor, ...]) -> tf.data.Dataset:
         per_side = [
-            _side_chunks(path, offset, count, tail, little, side.row_bytes, chunk)
+            _side_chunks(path, offset, count, tail, little, side.row_bytes, plan.chunk)
             for (path, offset, count, tail, little), side in zip(args, sides, strict=True)
         ]
-        both = per_side[0] if len(per_side) == 1 else tf.data.Dataset.zip(tuple(per_side))
         if len(per_side) == 1:
-            return both.filter(lambda raw, n, le, end: tf.logical_not(end))
+            return per_side[0].filter(lambda raw, n, le, end: tf.logical_not(end))
+        both = tf.data.Dataset.zip(tuple(per_side))
         return both.filter(lambda x, y: tf.logical_not(x[3]))
 
-    if plan.shuffle_buffer is None:
-        ds = ds.flat_map(read_piece)
-    else:
-        ds = ds.shuffle(max(len(pieces), 1), seed=plan.seed, reshuffle_each_iteration=True)
-        ds = ds.interleave(
-            read_piece,
-            cycle_length=plan.cycle,
-            block_length=1,
-            num_parallel_calls=tf.data.AUTOTUNE if plan.auto else plan.cycle,
-            deterministic=True,
-        )
+    if options.shuffle_buffer is None:
+        return ds.flat_map(read_piece)
+    ds = ds.shuffle(max(len(plan.pieces), 1), seed=options.seed, reshuffle_each_iteration=True)
+    return ds.interleave(
+        read_piece,
+        cycle_length=plan.cycle,
+        block_length=1,
+        num_parallel_calls=tf.data.AUTOTUNE if options.auto else plan.cycle,
+        deterministic=True,
+    )
 
+
+def _decode_chunks(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
+    """Chunks decoded in parallel, in order."""
+    sides = plan.sides
     decoders = [_decoder(side) for side in sides]
 
     @tf.autograph.experimental.do_not_convert
@@ -317,13 +308,19 @@ def build_rows(plan: RowsPlan) -> tf.data.Dataset:
             return decoders[0](raw, n, little)
         return tuple(dec(e[0], e[1], e[2]) for dec, e in zip(decoders, elements, strict=True))
 
-    ds = ds.map(decode, num_parallel_calls=plan.num_parallel_reads, deterministic=True)
-    if plan.shuffle_buffer is None and plan.batch_size is not None:
-        ds = ds.rebatch(plan.batch_size, drop_remainder=plan.drop_remainder)
+    return ds.map(decode, num_parallel_calls=plan.options.num_parallel_reads, deterministic=True)
+
+
+def build_rows(plan: RowsPlan) -> tf.data.Dataset:
+    """The pipeline a `RowsPlan` describes."""
+    options = plan.options
+    ds = _decode_chunks(_read_pieces(_piece_columns(plan), plan), plan)
+    if options.shuffle_buffer is None and options.batch_size is not None:
+        ds = ds.rebatch(options.batch_size, drop_remainder=options.drop_remainder)
     else:
-        ds = _unbatch(ds, any(side.row_bytes == 0 for side in sides))
-    if plan.shuffle_buffer is not None:
-        ds = ds.shuffle(plan.shuffle_buffer, seed=plan.seed, reshuffle_each_iteration=True)
-        if plan.batch_size is not None:
-            ds = ds.batch(plan.batch_size, drop_remainder=plan.drop_remainder)
+        ds = _unbatch(ds, any(side.row_bytes == 0 for side in plan.sides))
+    if options.shuffle_buffer is not None:
+        ds = ds.shuffle(options.shuffle_buffer, seed=options.seed, reshuffle_each_iteration=True)
+        if options.batch_size is not None:
+            ds = ds.batch(options.batch_size, drop_remainder=options.drop_remainder)
     return ds.prefetch(tf.data.AUTOTUNE)

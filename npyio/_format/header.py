@@ -32,7 +32,7 @@ __all__ = [
     "check_files",
     "inspect",
     "make_hint",
-    "read_header",
+    "read_checked",
 ]
 
 #: Bytes read from the start of each file; a longer header costs one more read.
@@ -217,7 +217,7 @@ def check_files(
     return out
 
 
-def read_header(path: str, limits: Limits = Limits(), *, payload: bool = False) -> Checked:
+def read_checked(path: str, limits: Limits = Limits(), *, payload: bool = False) -> Checked:
     """One file's header, as `check_file`, raising for a bad file.
 
     Raises:
@@ -265,7 +265,7 @@ def inspect(
         ((1, 0), dtype('>f8'), (4, 3), False, 128)
     """
     limits = Limits(max_header_size, max_file_size)
-    header = read_header(one_path(path, "path"), limits).header
+    header = read_checked(one_path(path, "path"), limits).header
     assert header is not None
     return header
 

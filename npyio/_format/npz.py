@@ -10,10 +10,11 @@ import zipfile
 from typing import BinaryIO, cast
 
 from npyio._format import npy
-from npyio._format.files import gfile, is_local, one_path
+from npyio._format.files import NO_SUCH_FILE, gfile, is_local, member_name, one_path
+from npyio._format.header import Limits
 from npyio.errors import NpyFormatError
 
-__all__ = ["inspect_npz", "inspect_npz_prefix", "label"]
+__all__ = ["inspect_npz_prefix"]
 
 EOCD_SIG, EOCD_LEN = b"PK\x05\x06", 22
 MAX_COMMENT = 0xFFFF
@@ -119,11 +120,6 @@ def method_text(method: int) -> str:
     return f"{method} ({name})" if name else str(method)
 
 
-def label(path: str, key: str) -> str:
-    """How errors name a member: ``path[key]``."""
-    return f"{path}[{key}]"
-
-
 # --- graph parser -----------------------------------------------------------------------------
 def _member_info(zf: zipfile.ZipFile, key: str, where: str) -> zipfile.ZipInfo:
     names = zf.namelist()
@@ -155,32 +151,32 @@ def _open(path: str) -> BinaryIO:
         raise OSError(e.message) from e
 
 
-def inspect_npz_prefix(path: str | os.PathLike[str], key: str) -> tuple[npy.NpyHeader, bytes]:
+def inspect_npz_prefix(
+    path: str | os.PathLike[str], key: str, limits: Limits = Limits()
+) -> tuple[npy.NpyHeader, bytes]:
     """The header of member ``key`` and its first ``data_offset`` bytes, read in Python through
-    ``tf.io.gfile`` and ``zipfile`` (only the member's header is inflated).
+    ``tf.io.gfile`` and ``zipfile`` (only the member's header is inflated), under ``limits``'
+    ``max_header_size``, as the graph reader applies it.
 
     Raises:
         NpyFormatError: naming ``path[key]``, for a missing archive or member, an archive
             zipfile cannot read, an encrypted member, a compression method other than stored
-            or deflated, or a bad ``.npy`` header.
+            or deflated, or a bad ``.npy`` header (one longer than ``max_header_size``
+            included).
     """
     path = one_path(path)
-    where = label(path, key)
+    where = member_name(path, key)
     try:
         with _open(path) as f, zipfile.ZipFile(f) as zf:
             info = _member_info(zf, key, where)
             with zf.open(info) as member:
-                header = npy.read_header(cast(BinaryIO, member), where)
+                header = npy.read_header(
+                    cast(BinaryIO, member), where, max_header_size=limits.max_header_size
+                )
             with zf.open(info) as member:
                 raw = member.read(header.data_offset)
     except FileNotFoundError as e:
-        raise NpyFormatError(path, "no such file or directory") from e
+        raise NpyFormatError(path, NO_SUCH_FILE) from e
     except (zipfile.BadZipFile, EOFError, OSError) as e:
         raise NpyFormatError(where, f"not a readable zip archive -- {e}") from e
     return header, raw
-
-
-def inspect_npz(path: str | os.PathLike[str], key: str) -> npy.NpyHeader:
-    """The ``.npy`` header of member ``key`` of an ``.npz`` archive, read in Python (for the
-    element spec when a dataset is built). See `inspect_npz_prefix` for the errors."""
-    return inspect_npz_prefix(path, key)[0]

@@ -1,12 +1,7 @@
-"""Decoding backends: how one file path becomes one tensor, and the public readers.
+"""Readers: how one part of an element (a file, or a member of an ``.npz`` archive) becomes
+its tensor (`npyio._read.part`), by backend (`npyio._read.backends`), and the public readers
+(`npyio._read.api`). This module itself imports nothing, so that TF-free planning can name the
+backends."""
 
-- ``"graph"``: npyio's pure-TensorFlow parser (`npyio._graph.decode`). The default.
-- ``"tfio"``: tensorflow-io's C++ numpy op (`npyio._read.tfio`), imported only when asked
-  for; files it cannot decode correctly fall back to the graph parser (table in README.md).
-- ``"py_function"``: ``tf.py_function`` around ``np.load`` (`npyio._read.py_function`), the
-  classic approach, kept for comparison and as an escape hatch. It runs Python per element
-  (holding the GIL), and a graph that uses it cannot be serialized: it fails on tf.data service
-  workers, in other processes and on TPU hosts.
-
-A backend is chosen once, by `reader`, with the size limits: every backend applies them.
-"""
+#: The backends, by name (`npyio._read.backends.reader`).
+BACKENDS = ("graph", "tfio", "py_function")

@@ -8,11 +8,12 @@ import tensorflow as tf
 
 from npyio._format import npy
 from npyio._format.header import make_hint
+from npyio._format.spec import Spec
 from npyio._graph.decode import parse_args
-from npyio._graph.ops import path_tensor, static_shape
-from npyio._graph.zip import decode_member, key_tensor
+from npyio._graph.ops import path_tensor
+from npyio._graph.zip import key_tensor
 from npyio._read.backends import reader
-from npyio._read.part import read_file
+from npyio._read.part import GraphReader
 
 __all__ = ["read_npy", "read_npz"]
 
@@ -68,13 +69,13 @@ def read_npz(
         tensorflow.python.framework.errors_impl.InvalidArgumentError: ...
     """
     dt = npy.parse_dtype(dtype)
-    static = static_shape(shape)
+    dims = npy.parse_shape(shape)
+    spec = Spec(dt, dims, make_hint(dt, dims))
+    graph = GraphReader()
     with tf.name_scope(name or "read_npz"):
-        path_t = path_tensor(path)
-        key_t = key_tensor(key)
-        label_t = tf.strings.join([path_t, "[", key_t, "]"])
-        contents = read_file(path_t)  # eagerly, a missing archive is "PATH: no such file"
-        return decode_member(contents, key_t, label_t, dt, static, make_hint(dt, static))
+        # eagerly, a missing archive is "PATH: no such file or directory"
+        fetched = graph.fetch_member(path_tensor(path), key_tensor(key))
+        return graph.decode([fetched], [spec])[0]
 
 
 @tf.autograph.experimental.do_not_convert
@@ -130,7 +131,9 @@ def read_npy(
                [0., 1.]], dtype=float32)
     """
     dt, static, limits = parse_args(dtype, shape, max_header_size, max_file_size)
-    read = reader(backend, limits)
+    dims = npy.parse_shape(shape)
+    read = reader(backend)
     with tf.name_scope(name or "read_npy"):
-        path_t = path_tensor(path)
-        return read(path_t, dt, static, make_hint(dt, static))
+        return read.read(
+            [path_tensor(path)], [Spec(dt, dims, make_hint(dt, static), None, limits)]
+        )[0]

@@ -1,27 +1,28 @@
-"""The backends by name, chosen once per pipeline (`reader`)."""
+"""The backends by name: how one part of an element is read, chosen once per pipeline.
+
+- ``"graph"``: npyio's pure-TensorFlow parser (`npyio._read.part.GraphReader`). The default.
+- ``"tfio"``: tensorflow-io's C++ numpy op (`npyio._read.tfio`), imported only when asked for;
+  files it cannot decode correctly fall back to the graph parser (table in README.md).
+- ``"py_function"``: ``tf.py_function`` around ``np.load`` (`npyio._read.py_function`), the
+  classic approach, kept for comparison and as an escape hatch. It runs Python per element
+  (holding the GIL), and a graph that uses it cannot be serialized: it fails on tf.data service
+  workers, in other processes and on TPU hosts.
+
+Every backend applies the limits of each part's spec.
+"""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
+from npyio._read import BACKENDS
+from npyio._read.part import GraphReader, Reader
 
-import numpy as np
-import tensorflow as tf
-
-from npyio._format.header import Hint, Limits
-from npyio._read.part import read_graph
-
-__all__ = ["BACKENDS", "Reader", "reader"]
-
-#: path (scalar string tensor), dtype, static shape, hint -> the decoded tensor
-Reader = Callable[[tf.Tensor, np.dtype, tf.TensorShape, "Hint | None"], tf.Tensor]
-BACKENDS = ("graph", "tfio", "py_function")
+__all__ = ["BACKENDS", "reader"]
 
 
-def reader(backend: str, limits: Limits = Limits(), report: bool = False) -> Reader:
-    """The per-file read function of ``backend``, applying ``limits``. With ``report`` (for
-    ``ignore_errors``), every backend also names each file it refuses on stderr, as
-    ``npyio: skipping PATH: reason``, whatever ``TF_CPP_MIN_LOG_LEVEL`` says.
+def reader(backend: str, report: bool = False) -> Reader:
+    """The reader of ``backend``. With ``report`` (for ``ignore_errors``), it also names each
+    file it refuses on stderr, as ``npyio: skipping PATH: reason``, whatever
+    ``TF_CPP_MIN_LOG_LEVEL`` says.
 
     Raises:
         ValueError: for an unknown backend name.
@@ -29,23 +30,13 @@ def reader(backend: str, limits: Limits = Limits(), report: bool = False) -> Rea
             installed TensorFlow.
     """
     if backend == "graph":
-        return functools.partial(read_graph, limits=limits, report=report)
+        return GraphReader(report)
     if backend == "py_function":
-        from npyio._read.py_function import read_py_function
+        from npyio._read.py_function import PyFunctionReader
 
-        return functools.partial(read_py_function, limits=limits, report=report)
+        return PyFunctionReader(report)
     if backend == "tfio":
-        # lazily: importing npyio never imports tensorflow_io
-        from npyio._read.tfio import load_ops
-        from npyio._read.tfio import read_tfio as tfio_read
+        from npyio._read.tfio import TfioReader  # lazily: importing npyio never imports tfio
 
-        load_ops()  # BackendUnavailableError now, when the pipeline is built
-
-        def read(
-            path: tf.Tensor, dt: np.dtype, shape: tf.TensorShape, hint: Hint | None = None
-        ) -> tf.Tensor:
-            header = None if hint is None else hint.header
-            return tfio_read(path, dt, shape, header, limits=limits, report=report)
-
-        return read
+        return TfioReader(report)
     raise ValueError(f"unknown backend {backend!r} -- expected one of {', '.join(BACKENDS)}")

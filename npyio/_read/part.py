@@ -1,18 +1,40 @@
-"""Readers: how one part of an element (a file, or a member of an ``.npz`` archive) becomes
-its tensor."""
+"""Readers: how one part of an element (a ``.npy`` file, or a member of an ``.npz`` archive)
+becomes its tensor, in two steps that every builder and backend share.
+
+1. **fetch** (`Reader.fetch`): a path and the part's `Spec` -> a `Fetched`: the part's ``.npy``
+   bytes and the name its errors use (the path, or ``path[key]``); in a *reporting* read (for
+   ``ignore_errors``), also the verdict of fetching (the file exists, the archive is sound).
+2. **decode** (`Reader.decode`): the fetched parts of one element, or of a batch of them ->
+   their tensors, checked against their specs under each spec's limits.
+
+`npyio.dataset`'s two strategies differ only in where the batch goes: between the two steps
+(batch-then-decode, the graph backend's raw bytes), or after both (decode-then-batch). The
+graph reader is here; `npyio._read.py_function` and `npyio._read.tfio` read from the path
+themselves, so their fetch only names the file (and, reporting, checks that it exists).
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-import numpy as np
 import tensorflow as tf
 
 from npyio._format.files import NO_SUCH_FILE
-from npyio._format.header import Hint, Limits
-from npyio._graph.decode import decode_one
+from npyio._format.spec import Spec
+from npyio._graph.decode import Part, decode_group, report_then_assert
+from npyio._graph.zip import checked_member, npz_member
 
-__all__ = ["read_error", "read_file", "read_graph"]
+__all__ = [
+    "Fetched",
+    "GraphReader",
+    "Reader",
+    "exists_in_graph",
+    "member_name",
+    "read_error",
+    "read_file",
+]
 
 
 # TensorFlow's eager ReadFile errors: "{{function_node ...}} PATH; REASON [Op:ReadFile] name: "
@@ -46,14 +68,131 @@ def read_file(path: tf.Tensor) -> tf.Tensor:
         raise type(e)(None, None, f"{name}: {read_error(e, name)}") from None
 
 
-def read_graph(
-    path: tf.Tensor,
-    dt: np.dtype,
-    shape: tf.TensorShape,
-    hint: Hint | None,
-    limits: Limits,
-    report: bool = False,
-) -> tf.Tensor:
-    """The graph backend: ``tf.io.read_file`` and `decode_one` (``path``: a scalar string);
-    with ``report``, a refused file is also named on stderr (for ``ignore_errors``)."""
-    return decode_one(read_file(path), path, dt, shape, hint, limits, report)
+def member_name(path: tf.Tensor, key: str | tf.Tensor) -> tf.Tensor:
+    """How errors name a member of an ``.npz`` archive, in the graph: ``path[key]`` (the twin
+    of `npyio._format.files.member_name`)."""
+    return tf.strings.join([path, "[", key, "]"])
+
+
+def exists_in_graph(path: tf.Tensor) -> tf.Tensor:
+    """Whether the file ``path`` exists, checked in the graph (``MatchingFiles`` of a path
+    without glob characters checks that one path, without listing its directory). A path with
+    any of ``*?[\\`` is taken to exist: as a pattern it would list its whole directory for every
+    element, so a missing one is left to ``tf.io.read_file``'s error."""
+    globbed = tf.strings.regex_full_match(path, r".*[*?\[\\].*")
+    return tf.cond(
+        globbed, lambda: tf.constant(True), lambda: tf.size(tf.io.matching_files(path)) > 0
+    )
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """One part of an element (or of a batch of elements), fetched.
+
+    Attributes:
+        name: The name errors use: the path, or ``path[key]`` for an ``.npz`` member.
+        contents: The part's ``.npy`` bytes (the path itself for backends that read it).
+        verdict: In a reporting read, ``(ok, message)``: whether fetching succeeded (the file
+            exists, the archive is sound) and, if not, why; None otherwise.
+    """
+
+    name: tf.Tensor
+    contents: tf.Tensor
+    verdict: tuple[tf.Tensor, tf.Tensor] | None = None
+
+
+class Reader:
+    """The reader of the backends that read a file from its path themselves.
+
+    ``report`` (for ``ignore_errors``): each file refused is also named on stderr, as
+    ``npyio: skipping PATH: reason``, whatever ``TF_CPP_MIN_LOG_LEVEL`` says.
+    """
+
+    #: Whether fetched bytes may be batched before decoding (graph reader only).
+    batches_bytes = False
+
+    def __init__(self, report: bool = False) -> None:
+        self.report = report
+
+    def fetch(self, path: tf.Tensor, spec: Spec) -> Fetched:
+        """The part of ``path`` that ``spec`` names (``path``: a scalar string)."""
+        if not self.report:
+            return Fetched(path, path)
+        return Fetched(path, path, (exists_in_graph(path), _missing(path)))
+
+    def decode(
+        self, fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool = False
+    ) -> list[tf.Tensor]:
+        """The tensors of one element's fetched parts (this reader does not batch bytes)."""
+        if batched:
+            raise ValueError(f"{type(self).__name__} decodes one element at a time")
+        verdicts = [f.verdict for f in fetched if f.verdict is not None]
+        # npyio reports the missing files here; the backend reports the rest itself.
+        with tf.control_dependencies(report_then_assert(verdicts) if verdicts else []):
+            return [self.read_path(f.name, spec) for f, spec in zip(fetched, specs)]
+
+    def read_path(self, path: tf.Tensor, spec: Spec) -> tf.Tensor:
+        """One file through the backend (a scalar path in, its tensor out)."""
+        raise TypeError(f"{type(self).__name__} reads no files of its own")
+
+    def read(self, paths: Sequence[tf.Tensor], specs: Sequence[Spec]) -> list[tf.Tensor]:
+        """Fetch and decode one element's parts: a scalar path per part."""
+        return self.decode([self.fetch(p, s) for p, s in zip(paths, specs)], specs)
+
+
+class GraphReader(Reader):
+    """npyio's graph parser: ``tf.io.read_file``, the ``.npz`` member, then `decode_group`."""
+
+    batches_bytes = True
+
+    def fetch(self, path: tf.Tensor, spec: Spec) -> Fetched:
+        if self.report:
+            return self._fetch_reporting(path, spec)
+        if spec.member is None:
+            return Fetched(path, read_file(path))
+        return self.fetch_member(path, spec.member)
+
+    def fetch_member(self, path: tf.Tensor, key: str | tf.Tensor) -> Fetched:
+        """Member ``key`` of the archive ``path`` (``key``: a str or a scalar string tensor),
+        named ``path[key]``; a bad archive or a missing member is an error naming it."""
+        name = member_name(path, key)
+        return Fetched(name, npz_member(read_file(path), key, name))
+
+    def _fetch_reporting(self, path: tf.Tensor, spec: Spec) -> Fetched:
+        """As `fetch`, without asserting: a missing file or a bad archive is a verdict, and
+        the file is read only if it exists (so that npyio, not ``read_file``, refuses it)."""
+        found = exists_in_graph(path)
+        contents = tf.cond(found, lambda: tf.io.read_file(path), lambda: tf.constant(""))
+        if spec.member is None:
+            return Fetched(path, contents, (found, _missing(path)))
+        name = member_name(path, spec.member)
+        data, ok, message = checked_member(contents, spec.member, name)
+        verdict = (tf.logical_and(found, ok), tf.where(found, message, _missing(path)))
+        return Fetched(name, data, verdict)
+
+    def decode(
+        self, fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool = False
+    ) -> list[tf.Tensor]:
+        """The tensors of fetched parts: each a scalar, or with ``batched`` a [B] batch."""
+
+        def rows(t: tf.Tensor) -> tf.Tensor:
+            return t if batched else t[None]
+
+        parts = [
+            Part(
+                rows(f.contents),
+                rows(f.name),
+                spec.dtype,
+                tf.TensorShape(spec.shape),
+                spec.hint,
+                spec.limits,
+                None if f.verdict is None else (rows(f.verdict[0]), rows(f.verdict[1])),
+            )
+            for f, spec in zip(fetched, specs)
+        ]
+        report = self.report and not tf.executing_eagerly()
+        return decode_group(parts, batched, report=report)
+
+
+def _missing(path: tf.Tensor) -> tf.Tensor:
+    return tf.strings.join([path, ": ", NO_SUCH_FILE])

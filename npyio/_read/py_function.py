@@ -13,10 +13,12 @@ import numpy as np
 import tensorflow as tf
 
 from npyio._format import npy
-from npyio._format.header import Hint, Limits, read_header
+from npyio._format.header import read_checked
+from npyio._format.spec import Spec
 from npyio._graph.decode import SKIP_PREFIX
+from npyio._read.part import Reader
 
-__all__ = ["load", "np_load", "read_py_function"]
+__all__ = ["PyFunctionReader", "load", "np_load"]
 
 #: Tries of np.load that CPython 3.11's ast module can spoil (below).
 _TRIES = 3
@@ -42,42 +44,37 @@ def np_load(file: object, **kwargs: object) -> np.ndarray:
     raise AssertionError("unreachable")
 
 
-def load(name: str, dt: np.dtype, shape: tf.TensorShape, limits: Limits = Limits()) -> np.ndarray:
+def load(name: str, spec: Spec) -> np.ndarray:
     """``np.load`` of ``name`` after npyio's checks; raises `NpyFormatError` naming the file."""
-    checked = read_header(name, limits)
+    checked = read_checked(name, spec.limits)
     header = checked.raise_if_bad()
-    npy.check_declared(header, dt, npy.parse_shape(shape), name)  # in the graph parser's order
+    npy.check_declared(header, spec.dtype, spec.shape, name)  # in the graph parser's order
     npy.check_payload(header, checked.size or 0, name)
     with tf.io.gfile.GFile(name, "rb") as f:
         array = np_load(f, allow_pickle=False)
-    return np.asarray(array, dtype=dt, order="C")  # keeps 0-d arrays 0-d
+    return np.asarray(array, dtype=spec.dtype, order="C")  # keeps 0-d arrays 0-d
 
 
-def read_py_function(
-    path: tf.Tensor,
-    dt: np.dtype,
-    shape: tf.TensorShape,
-    hint: Hint | None = None,
-    limits: Limits = Limits(),
-    report: bool = False,
-) -> tf.Tensor:
-    """One file through ``tf.py_function(np.load)`` (``hint`` is unused: numpy parses). With
-    ``report``, a refused file is also named on stderr (this backend runs Python per element
-    anyway, so it prints from Python)."""
+class PyFunctionReader(Reader):
+    """One file through ``tf.py_function(np.load)``. With ``report``, a refused file is also
+    named on stderr (this backend runs Python per element anyway, so it prints from Python)."""
 
-    def run(p: tf.Tensor) -> np.ndarray:
-        name = p.numpy().decode()
-        try:
-            return load(name, dt, shape, limits)
-        except (OSError, ValueError, tf.errors.OpError) as e:
-            # tf.py_function turns the exception into an op error; keep the file in its message.
-            message = str(e) if name in str(e) else f"{name}: {e}"
-            if report:
-                print(f"{SKIP_PREFIX}{message}", file=sys.stderr, flush=True)
-            if name in str(e):
-                raise
-            raise ValueError(message) from e
+    def read_path(self, path: tf.Tensor, spec: Spec) -> tf.Tensor:
+        report = self.report
 
-    out = tf.py_function(run, [path], tf.as_dtype(dt))
-    out.set_shape(shape)
-    return out
+        def run(p: tf.Tensor) -> np.ndarray:
+            name = p.numpy().decode()
+            try:
+                return load(name, spec)
+            except (OSError, ValueError, tf.errors.OpError) as e:
+                # tf.py_function turns the exception into an op error; keep the file in it.
+                message = str(e) if name in str(e) else f"{name}: {e}"
+                if report:
+                    print(f"{SKIP_PREFIX}{message}", file=sys.stderr, flush=True)
+                if name in str(e):
+                    raise
+                raise ValueError(message) from e
+
+        out = tf.py_function(run, [path], tf.as_dtype(spec.dtype))
+        out.set_shape(tf.TensorShape(spec.shape))
+        return out

@@ -3,7 +3,7 @@ r"""The ``"tfio"`` backend: tensorflow-io's C++ ``.npy`` reader, behind a guard.
 tensorflow-io 0.37.1 (its last release; the ops load only with TensorFlow 2.16.x) reads ``.npy``
 files with the op ``IO>NumpyRead`` (``numpy_kernels.cc``). That op parses the header with a
 hand-written parser and copies the payload bytes into the output as they are. It was measured
-against files written by numpy's own writer (``tests/backends/test_tfio.py`` keeps the
+against files written by numpy's own writer (``tests/read/test_tfio.py`` keeps the
 evidence) and it is not safe on its own:
 
 - it *crashes the process* on a 0-d array (segmentation fault: it reads ``shape[0]`` of an empty
@@ -102,11 +102,12 @@ import tensorflow as tf
 
 from npyio._format import npy
 from npyio._format.header import Limits, make_hint
+from npyio._format.spec import Spec
 from npyio._graph.ops import padded_bytes
-from npyio._read.part import read_graph
+from npyio._read.part import GraphReader, Reader
 from npyio.errors import BackendUnavailableError
 
-__all__ = ["TFIO_DTYPES", "TfioOps", "load_ops", "read_tfio"]
+__all__ = ["TFIO_DTYPES", "TfioOps", "TfioRead", "TfioReader", "load_ops", "read_tfio", "read_with"]
 
 PAIRING = (
     "tensorflow-io 0.37.1 needs TensorFlow 2.16.x, e.g. "
@@ -376,42 +377,51 @@ def _numpy_read(ops: TfioOps, path: tf.Tensor, dt: np.dtype, dims: tf.Tensor) ->
     return tf.reshape(out, dims)  # a no-op, but it gives the result the static rank
 
 
+@dataclass(frozen=True)
+class TfioRead:
+    """How the tfio backend reads a file: the part's spec, and whether a valid file tfio cannot
+    decode falls back to the graph parser (``fallback``) and refusals are named on stderr
+    (``report``). Hashable: the graph functions below are made once per ``TfioRead``."""
+
+    spec: Spec
+    fallback: bool = True
+    report: bool = False
+
+    @property
+    def dt(self) -> np.dtype:
+        return self.spec.dtype
+
+    @property
+    def shape(self) -> tf.TensorShape:
+        return tf.TensorShape(self.spec.shape)
+
+    @property
+    def limits(self) -> Limits:
+        return self.spec.limits
+
+    @property
+    def hint_header(self) -> bytes | None:
+        return None if self.spec.hint is None else self.spec.hint.header
+
+
 def _decide(
-    path: tf.Tensor,
-    head: tf.Tensor,
-    size: tf.Tensor,
-    zip_found: tf.Tensor,
-    dt: np.dtype,
-    shape: tf.TensorShape,
-    hint_header: bytes | None,
-    fallback: bool,
-    limits: Limits,
-    report: bool = False,
+    path: tf.Tensor, head: tf.Tensor, size: tf.Tensor, zip_found: tf.Tensor, how: TfioRead
 ) -> tf.Tensor:
     """The general path: check the layout, then tfio or the graph branch."""
-    ok, dims = _layout(head, size, dt, shape, limits)
-    graph = _graph_branch(dt, shape, hint_header, fallback, limits, report)
+    ok, dims = _layout(head, size, how.dt, how.shape, how.limits)
+    graph = _graph_branch(how)
     return tf.cond(
         tf.logical_and(ok, tf.logical_not(zip_found)),
-        lambda: _numpy_read(load_ops(), path, dt, dims),
+        lambda: _numpy_read(load_ops(), path, how.dt, dims),
         lambda: graph(path, zip_found),
     )
 
 
 @functools.lru_cache(maxsize=256)
-def _decide_call(
-    dt: np.dtype,
-    shape: tf.TensorShape,
-    hint_header: bytes | None,
-    fallback: bool,
-    limits: Limits,
-    report: bool = False,
-) -> Callable[..., tf.Tensor]:
+def _decide_call(how: TfioRead) -> Callable[..., tf.Tensor]:
     """`_decide` as a graph function that is never inlined (one op in a ``tf.cond`` branch)."""
     function = tf.function(
-        lambda path, head, size, zip_found: _decide(
-            path, head, size, zip_found, dt, shape, hint_header, fallback, limits, report
-        ),
+        lambda path, head, size, zip_found: _decide(path, head, size, zip_found, how),
         input_signature=[
             tf.TensorSpec([], tf.string),
             tf.TensorSpec([], tf.string),
@@ -421,7 +431,7 @@ def _decide_call(
         autograph=False,
         experimental_attributes={"_noinline": True},
     ).get_concrete_function()
-    return _caller(function, tf.as_dtype(dt), shape)
+    return _caller(function, tf.as_dtype(how.dt), how.shape)
 
 
 def _caller(function: Any, out_type: tf.DType, shape: tf.TensorShape) -> Callable[..., tf.Tensor]:
@@ -544,103 +554,96 @@ def read_tfio(
             with ``fallback=False``; the message starts with the path.
     """
     dt = npy.parse_dtype(dt)
-    shape = tf.TensorShape(npy.parse_shape(shape))
-    ops = load_ops()
+    dims = npy.parse_shape(shape)
+    hint = None if hint_header is None else make_hint(dt, dims, hint_header)
+    how = TfioRead(Spec(dt, dims, hint or make_hint(dt, dims), None, limits), fallback, report)
     with tf.name_scope(name or "read_tfio"):
         path = tf.convert_to_tensor(path, tf.string, name="path")
         if path.shape.rank != 0:
             raise ValueError(f"path must be a scalar string, got shape {path.shape}")
-
-        if not _LITTLE_ENDIAN_HOST and not fallback:
-            raise BackendUnavailableError(
-                "the tfio backend cannot decode anything on a big-endian machine (it copies "
-                "bytes without swapping) -- expected fallback=True"
-            )
-        if dt.name not in TFIO_DTYPES and not fallback:
-            raise TypeError(
-                f"the tfio backend cannot decode {dt.name} (fallback=False) -- expected one "
-                f"of {', '.join(TFIO_DTYPES)}"
-            )
-        dims = shape.as_list() if shape.rank is not None else []
-        if (
-            dt.name not in TFIO_DTYPES
-            or not _LITTLE_ENDIAN_HOST
-            or shape.rank == 0
-            or any(d == 0 for d in dims)
-        ):
-            # decided when the op is built: no tfio op, no extra reads
-            if fallback:
-                return _read_graph(path, dt, shape, hint_header, limits, report)
-            return _graph_branch(dt, shape, hint_header, fallback, limits, report)(
-                path, tf.constant(False)
-            )
-
-        size, head, zip_found = _reads(ops, path)
-        hint = _static_hint(dt, shape, hint_header, limits)
-        if hint is None:
-            out = _decide(
-                path, head, size, zip_found, dt, shape, hint_header, fallback, limits, report
-            )
-        else:
-            # Files with the hint's exact header and size skip the layout check.
-            header, expected_size = hint
-            fast = tf.reduce_all(
-                [
-                    tf.strings.substr(head, 0, len(header)) == header,
-                    size == expected_size,
-                    tf.logical_not(zip_found),
-                ]
-            )
-            general = _decide_call(dt, shape, hint_header, fallback, limits, report)
-            out = tf.cond(
-                fast,
-                lambda: _numpy_read(ops, path, dt, tf.constant(shape.as_list(), tf.int64)),
-                lambda: general(path, head, size, zip_found),
-            )
-        out.set_shape(shape)
-        return out
+        return read_with(path, how)
 
 
-def _read_graph(
-    path: tf.Tensor,
-    dt: np.dtype,
-    shape: tf.TensorShape,
-    hint_header: bytes | None,
-    limits: Limits,
-    report: bool = False,
-) -> tf.Tensor:
-    """npyio's graph decoder, with the header fast path of ``hint_header`` when it has one."""
-    hint = make_hint(dt, shape, hint_header) or make_hint(dt, shape)
-    return read_graph(path, dt, shape, hint, limits, report)
+def _refuse_when_built(how: TfioRead) -> None:
+    """Refuses, when the op is built, what tfio can never decode with ``fallback=False``."""
+    if how.fallback:
+        return
+    if not _LITTLE_ENDIAN_HOST:
+        raise BackendUnavailableError(
+            "the tfio backend cannot decode anything on a big-endian machine (it copies "
+            "bytes without swapping) -- expected fallback=True"
+        )
+    if how.dt.name not in TFIO_DTYPES:
+        raise TypeError(
+            f"the tfio backend cannot decode {how.dt.name} (fallback=False) -- expected one "
+            f"of {', '.join(TFIO_DTYPES)}"
+        )
 
 
-def _refuse_all(
-    path: tf.Tensor,
-    dt: np.dtype,
-    shape: tf.TensorShape,
-    hint_header: bytes | None,
-    zip_found: tf.Tensor,
-    limits: Limits,
-) -> tf.Tensor:
+def _never_tfio(how: TfioRead) -> bool:
+    """Whether no file of this spec can go to tfio (decided when the op is built: no tfio op,
+    no extra reads): dtypes it lacks, a big-endian host, 0-d and empty shapes."""
+    shape = how.shape
+    dims = shape.as_list() if shape.rank is not None else []
+    return (
+        how.dt.name not in TFIO_DTYPES
+        or not _LITTLE_ENDIAN_HOST
+        or shape.rank == 0
+        or any(d == 0 for d in dims)
+    )
+
+
+def read_with(path: tf.Tensor, how: TfioRead) -> tf.Tensor:
+    """`read_tfio` of a scalar string ``path``, as ``how`` says."""
+    ops = load_ops()
+    _refuse_when_built(how)
+    if _never_tfio(how):
+        if how.fallback:
+            return _read_graph(path, how, how.report)
+        return _graph_branch(how)(path, tf.constant(False))
+    size, head, zip_found = _reads(ops, path)
+    hint = _static_hint(how.dt, how.shape, how.hint_header, how.limits)
+    if hint is None:
+        out = _decide(path, head, size, zip_found, how)
+    else:
+        # Files with the hint's exact header and size skip the layout check.
+        header, expected_size = hint
+        fast = tf.reduce_all(
+            [
+                tf.strings.substr(head, 0, len(header)) == header,
+                size == expected_size,
+                tf.logical_not(zip_found),
+            ]
+        )
+        general = _decide_call(how)
+        dims = tf.constant(how.shape.as_list(), tf.int64)
+        out = tf.cond(
+            fast,
+            lambda: _numpy_read(ops, path, how.dt, dims),
+            lambda: general(path, head, size, zip_found),
+        )
+    out.set_shape(how.shape)
+    return out
+
+
+def _read_graph(path: tf.Tensor, how: TfioRead, report: bool) -> tf.Tensor:
+    """npyio's graph reader, with the header fast path of the spec's hint."""
+    return GraphReader(report).read([path], [how.spec])[0]
+
+
+def _refuse_all(path: tf.Tensor, how: TfioRead, zip_found: tf.Tensor) -> tf.Tensor:
     """npyio's error for an invalid file, else the tfio refusal (never returns normally)."""
-    decoded = _read_graph(path, dt, shape, hint_header, limits)
+    decoded = _read_graph(path, how, report=False)
     with tf.control_dependencies([decoded]):
-        message = _refusal(path, tf.io.read_file(path), zip_found, dt.itemsize)
+        message = _refusal(path, tf.io.read_file(path), zip_found, how.dt.itemsize)
     assertion = tf.debugging.Assert(tf.constant(False), [message], summarize=1)
     with tf.control_dependencies([] if assertion is None else [assertion]):
         return tf.identity(decoded)
 
 
 @functools.lru_cache(maxsize=256)
-def _graph_branch(
-    dt: np.dtype,
-    shape: tf.TensorShape,
-    hint_header: bytes | None,
-    fallback: bool,
-    limits: Limits,
-    report: bool = False,
-) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor]:
-    """The branch for files tfio is not given: `npyio.read_npy`, or the refusal.
+def _graph_branch(how: TfioRead) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor]:
+    """The branch for files tfio is not given: the graph reader, or the refusal.
 
     It is a graph function that is never inlined, so that in the ``tf.cond`` it stays one call
     op: files that tfio decodes then pay nothing for the graph parser's ops (a lowered branch
@@ -648,9 +651,9 @@ def _graph_branch(
     """
 
     def body(path: tf.Tensor, zip_found: tf.Tensor) -> tf.Tensor:
-        if fallback:
-            return _read_graph(path, dt, shape, hint_header, limits, report)
-        return _refuse_all(path, dt, shape, hint_header, zip_found, limits)
+        if how.fallback:
+            return _read_graph(path, how, how.report)
+        return _refuse_all(path, how, zip_found)
 
     function = tf.function(
         body,
@@ -658,4 +661,16 @@ def _graph_branch(
         autograph=False,
         experimental_attributes={"_noinline": True},
     ).get_concrete_function()
-    return _caller(function, tf.as_dtype(dt), shape)
+    return _caller(function, tf.as_dtype(how.dt), how.shape)
+
+
+class TfioReader(Reader):
+    """The tfio backend as a `npyio._read.part.Reader`: each file through `read_with`, valid
+    files tfio cannot decode falling back to the graph parser."""
+
+    def __init__(self, report: bool = False) -> None:
+        super().__init__(report)
+        load_ops()  # BackendUnavailableError now, when the pipeline is built
+
+    def read_path(self, path: tf.Tensor, spec: Spec) -> tf.Tensor:
+        return read_with(path, TfioRead(spec, fallback=True, report=self.report))

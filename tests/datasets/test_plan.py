@@ -13,16 +13,27 @@ from typing import Any
 import numpy as np
 import pytest
 
-from npyio._data import plan as PL
+from npyio._data.plan import BATCH_THEN_DECODE, DECODE_THEN_BATCH, LARGE_FILE, choose_strategy
+from npyio._data.rows_plan import CHUNK_BYTES, CYCLE, pieces
 from npyio._format.header import make_hint
+from npyio._format.spec import Spec
 from tests.test_structure import run_without_tf
 
 #: Run before each snippet: the plan's results as JSON-able values.
 PRELUDE = """
 import json, sys, types
 import numpy as np
-from npyio._data import plan as PL
+import npyio._data.rows_plan
+from npyio._data.options import DatasetOptions, RowsOptions
+from npyio._data.plan import plan_dataset
+from npyio._data.rows_plan import plan_rows
 from npyio.errors import NpyFormatError
+
+def plan(inputs, labels=None, **arguments):
+    return plan_dataset(inputs, labels, DatasetOptions.from_arguments(arguments))
+
+def rows_plan(inputs, labels=None, **arguments):
+    return plan_rows(inputs, labels, RowsOptions.from_arguments(arguments))
 
 def spec(s):
     return {
@@ -72,8 +83,8 @@ def pairs(tmp_path: Path) -> tuple[str, str]:
 def test_pairs_specs_from_headers_and_strategy(pairs):
     out = plan_json(
         """
-        p = PL.plan_dataset(xs, ys, batch_size=4)
-        q = PL.plan_dataset(xs)
+        p = plan(xs, ys, batch_size=4)
+        q = plan(xs)
         out = {
             "x": names(p.columns[0]), "y": names(p.columns[1]), "count": p.count,
             "specs": [spec(s) for s in p.specs], "strategy": p.strategy,
@@ -89,9 +100,9 @@ def test_pairs_specs_from_headers_and_strategy(pairs):
         {"dtype": "float32", "shape": [4, 3], "hint": True, "member": None},
         {"dtype": "int64", "shape": [], "hint": True, "member": None},
     ]
-    assert out["strategy"] == PL.BATCH_THEN_DECODE
+    assert out["strategy"] == BATCH_THEN_DECODE
     # no batch: nothing to decode a batch of
-    assert out["q"] == [1, PL.DECODE_THEN_BATCH, out["specs"][0]]
+    assert out["q"] == [1, DECODE_THEN_BATCH, out["specs"][0]]
 
 
 def test_shards(pairs):
@@ -99,11 +110,11 @@ def test_shards(pairs):
         """
         context = types.SimpleNamespace(num_input_pipelines=3, input_pipeline_id=2)
         out = {
-            "tuple": [names(c) for c in PL.plan_dataset(xs, ys, shard=(2, 1)).columns],
-            "context": names(PL.plan_dataset(xs, shard=context).columns[0]),
+            "tuple": [names(c) for c in plan(xs, ys, shard=(2, 1)).columns],
+            "context": names(plan(xs, shard=context).columns[0]),
             "all": sorted(n for i in range(4) for n in names(
-                PL.plan_dataset(xs, shard=(4, i)).columns[0])),
-            "empty": error(lambda: PL.plan_dataset(xs, shard=(7, 6))),
+                plan(xs, shard=(4, i)).columns[0])),
+            "empty": error(lambda: plan(xs, shard=(7, 6))),
         }
         """,
         xs=pairs[0],
@@ -120,17 +131,17 @@ def test_given_specs_read_no_file(pairs):
         f.write(b"corrupt")  # the first file: a spec read from it would fail
     out = plan_json(
         """
-        p = PL.plan_dataset(xs, ys, dtype="float32", shape=(4, 3), batch_size=2)
+        p = plan(xs, ys, dtype="float32", shape=(4, 3), batch_size=2)
         out = {"specs": [spec(s) for s in p.specs], "strategy": p.strategy,
-               "header": error(lambda: PL.plan_dataset(xs, ys, dtype="float32")),
-               "partial": spec(PL.plan_dataset(xs, dtype="float32", shape=(None, 3)).specs[0])}
+               "header": error(lambda: plan(xs, ys, dtype="float32")),
+               "partial": spec(plan(xs, dtype="float32", shape=(None, 3)).specs[0])}
         """,
         xs=pairs[0],
         ys=pairs[1],
     )
     assert out["specs"][0] == {"dtype": "float32", "shape": [4, 3], "hint": True, "member": None}
     assert out["specs"][1]["dtype"] == "int64"  # the labels' spec still comes from their header
-    assert out["strategy"] == PL.BATCH_THEN_DECODE
+    assert out["strategy"] == BATCH_THEN_DECODE
     assert out["header"][0] == "NpyFormatError"  # dtype alone: the shape is read, and refused
     assert out["header"][1].startswith(f"{pairs[0]}/0.npy: ")
     assert out["partial"] == {"dtype": "float32", "shape": [None, 3], "hint": False, "member": None}
@@ -139,9 +150,9 @@ def test_given_specs_read_no_file(pairs):
 def test_given_spec_contradicting_the_header(pairs):
     out = plan_json(
         """
-        out = [error(lambda: PL.plan_dataset(xs, ys, label_dtype="int32")),
-               error(lambda: PL.plan_dataset(xs, shape=(3, 4))),
-               error(lambda: PL.plan_dataset(xs, dtype="float64"))]
+        out = [error(lambda: plan(xs, ys, label_dtype="int32")),
+               error(lambda: plan(xs, shape=(3, 4))),
+               error(lambda: plan(xs, dtype="float64"))]
         """,
         xs=pairs[0],
         ys=pairs[1],
@@ -162,28 +173,26 @@ def test_given_spec_contradicting_the_header(pairs):
 @pytest.mark.parametrize(
     "kwargs, strategy",
     [
-        ({"batch_size": 2}, PL.BATCH_THEN_DECODE),
-        ({}, PL.DECODE_THEN_BATCH),
-        ({"batch_size": 2, "ignore_errors": True}, PL.DECODE_THEN_BATCH),
-        ({"batch_size": 2, "backend": "py_function"}, PL.DECODE_THEN_BATCH),
-        ({"batch_size": 2, "shape": (None, 3)}, PL.DECODE_THEN_BATCH),
-        ({"batch_size": 2, "dtype": "float32", "shape": (4, 3)}, PL.BATCH_THEN_DECODE),
+        ({"batch_size": 2}, BATCH_THEN_DECODE),
+        ({}, DECODE_THEN_BATCH),
+        ({"batch_size": 2, "ignore_errors": True}, DECODE_THEN_BATCH),
+        ({"batch_size": 2, "backend": "py_function"}, DECODE_THEN_BATCH),
+        ({"batch_size": 2, "shape": (None, 3)}, DECODE_THEN_BATCH),
+        ({"batch_size": 2, "dtype": "float32", "shape": (4, 3)}, BATCH_THEN_DECODE),
     ],
     ids=["small", "no-batch", "ignore_errors", "py_function", "variable-shape", "given"],
 )
 def test_strategy(pairs, kwargs, strategy):
     out = plan_json(
-        "out = PL.plan_dataset(xs, ys, **kwargs).strategy", xs=pairs[0], ys=pairs[1], kwargs=kwargs
+        "out = plan(xs, ys, **kwargs).strategy", xs=pairs[0], ys=pairs[1], kwargs=kwargs
     )
     assert out == strategy
 
 
 def test_large_files_are_decoded_one_by_one(tmp_path):
-    big = save(tmp_path / "big" / "0.npy", np.zeros(PL.LARGE_FILE // 4, np.float32))
-    out = plan_json(
-        "p = PL.plan_dataset(x, batch_size=2)\nout = [p.strategy, p.specs[0].hint.size]", x=big
-    )
-    assert out == [PL.DECODE_THEN_BATCH, PL.LARGE_FILE + 128]
+    big = save(tmp_path / "big" / "0.npy", np.zeros(LARGE_FILE // 4, np.float32))
+    out = plan_json("p = plan(x, batch_size=2)\nout = [p.strategy, p.specs[0].hint.size]", x=big)
+    assert out == [DECODE_THEN_BATCH, LARGE_FILE + 128]
 
 
 def test_npz_members(tmp_path):
@@ -191,9 +200,9 @@ def test_npz_members(tmp_path):
         np.savez(tmp_path / f"{i}.npz", x=np.full((2, 2), i, np.int16), y=np.float64(i))
     out = plan_json(
         """
-        p = PL.plan_dataset(root, key="x", label_key="y", batch_size=2)
+        p = plan(root, key="x", label_key="y", batch_size=2)
         out = {"columns": [names(c) for c in p.columns], "specs": [spec(s) for s in p.specs],
-               "error": error(lambda: PL.plan_dataset(root, key="x", label_key="y",
+               "error": error(lambda: plan(root, key="x", label_key="y",
                                                       label_dtype="int64"))}
         """,
         root=str(tmp_path),
@@ -211,9 +220,9 @@ def test_npz_members(tmp_path):
 def test_missing_sources_are_named_before_pairing(pairs, tmp_path):
     out = plan_json(
         """
-        out = [error(lambda: PL.plan_dataset(missing, ys)),
-               error(lambda: PL.plan_dataset(xs, missing)),
-               error(lambda: PL.plan_rows(missing))]
+        out = [error(lambda: plan(missing, ys)),
+               error(lambda: plan(xs, missing)),
+               error(lambda: rows_plan(missing))]
         """,
         xs=pairs[0],
         ys=pairs[1],
@@ -241,7 +250,7 @@ def shards(tmp_path: Path) -> tuple[list[str], list[str]]:
 def test_rows_pieces_and_chunk(shards):
     out = plan_json(
         """
-        p = PL.plan_rows(xs, ys)
+        p = rows_plan(xs, ys)
         out = {"pieces": p.pieces, "chunk": p.chunk, "count": p.count, "cycle": p.cycle,
                "auto": p.auto, "sides": [[s.dtype.name, s.row_shape, s.little_endian,
                                           s.row_bytes] for s in p.sides]}
@@ -250,14 +259,14 @@ def test_rows_pieces_and_chunk(shards):
         ys=shards[1],
     )
     assert out["pieces"] == [[0, 0, 10], [1, 0, 5], [2, 0, 7]]
-    assert out["chunk"] == PL.CHUNK_BYTES // 16  # the widest row: 4 float32
-    assert (out["count"], out["cycle"], out["auto"]) == (22, PL.CYCLE, True)
+    assert out["chunk"] == CHUNK_BYTES // 16  # the widest row: 4 float32
+    assert (out["count"], out["cycle"], out["auto"]) == (22, CYCLE, True)
     # byte orders differ between the input files: decided per piece
     assert out["sides"] == [["float32", [4], None, 16], ["int64", [], True, 8]]
 
 
 def test_rows_shard_ranges_cover_every_row_once(shards):
-    out = plan_json("out = [PL.plan_rows(xs, shard=(3, i)).pieces for i in range(3)]", xs=shards[0])
+    out = plan_json("out = [rows_plan(xs, shard=(3, i)).pieces for i in range(3)]", xs=shards[0])
     assert out == [
         [[0, 0, 7]],
         [[0, 7, 10], [1, 0, 4]],
@@ -271,8 +280,8 @@ def test_rows_shard_ranges_cover_every_row_once(shards):
 def test_rows_shuffle_cuts_pieces_in_blocks(shards):
     out = plan_json(
         """
-        PL.BLOCK_BYTES = 64  # blocks of 4 rows of 16 bytes, to see files cut
-        p = PL.plan_rows(xs, shuffle_buffer=8, num_parallel_reads=2)
+        npyio._data.rows_plan.BLOCK_BYTES = 64  # blocks of 4 rows of 16 bytes, to see files cut
+        p = rows_plan(xs, shuffle_buffer=8, num_parallel_reads=2)
         out = [p.pieces, p.chunk, p.cycle, p.auto]
         """,
         xs=shards[0],
@@ -289,9 +298,9 @@ def test_rows_build_errors(shards, tmp_path):
     bad = save(tmp_path / "bad.npy", np.zeros((3, 5), np.float32))
     out = plan_json(
         """
-        out = [error(lambda: PL.plan_rows(xs, ys[:1] * 3)),
-               error(lambda: PL.plan_rows(xs + [bad])),
-               error(lambda: PL.plan_rows(xs, shuffle_buffer=0))]
+        out = [error(lambda: rows_plan(xs, ys[:1] * 3)),
+               error(lambda: rows_plan(xs + [bad])),
+               error(lambda: rows_plan(xs, shuffle_buffer=0))]
         """,
         xs=shards[0],
         ys=shards[1],
@@ -307,28 +316,28 @@ def test_rows_build_errors(shards, tmp_path):
 
 
 # --- pure functions ---------------------------------------------------------------------------
-def spec(shape: tuple[int | None, ...] | None, size: int = 1000) -> PL.Spec:
+def spec(shape: tuple[int | None, ...] | None, size: int = 1000) -> Spec:
     dt = np.dtype("float32")
     hint = make_hint(dt, shape)
     if hint is not None and size != hint.size:
         hint = type(hint)(hint.header, size, hint.little_endian, hint.fortran_order)
-    return PL.Spec(dt, shape, hint)
+    return Spec(dt, shape, hint)
 
 
 @pytest.mark.parametrize(
     "specs, batch_size, ignore_errors, backend, expected",
     [
-        ((spec((2,)),), 8, False, "graph", PL.BATCH_THEN_DECODE),
-        ((spec((2,)), spec(())), 8, False, "graph", PL.BATCH_THEN_DECODE),
-        ((spec((2,)),), None, False, "graph", PL.DECODE_THEN_BATCH),
-        ((spec((2,)),), 8, True, "graph", PL.DECODE_THEN_BATCH),
-        ((spec((2,)),), 8, False, "py_function", PL.DECODE_THEN_BATCH),
-        ((spec((2,)),), 8, False, "tfio", PL.DECODE_THEN_BATCH),
-        ((spec((None, 2)),), 8, False, "graph", PL.DECODE_THEN_BATCH),
-        ((spec(None),), 8, False, "graph", PL.DECODE_THEN_BATCH),
-        ((spec((2,), PL.LARGE_FILE - 1),), 8, False, "graph", PL.BATCH_THEN_DECODE),
-        ((spec((2,), PL.LARGE_FILE),), 8, False, "graph", PL.DECODE_THEN_BATCH),
-        ((spec((2,)), spec((2,), PL.LARGE_FILE)), 8, False, "graph", PL.DECODE_THEN_BATCH),
+        ((spec((2,)),), 8, False, "graph", BATCH_THEN_DECODE),
+        ((spec((2,)), spec(())), 8, False, "graph", BATCH_THEN_DECODE),
+        ((spec((2,)),), None, False, "graph", DECODE_THEN_BATCH),
+        ((spec((2,)),), 8, True, "graph", DECODE_THEN_BATCH),
+        ((spec((2,)),), 8, False, "py_function", DECODE_THEN_BATCH),
+        ((spec((2,)),), 8, False, "tfio", DECODE_THEN_BATCH),
+        ((spec((None, 2)),), 8, False, "graph", DECODE_THEN_BATCH),
+        ((spec(None),), 8, False, "graph", DECODE_THEN_BATCH),
+        ((spec((2,), LARGE_FILE - 1),), 8, False, "graph", BATCH_THEN_DECODE),
+        ((spec((2,), LARGE_FILE),), 8, False, "graph", DECODE_THEN_BATCH),
+        ((spec((2,)), spec((2,), LARGE_FILE)), 8, False, "graph", DECODE_THEN_BATCH),
     ],
     ids=[
         "small",
@@ -345,11 +354,11 @@ def spec(shape: tuple[int | None, ...] | None, size: int = 1000) -> PL.Spec:
     ],
 )
 def test_choose_strategy(specs, batch_size, ignore_errors, backend, expected):
-    assert PL.choose_strategy(specs, batch_size, ignore_errors, backend) == expected
+    assert choose_strategy(specs, batch_size, ignore_errors, backend) == expected
 
 
 def test_pieces():
-    assert PL.pieces([3, 0, 2], 0, 5, None) == [(0, 0, 3), (2, 0, 2)]
-    assert PL.pieces([3, 0, 2], 2, 4, None) == [(0, 2, 3), (2, 0, 1)]
-    assert PL.pieces([5], 0, 5, 2) == [(0, 0, 2), (0, 2, 4), (0, 4, 5)]
-    assert PL.pieces([5], 3, 3, 2) == []
+    assert pieces([3, 0, 2], 0, 5, None) == [(0, 0, 3), (2, 0, 2)]
+    assert pieces([3, 0, 2], 2, 4, None) == [(0, 2, 3), (2, 0, 1)]
+    assert pieces([5], 0, 5, 2) == [(0, 0, 2), (0, 2, 4), (0, 4, 5)]
+    assert pieces([5], 3, 3, 2) == []

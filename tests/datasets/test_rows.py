@@ -17,7 +17,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio._data import plan as _rows
+from npyio._data import rows_plan
 from tests._graph_util import PYTHON_OPS as CALLBACK_OPS
 from tests._graph_util import op_types
 from tests._npy import assert_same, header_text, native, tf_message, with_header
@@ -42,8 +42,8 @@ def stacked(ds: tf.data.Dataset, like: np.ndarray) -> np.ndarray:
 def small_chunks(monkeypatch):
     """Chunks of a few rows and pieces of a few chunks, so small files exercise the chunking
     (whole chunks plus a remainder) and the cutting into pieces that big files get."""
-    monkeypatch.setattr(_rows, "CHUNK_BYTES", 100)
-    monkeypatch.setattr(_rows, "BLOCK_BYTES", 700)
+    monkeypatch.setattr(rows_plan, "CHUNK_BYTES", 100)
+    monkeypatch.setattr(rows_plan, "BLOCK_BYTES", 700)
 
 
 def sample(dtype: str, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
@@ -337,7 +337,7 @@ def test_file_changed_after_build_is_an_error(tmp_path, monkeypatch, change, wor
     """Never short data: FixedLengthRecordDataset refuses a partial record, and npyio's row
     count refuses a file whose size changed by whole rows (both InvalidArgumentError, both
     naming the file)."""
-    monkeypatch.setattr(_rows, "CHUNK_BYTES", 10 * ROW)
+    monkeypatch.setattr(rows_plan, "CHUNK_BYTES", 10 * ROW)
     path = save(tmp_path / "a.npy", np.arange(4000, dtype=np.float32).reshape(1000, 4))
     ds = npyio.rows(path, shuffle_buffer=shuffle_buffer, seed=0)
     change(path)
@@ -355,7 +355,7 @@ def test_file_changed_in_later_pieces_is_an_error(tmp_path, small_chunks):
     for cut in (ROW, 30 * ROW, 99 * ROW):
         save(path, np.arange(400, dtype=np.float32).reshape(100, 4))
         ds = npyio.rows(path, shuffle_buffer=4, seed=1)
-        assert len(_rows.pieces([100], 0, 100, 700 // ROW)) > 2
+        assert len(rows_plan.pieces([100], 0, 100, 700 // ROW)) > 2
         truncate(path, cut)
         with pytest.raises(tf.errors.OpError):
             collect(ds)

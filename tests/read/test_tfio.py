@@ -3,7 +3,7 @@
 Tests marked ``tfio`` need tensorflow-io's ops. They run only where ``NPYIO_TFIO=1`` is set (see
 ``tests/conftest.py``), in the tfio virtualenv (TensorFlow 2.16.2, tensorflow-io 0.37.1)::
 
-    NPYIO_TFIO=1 .venv-tfio/bin/python -m pytest -m tfio tests/backends/test_tfio.py
+    NPYIO_TFIO=1 .venv-tfio/bin/python -m pytest -m tfio tests/read/test_tfio.py
 
 and there they fail, not skip, if the ops do not load. The unmarked tests (the backend is
 unavailable without tensorflow-io) run everywhere.

@@ -1,0 +1,181 @@
+"""Planning `npyio.rows`: every file's header, the rows each shard reads, cut into pieces.
+
+TF-free; `npyio._data.rows` builds the graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from npyio._data.options import RowsOptions
+from npyio._data.paths import PathSpec, pair, resolve
+from npyio._format import npy
+from npyio._format.header import read_checked
+from npyio.errors import NpyFormatError
+
+#: Bytes per decoded chunk (per side): the unit of reading and decoding.
+CHUNK_BYTES = 1 << 20
+#: When shuffling, files are cut into pieces of about this many bytes (per side).
+BLOCK_BYTES = 8 << 20
+#: Pieces read at once when shuffling, if num_parallel_reads is AUTOTUNE.
+CYCLE = 8
+
+
+__all__ = [
+    "BLOCK_BYTES",
+    "CHUNK_BYTES",
+    "CYCLE",
+    "RowsFile",
+    "RowsPlan",
+    "RowsSide",
+    "pieces",
+    "plan_rows",
+]
+
+
+@dataclass(frozen=True)
+class RowsFile:
+    path: str
+    header: npy.NpyHeader
+
+    @property
+    def nrows(self) -> int:
+        return self.header.shape[0]
+
+    @property
+    def little_endian(self) -> bool:
+        dt = self.header.dtype
+        return dt.byteorder == "<" or (dt.byteorder in "|=" and npy.NATIVE_ORDER == "<")
+
+
+@dataclass(frozen=True)
+class RowsSide:
+    """One side (inputs or labels): its files, and what every one of their rows looks like."""
+
+    files: tuple[RowsFile, ...]
+    dtype: np.dtype  # native order
+    row_shape: tuple[int, ...]
+    #: The byte order of every file when they all agree, else None (decided per piece).
+    little_endian: bool | None
+
+    @property
+    def row_bytes(self) -> int:
+        return int(np.prod(self.row_shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+def _rows_file(path: str) -> RowsFile:
+    """Reads ``path``'s header and size and checks that its rows can be streamed."""
+    header = read_checked(path, payload=True).header
+    assert header is not None
+    if not header.shape:
+        raise NpyFormatError(
+            path, "a 0-d array has no rows -- expected an array with ndim >= 1, got shape ()"
+        )
+    if header.fortran_order and len(header.shape) >= 2:
+        raise NpyFormatError(
+            path,
+            "Fortran-order arrays cannot be streamed by rows -- expected fortran_order False "
+            f"for shape {npy.show_shape(header.shape)}, got True; rewrite the file in C order, "
+            f"e.g. np.save(path, np.ascontiguousarray(np.load(path)))",
+        )
+    return RowsFile(path, header)
+
+
+def _rows_side(paths: list[str]) -> RowsSide:
+    """Checks every file of one side and that they all have the first one's dtype and row shape."""
+    files = tuple(_rows_file(p) for p in paths)
+    first = files[0]
+    dtype = first.header.dtype.newbyteorder("=")
+    row_shape = first.header.shape[1:]
+    for f in files[1:]:
+        if f.header.dtype.newbyteorder("=") != dtype:
+            raise NpyFormatError(
+                f.path,
+                npy.dtype_mismatch(dtype.name, f.header.dtype.name)
+                + f" (the dtype of the first file, {first.path})",
+            )
+        if f.header.shape[1:] != row_shape:
+            raise NpyFormatError(
+                f.path,
+                "row shape mismatch -- expected "
+                f"{npy.show_shape(row_shape)}, got {npy.show_shape(f.header.shape[1:])} "
+                f"(the shape of a row of the first file, {first.path})",
+            )
+    orders = {f.little_endian for f in files}
+    return RowsSide(files, dtype, row_shape, orders.pop() if len(orders) == 1 else None)
+
+
+def pieces(counts: list[int], lo: int, hi: int, block: int | None) -> list[tuple[int, int, int]]:
+    """(file index, first row, end row) runs covering global rows [lo, hi), cut every ``block``
+    rows when ``block`` is set."""
+    out: list[tuple[int, int, int]] = []
+    start_of_file = 0
+    for j, n in enumerate(counts):
+        s, e = max(lo, start_of_file) - start_of_file, min(hi, start_of_file + n) - start_of_file
+        start_of_file += n
+        step = block or max(e - s, 1)
+        out.extend((j, a, min(a + step, e)) for a in range(s, e, step))
+    return out
+
+
+@dataclass(frozen=True)
+class RowsPlan:
+    """Everything `npyio.rows` decides before it builds a graph: the checked sides, and the
+    pieces (file index, first row, end row) this shard reads, in chunks of ``chunk`` rows,
+    ``cycle`` pieces at a time when shuffling."""
+
+    sides: tuple[RowsSide, ...]
+    pieces: tuple[tuple[int, int, int], ...]
+    chunk: int
+    cycle: int
+    options: RowsOptions
+
+    @property
+    def auto(self) -> bool:
+        """Whether tf.data tunes the parallelism of the reads (``num_parallel_reads``)."""
+        return self.options.auto
+
+    @property
+    def count(self) -> int:
+        """Rows in one epoch of this shard."""
+        return sum(e - a for _, a, e in self.pieces)
+
+
+def _paired_sides(inputs: PathSpec, labels: PathSpec | None) -> tuple[RowsSide, ...]:
+    """The checked sides, paired; paired files must have the same number of rows."""
+    xs_source = resolve(inputs, "inputs")
+    if labels is None:
+        return (_rows_side(xs_source.paths),)
+    xs, ys = pair(xs_source, resolve(labels, "labels"))
+    sides = (_rows_side(xs), _rows_side(ys))
+    for fx, fy in zip(sides[0].files, sides[1].files, strict=True):
+        if fx.nrows != fy.nrows:
+            raise ValueError(
+                f"inputs and labels must have the same number of rows: {fx.path} has "
+                f"{fx.nrows} rows, its labels {fy.path} have {fy.nrows}"
+            )
+    return sides
+
+
+def plan_rows(
+    inputs: PathSpec, labels: PathSpec | None = None, options: RowsOptions = RowsOptions()
+) -> RowsPlan:
+    """Resolves, pairs and checks the files, and cuts this shard's rows into pieces (see
+    `npyio.rows`)."""
+    sides = _paired_sides(inputs, labels)
+    n, i = options.shard or (1, 0)
+    counts = [f.nrows for f in sides[0].files]
+    total = sum(counts)
+    lo, hi = total * i // n, total * (i + 1) // n
+
+    widest = max(max(s.row_bytes for s in sides), 1)
+    chunk = max(1, CHUNK_BYTES // widest)
+    block = None
+    cycle = CYCLE if options.auto else int(options.num_parallel_reads)  # type: ignore[arg-type]
+    if options.shuffle_buffer is not None:
+        # The pieces read at once should fill the buffer together, each with several chunks.
+        chunk = max(1, min(chunk, options.shuffle_buffer // (2 * cycle)))
+        block = max(chunk, BLOCK_BYTES // widest)
+    return RowsPlan(sides, tuple(pieces(counts, lo, hi, block)), chunk, cycle, options)

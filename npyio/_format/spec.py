@@ -1,0 +1,149 @@
+"""What one part of every element loads as (`Spec`), and deriving it (`derive_spec`).
+
+TF-free. A spec comes from the arguments (``dtype``, ``shape``), else from the first file's
+header; arguments that contradict that header are refused when the dataset is built, naming
+the file. Every file must then have the spec's dtype and a shape the spec's shape matches
+(``None`` dims match any size): `Spec.reason`, the rule the graph parser applies too, so that
+``npyio verify`` and ``npyio.dataset`` agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from npyio._format import npy
+from npyio._format.files import member_name
+from npyio._format.header import Checked, Hint, Limits, make_hint, read_checked
+from npyio._format.npz import inspect_npz_prefix
+from npyio.errors import NpyFormatError
+
+__all__ = ["Spec", "derive_spec"]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What one part of every element loads as, and the limits it is read under.
+
+    Attributes:
+        dtype: The dtype, in native byte order (files of either order decode to it).
+        shape: The shape; ``None`` dims match any size, ``shape=None`` any shape.
+        hint: The header files are expected to share, for the graph's fast path.
+        member: The ``.npz`` member to read, or None for ``.npy`` files.
+        limits: The size limits every reader applies to this part.
+    """
+
+    dtype: np.dtype
+    shape: tuple[int | None, ...] | None
+    hint: Hint | None = None
+    member: str | None = None
+    limits: Limits = Limits()
+
+    def name(self, path: str) -> str:
+        """How errors name this part of the file ``path``: the path, or ``path[member]``."""
+        return path if self.member is None else member_name(path, self.member)
+
+    @property
+    def static(self) -> bool:
+        """Whether every element has the same shape (batches need no padding)."""
+        return self.shape is not None and all(d is not None for d in self.shape)
+
+    def reason(self, header: npy.NpyHeader, path: str) -> str | None:
+        """Why a file with ``header`` does not load as this spec (None: it does)."""
+        try:
+            npy.check_declared(header, self.dtype, self.shape, path)
+        except NpyFormatError as e:
+            return e.reason
+        return None
+
+
+def _cast_hint(what: str, arg: str, want: np.dtype, paired: bool) -> str:
+    """How to get ``want`` from files of another dtype: read them as they are, then cast the
+    part that ``what`` names (and only it) in a map over the dataset's elements."""
+    cast = f"tf.cast({'x' if what == 'inputs' else 'y'}, tf.{want.name})"
+    if not paired:
+        fn = f"lambda x: {cast}"
+    elif what == "inputs":
+        fn = f"lambda x, y: ({cast}, y)"
+    else:
+        fn = f"lambda x, y: (x, {cast})"
+    return (
+        f"; to load the {what} as {want.name}, leave {arg} out (it is read from the files) "
+        f"and cast: ds = ds.map({fn})"
+    )
+
+
+def _castable(want: np.dtype, got: np.dtype) -> bool:
+    """Whether a user who asks for ``want`` from files of ``got`` plausibly wants a cast:
+    numbers (and bools) to numbers, except complex to real, which drops the imaginary part."""
+    numeric = want.kind in "biufc" and got.kind in "biufc"
+    return numeric and not (got.kind == "c" and want.kind != "c")
+
+
+def _contradiction(
+    header: npy.NpyHeader,
+    dtype: np.dtype | None,
+    shape: tuple[int | None, ...] | None,
+    what: str,
+    path: str,
+    paired: bool,
+) -> NpyFormatError | None:
+    """The build-time error for a ``dtype``/``shape`` argument the first header contradicts:
+    ``"{path}: dtype mismatch -- expected label_dtype=int64, got float32; ..."``."""
+    prefix = "" if what == "inputs" else "label_"
+    got = header.dtype.newbyteorder("=")
+    if dtype is not None and got != dtype:
+        reason = npy.dtype_mismatch(f"{prefix}dtype={dtype.name}", got.name)
+        if _castable(dtype, got):
+            reason += _cast_hint(what, f"{prefix}dtype", dtype, paired)
+        return NpyFormatError(path, reason)
+    if shape is not None:
+        mismatch = Spec(got, shape).reason(header, path)
+        if mismatch is not None:
+            return NpyFormatError(
+                path, mismatch.replace(" -- expected ", f" -- expected {prefix}shape=", 1)
+            )
+    return None
+
+
+def derive_spec(
+    first: str,
+    dtype: object = None,
+    shape: object = None,
+    what: str = "inputs",
+    *,
+    member: str | None = None,
+    limits: Limits = Limits(),
+    paired: bool | None = None,
+) -> Spec:
+    """The spec of one part: ``dtype`` and ``shape`` from the arguments, else from ``first``'s
+    header (or ``.npz`` member's ``member``), read once, in Python, under ``limits``. When both
+    are given no file is read (every file is checked against them as it is decoded); otherwise
+    the given one is checked against the header now, and the header's bytes serve as the fast
+    path's hint. ``what`` is ``"inputs"`` or ``"labels"``; ``paired`` says whether elements are
+    ``(x, y)`` pairs, for the cast an error suggests (default: only for labels).
+
+    Raises:
+        NpyFormatError: naming ``first``: its header is bad, or it contradicts the ``dtype`` or
+            ``shape`` given (with a hint on how to cast, for a dtype).
+        TypeError: for an unsupported dtype or a bad shape.
+    """
+    dt = None if dtype is None else npy.parse_dtype(dtype)
+    dims = npy.parse_shape(shape)
+    if dt is not None and shape is not None:
+        return Spec(dt, dims, make_hint(dt, dims), member, limits)
+    if member is None:
+        checked: Checked = read_checked(first, limits)
+        header, prefix = checked.raise_if_bad(), checked.prefix
+    else:
+        header, prefix = inspect_npz_prefix(first, member, limits)
+    where = first if member is None else member_name(first, member)
+    paired = what == "labels" if paired is None else paired
+    error = _contradiction(header, dt, dims, what, where, paired)
+    if error is not None:
+        raise error
+    dt = header.dtype.newbyteorder("=") if dt is None else dt
+    dims = header.shape if shape is None else dims
+    hint = make_hint(dt, dims, prefix) or make_hint(dt, dims)
+    return Spec(dt, dims, hint, member, limits)
