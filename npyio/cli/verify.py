@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from npyio._data.paths import Source, pair, unpaired
-from npyio._format.spec import Spec, derive_spec
 from npyio._format import npy
 from npyio._format.files import NO_SUCH_FILE
 from npyio._format.header import Checked, Limits, check_files
+from npyio._format.spec import Spec, derive_spec
 from npyio.cli.report import Summary
 from npyio.errors import NpyFormatError
 
