@@ -1,5 +1,5 @@
-"""The package's structure: no import cycles, no reaching into another module's private names,
-and the modules that must not load TensorFlow do not.
+"""The package's structure: layers that import downward, no import cycles, no reaching into
+another module's private names, and the modules that must not load TensorFlow do not.
 
 The import graph is read from the source with `ast`, so it counts function-level (lazy) imports
 too: a cycle hidden in a function still bites the first time that function runs while one of
@@ -165,7 +165,57 @@ def find_cycle(graph: Mapping[str, set[str]]) -> list[str] | None:
     return None
 
 
+#: The layers, bottom first: a module imports only modules of its own layer or of those below.
+LAYERS = (
+    ("npyio.errors",),  # errors
+    ("npyio._format",),  # the TF-free formats: grammar, headers, .npz, specs, file paths
+    ("npyio._graph",),  # graph ops: the parser, decoders, the .npz member
+    ("npyio._read",),  # readers: a part of an element -> its tensor, by backend
+    ("npyio._data",),  # the pipeline: sources, paths, options, plans, builders
+    (FACADE,),  # the public names, imported lazily from the layers below
+    ("npyio.cli", "npyio.__main__"),  # the command line
+)
+
+
+def layer_of(module: str) -> int:
+    """The index in `LAYERS` of the package (or module) that ``module`` belongs to."""
+    best, depth = None, -1
+    for i, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and prefix.count(".") > depth:
+                best, depth = i, prefix.count(".")
+    if best is None:
+        raise AssertionError(f"{module} is in no layer of LAYERS")
+    return best
+
+
+def upward_imports(graph: Mapping[str, set[str]]) -> list[str]:
+    """Every edge of ``graph`` that goes to a higher layer, as ``"a -> b"``."""
+    return [
+        f"{a} -> {b}"
+        for a, targets in sorted(graph.items())
+        for b in sorted(targets)
+        if layer_of(b) > layer_of(a)
+    ]
+
+
 # --- self-checks: the checks below would fail on what they look for ---------------------------
+def test_upward_imports_finds_imports_of_higher_layers():
+    graph = {
+        "npyio._graph.decode": {"npyio._format.npy", "npyio._data.paths"},
+        "npyio._data.plan": {"npyio._format.spec", "npyio._read"},
+        "npyio.cli.main": {"npyio"},
+        "npyio._read.api": {"npyio"},
+    }
+    assert upward_imports(graph) == [
+        "npyio._graph.decode -> npyio._data.paths",
+        "npyio._read.api -> npyio",
+    ]
+    assert layer_of("npyio._format") == 1 and layer_of("npyio._format.npy") == 1
+    with pytest.raises(AssertionError, match="in no layer"):
+        layer_of("elsewhere.x")
+
+
 def test_find_cycle_finds_cycles_and_only_cycles():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) in (
         ["a", "b", "c", "a"],
@@ -221,6 +271,18 @@ def test_no_import_cycles():
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
+def test_every_module_is_in_a_layer():
+    for name in module_files():
+        layer_of(name)
+
+
+def test_layers_import_downward():
+    """Lazy imports included: an import inside a function is an edge too."""
+    graph, _ = import_graph()
+    found = upward_imports(graph)
+    assert not found, "imports of a higher layer:\n" + "\n".join(found)
+
+
 def test_no_module_uses_another_modules_private_names():
     _, parsed = import_graph()
     found = [f"{name}: {p}" for name, one in parsed.items() for p in one.private]
@@ -228,16 +290,24 @@ def test_no_module_uses_another_modules_private_names():
 
 
 # --- no TensorFlow where none is needed -------------------------------------------------------
-TF_FREE = [
-    "npyio",
-    "npyio._data.paths",
-    "npyio._data.plan",
-    "npyio._format.header",
-    "npyio._format.npy",
-    "npyio._format.npz",
-    "npyio.cli.main",
-    "npyio.cli.verify",
-]
+#: The modules that import no TensorFlow: every module of the bottom layers, planning, and the
+#: ``inspect``/``verify`` commands (TensorFlow is imported only for a path that is not local).
+TF_FREE = sorted(
+    {"npyio", "npyio._read", "npyio.cli.main", "npyio.cli.verify"}
+    | {
+        name
+        for name in module_files()
+        if layer_of(name) <= layer_of("npyio._format")
+        or name
+        in (
+            "npyio._data.options",
+            "npyio._data.paths",
+            "npyio._data.plan",
+            "npyio._data.rows_plan",
+            "npyio._data.structure",
+        )
+    }
+)
 
 #: Run first in a subprocess: any import of TensorFlow raises ImportError from then on.
 BLOCK_TF = "import sys\nsys.modules['tensorflow'] = None\n"

@@ -68,13 +68,15 @@ class Source:
     """One source and the files it stands for.
 
     ``kind`` is ``"dir"``, ``"glob"``, ``"file"``, ``"list"`` or ``"missing"``; ``problem``
-    says why it stands for no file at all (a missing path, an empty directory, ...).
+    says why it stands for no file at all (a missing path, an empty directory, ...); ``suffix``
+    is the suffix of the files a directory stands for.
     """
 
     arg: str
     kind: str
     paths: list[str] = field(default_factory=list)
     problem: str | None = None
+    suffix: str | None = None
 
     @property
     def by_name(self) -> bool:
@@ -92,8 +94,8 @@ class Source:
             top = _fixed_dir(self.arg)
             why = f" (directory {top!r} does not exist)" if top and not exists(top) else ""
             return ValueError(f"{what}: glob {self.arg!r} matches no files{why}")
-        if self.kind == "dir" and self.problem and self.problem.startswith("directory has no"):
-            return ValueError(f"{what}: directory {self.arg!r} has no *{self.problem[17:]}")
+        if self.kind == "dir" and self.suffix is not None and self.problem == no_files(self.suffix):
+            return ValueError(f"{what}: directory {self.arg!r} has no *{self.suffix} files")
         return ValueError(f"{what}: {self.arg!r}: {self.problem}")
 
 
@@ -137,8 +139,8 @@ def _items(spec: object, what: str) -> list[object] | None:
 def _list_dir(path: str, suffix: str) -> list[str]:
     """The directory's ``*{suffix}`` files, sorted by name. Raises OSError if unlistable."""
     if is_local(path):
-        # os.listdir and one string concatenation per file: a million files are listed in
-        # about a second (os.scandir's entry objects and os.path.join per name cost more).
+        # os.listdir and one string concatenation per file: os.scandir's entry objects and an
+        # os.path.join per name cost more, at a million files (bench/README.md, "Start-up").
         names = [n for n in os.listdir(path) if n.endswith(suffix)]
         names.sort()
         prefix = os.path.join(path, "")
@@ -214,8 +216,8 @@ def _resolve_text(text: str, suffix: str) -> Source:
         try:
             paths = _list_dir(text, suffix)
         except OSError as e:  # no permission to list it, ...
-            return Source(text, "dir", [], e.strerror.lower() if e.strerror else str(e))
-        return Source(text, "dir", paths, None if paths else no_files(suffix))
+            return Source(text, "dir", [], e.strerror.lower() if e.strerror else str(e), suffix)
+        return Source(text, "dir", paths, None if paths else no_files(suffix), suffix)
     if exists(text):
         return Source(text, "file", [text])
     if GLOB_CHARS & set(text):

@@ -1,84 +1,26 @@
 r"""The ``"tfio"`` backend: tensorflow-io's C++ ``.npy`` reader, behind a guard.
 
 tensorflow-io 0.37.1 (its last release; the ops load only with TensorFlow 2.16.x) reads ``.npy``
-files with the op ``IO>NumpyRead`` (``numpy_kernels.cc``). That op parses the header with a
-hand-written parser and copies the payload bytes into the output as they are. It was measured
-against files written by numpy's own writer (``tests/read/test_tfio.py`` keeps the
-evidence) and it is not safe on its own:
+files with the op ``IO>NumpyRead``, which crashes the process, returns wrong data or ignores
+trailing bytes on some files numpy writes (README.md, "Backends", has the table;
+``tests/read/test_tfio.py`` keeps the evidence). So this module never hands tfio a file it has
+not checked first. For every file it reads the size (``IO>FileInfo``), the first `HEAD_BYTES`
+bytes and the last `ZIP_WINDOW` bytes (``IO>FileRead``, ranged reads), and calls
+``IO>NumpyRead`` only if all of these hold:
 
-- it *crashes the process* on a 0-d array (segmentation fault: it reads ``shape[0]`` of an empty
-  vector) and when the file's dtype differs from the op's ``dtype`` attribute (a ``CHECK``
-  failure, abort);
-- it *returns wrong data, silently*, for a header whose 2-byte length has its top bit set in the
-  low byte (it reads the length through a signed ``char``: 438 is read as 182) when the header
-  has a ``\n`` at the misread end, for a ``.npy`` whose payload ends in a zip archive (it probes
-  every file for a zip directory in its last 64 KiB and then reads the ``.npy`` *inside* that
-  archive), for dims of 2**32 and more (parsed into a C ``int``), and it ignores trailing bytes
-  (so a header that under-states the shape is believed);
-- its errors never name the file.
-
-So this module never hands tfio a file it has not checked first. For every file it reads the
-size (``IO>FileInfo``), the first 128 bytes and the last 64 KiB (``IO>FileRead``, ranged reads),
-and calls ``IO>NumpyRead`` only if all of these hold:
-
-- the header is byte for byte in the layout numpy's writer uses, version 1.0, shorter than 128
-  bytes and 16-byte aligned (``{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }``
-  then spaces and ``\n``), which is exactly the subset tfio's parser reads correctly;
-- the descr is one tfio maps (``|i1 |u1 <i2 <i4 <i8 <u2 <u4 <u8 <f4 <f8``) and is the requested
-  dtype; the shape has at least one dim, every dim is between 1 and 999,999,999 and the shape
-  matches the requested one;
-- the file is exactly as long as the header says (no short payload, no trailing bytes);
-- the last 64 KiB hold no zip directory signature (``PK\x05\x06`` or ``PK\x06\x07``);
+- the header is byte for byte in the layout numpy's writer uses (`header_re`): version 1.0,
+  shorter than 128 bytes, 16-byte aligned;
+- the descr is the one tfio maps to the requested dtype (`TFIO_DTYPES`); the shape has at least
+  one dim, every dim is between 1 and 999,999,999, and it matches the requested one;
+- the file is exactly as long as the header says, and within the limits;
+- its last 64 KiB hold no zip directory signature (`ZIP_SIGNATURES`);
 - the machine is little-endian (tfio copies bytes without swapping).
 
-Any other file goes to npyio's graph decoder (`npyio.read_npy`), which decodes every valid file
-bit for bit like ``np.load`` and refuses invalid ones with npyio's own message naming the path.
-With ``fallback=False`` a *valid* file that tfio cannot decode is refused instead, with the
-reason (for benchmarks that must measure tfio alone); invalid files are refused the same way in
-both modes.
-
-====================================================  ==============================================
-File feature                                          tfio backend
-====================================================  ==============================================
-v1.0, numpy's header layout, ``<`` or ``|`` descr,    decoded by tfio
-C order, int8..int64, uint8..uint64, float32,
-float64, 1 to ~19 dims each 1..999,999,999
-0-d array (shape ``()``)                              falls back to graph parser (tfio segfaults)
-empty array (a dim is 0)                              falls back to graph parser (tfio refuses)
-bool, float16, complex64, complex128                  falls back to graph parser (decided when the
-                                                      op is built: no tfio op, no extra reads)
-big-endian descr (``>``)                              falls back to graph parser (tfio refuses)
-``fortran_order: True``                               falls back to graph parser (tfio refuses)
-format version 2.0 or 3.0                             falls back to graph parser (tfio refuses)
-header of 128 bytes or more (many dims)               falls back to graph parser (tfio misreads the
-                                                      length: refuses, or wrong data)
-header not 16-byte aligned, no final ``\n``, double   falls back to graph parser (tfio refuses
-quotes, other key order or spacing, ``=``/``|`` on    some and reads others; only numpy's own
-multi-byte descr, ``<i1``, dims of 10+ digits         layout is handed to tfio)
-zip signature in the payload's last 64 KiB            falls back to graph parser (tfio fails, or
-                                                      reads a zip member: wrong data)
-big-endian machine                                    falls back to graph parser, always
-trailing bytes after the payload                      refused with error (npyio's; tfio ignores)
-payload shorter than the header says                  refused with error (npyio's)
-dtype or shape differs from the requested one         refused with error (npyio's)
-bad magic, unknown version, malformed header, ...     refused with error (npyio's)
-missing file                                          tf.errors.NotFoundError naming the path
-====================================================  ==============================================
-
-"Falls back" means decoded by `npyio.read_npy` with ``fallback=True`` (the default) and refused
-with ``"{path}: the tfio backend cannot decode this file ..."`` with ``fallback=False`` (for the
-dtypes: a ``TypeError`` when the op is built). "Refused with error (npyio's)" is a
-``tf.errors.InvalidArgumentError`` whose message starts with the path, exactly as from
-`npyio.read_npy`.
-
-Cost: the checks add one ``IO>FileInfo`` (stat, open, a 10-byte read) and two ranged reads
-(128 bytes and up to 64 KiB) per file to tfio's own work (which re-opens the file, scans its
-last 64 KiB for a zip directory in 1 KiB reads, then reads the header and the payload into a
-buffer and copies it); a file that falls back is then read again whole by ``tf.io.read_file``.
-bench/README.md ("The tfio guard") has the measured cost per file.
-
-The guard assumes files do not change while they are read: a file rewritten between the checks
-and ``IO>NumpyRead`` can still reach tfio's own failure modes.
+Any other file goes to npyio's graph reader, which decodes every valid file bit for bit like
+``np.load`` and refuses invalid ones naming the path. With ``fallback=False`` a *valid* file
+that tfio cannot decode is refused instead, with the reason (for benchmarks that measure tfio
+alone); invalid files are refused alike in both modes. The guard assumes files do not change
+while they are read.
 
 This module imports tensorflow-io only inside `load_ops`; ``import npyio`` never imports it.
 """

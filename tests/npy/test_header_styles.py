@@ -21,6 +21,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
+from npyio._data.options import DatasetOptions
 from npyio._data.plan import BATCH_THEN_DECODE, plan_dataset
 from npyio._format import npy
 from tests._npy import (
@@ -548,7 +549,8 @@ def test_python2_forms_in_a_batched_dataset(tmp_path, first):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         want = np.stack([np_load(Path(p).read_bytes()) for p in paths])
-    assert plan_dataset(paths, batch_size=2).strategy == BATCH_THEN_DECODE
+    options = DatasetOptions.from_arguments({"batch_size": 2})
+    assert plan_dataset(paths, options=options).strategy == BATCH_THEN_DECODE
     ds = npyio.dataset(paths, batch_size=2)
     got = np.concatenate([b.numpy() for b in ds])
     assert_same(got, want)

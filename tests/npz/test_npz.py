@@ -353,7 +353,7 @@ def test_inspect_npz(tmp_path):
     for compressed in (False, True):
         path = write(tmp_path / "a.npz", npz_bytes(MEMBERS, compressed, "stream"))
         for key, arr in MEMBERS.items():
-            header = npz.inspect_npz(path, key)
+            header = npz.inspect_npz_prefix(path, key)[0]
             assert (header.dtype, header.shape) == (arr.dtype, arr.shape)
         header, raw = npz.inspect_npz_prefix(path, "big_endian.npy")
         assert raw == npy_bytes(MEMBERS["big_endian"])[: header.data_offset]
@@ -367,10 +367,10 @@ def test_inspect_npz(tmp_path):
         (write(tmp_path / "n.npz", b"junk"), "x", "not a readable zip"),
     ):
         with pytest.raises(npyio.NpyFormatError, match=words) as e:
-            npz.inspect_npz(p, key)
+            npz.inspect_npz_prefix(p, key)
         assert str(e.value).startswith(f"{p}[{key}]: ")
     with pytest.raises(npyio.NpyFormatError, match="no such file"):
-        npz.inspect_npz(tmp_path / "missing.npz", "x")
+        npz.inspect_npz_prefix(tmp_path / "missing.npz", "x")
 
 
 def test_bad_arguments():
