@@ -121,14 +121,15 @@ class Worker:
         return reply[1]
 
     def close(self) -> Completed:
-        """Ask the worker to exit (kill it if it does not within 10 s); return its result."""
+        """Ask the worker to exit, kill it if it has not within 1 s (TensorFlow's exit can take
+        longer, and nothing in a worker needs it); return its result."""
         with contextlib.suppress(OSError, EOFError):
             self._conn.send(("quit", ""))
         self._conn.close()
-        return self.child.wait(10) or self.child.kill()
+        return self.child.wait(1.0) or self.child.kill()
 
     def kill(self) -> Completed:
-        """Kill the worker now."""
+        """Kill the worker now; return its result."""
         self._conn.close()
         return self.child.kill()
 
@@ -340,11 +341,26 @@ class GcsSandbox(Control):
     def worker(self, *, env: dict[str, str | None] | None = None, timeout: float = 120.0):
         """Start a `Worker` (TensorFlow imported) with ``env`` added to its environment; wait
         up to ``timeout`` seconds for it to serve. It lives until closed or the sandbox closes."""
+        return self.workers(env, timeout=timeout)[0]
+
+    def workers(self, *envs: dict[str, str | None] | None, timeout: float = 120.0) -> list[Worker]:
+        """Start one `Worker` per environment in ``envs`` at once (their imports overlap), and
+        wait up to ``timeout`` seconds for all of them to serve."""
         assert self.workdir is not None, "start the sandbox first"
-        address = self.workdir / f"worker-{secrets.token_hex(4)}.sock"
-        argv = [self.python_executable, "-m", "tests.gcs.worker", str(address)]
-        child = self.spawn(argv, env=env, timeout=24 * 3600.0)
+        started = []
+        for env in envs:
+            address = self.workdir / f"worker-{secrets.token_hex(4)}.sock"
+            argv = [self.python_executable, "-m", "tests.gcs.worker", str(address)]
+            started.append((self.spawn(argv, env=env, timeout=24 * 3600.0), address))
         deadline = time.monotonic() + timeout
+        try:
+            return [self._connect_worker(child, address, deadline) for child, address in started]
+        except BaseException:
+            for child, _address in started:
+                child.kill()
+            raise
+
+    def _connect_worker(self, child: Child, address: Path, deadline: float) -> Worker:
         while not address.exists():
             result = child.wait(0.2)
             if result is not None or time.monotonic() > deadline:
