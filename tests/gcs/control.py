@@ -53,11 +53,11 @@ class Completed:
 class Control:
     """A connection per thread to the supervisor, and the operations it offers.
 
-    Object names are relative to ``bucket``; every method that takes a name also takes a
-    ``bucket=`` override. Fault methods return a rule id for `hits` and `release`; their match
-    criteria are `tests.gcs.server.Rule`'s: ``method``, ``kind`` (`tests.gcs.server.KINDS`),
-    ``name`` (fnmatch on the object name), ``path`` (regex on the request target) and ``times``
-    (requests it takes; None: all)."""
+    Object names are relative to ``bucket``, or ``gs://bucket/name`` URLs; every method that
+    takes a name also takes a ``bucket=`` override. Fault methods return a rule id for `hits`
+    and `release`; their match criteria are `tests.gcs.server.Rule`'s: ``method``, ``kind``
+    (`tests.gcs.server.KINDS`), ``name`` (fnmatch on the object name), ``path`` (regex on the
+    request target) and ``times`` (requests it takes; None: all)."""
 
     def __init__(self, address: str, authkey: bytes, bucket: str) -> None:
         self.address = address
@@ -98,35 +98,51 @@ class Control:
         """``gs://bucket/name``."""
         return f"gs://{bucket or self.bucket}/{name}"
 
+    def _locate(self, name: str, bucket: str | None) -> tuple[str, str]:
+        """(bucket, name) of a name or a ``gs://bucket/name`` URL (which wins over ``bucket``)."""
+        if name.startswith("gs://"):
+            bucket, _, name = name[len("gs://") :].partition("/")
+        return bucket or self.bucket, name
+
     def put(self, name: str, data: bytes, bucket: str | None = None) -> None:
         """Store an object directly in the server (no HTTP, no TensorFlow)."""
-        self.call("put", bucket=bucket or self.bucket, name=name, data=bytes(data))
+        bucket, name = self._locate(name, bucket)
+        self.call("put", bucket=bucket, name=name, data=bytes(data))
 
-    def put_tree(self, local_dir: str | os.PathLike[str], prefix: str = "", bucket=None):
+    def put_tree(
+        self, local_dir: str | os.PathLike[str], prefix: str = "", bucket: str | None = None
+    ) -> list[str]:
         """Store every file under ``local_dir`` (read by the supervisor, on the same filesystem)
-        as ``prefix/relative/path``; return the object names, sorted."""
-        local = os.fspath(os.path.abspath(local_dir))
-        return self.call("put_tree", bucket=bucket or self.bucket, local_dir=local, prefix=prefix)
+        as ``prefix/relative/path`` (``prefix`` may be a ``gs://bucket/prefix`` URL); return the
+        object names, sorted."""
+        bucket, prefix = self._locate(prefix, bucket)
+        local = os.path.abspath(local_dir)
+        return self.call("put_tree", bucket=bucket, local_dir=local, prefix=prefix)
 
     def get(self, name: str, bucket: str | None = None) -> bytes:
-        """An object's bytes (KeyError-like ControlError if absent)."""
-        return self.call("get", bucket=bucket or self.bucket, name=name)
+        """An object's bytes (ControlError naming a KeyError if there is none)."""
+        bucket, name = self._locate(name, bucket)
+        return self.call("get", bucket=bucket, name=name)
 
     def size(self, name: str, bucket: str | None = None) -> int:
-        """An object's size."""
-        return self.call("size", bucket=bucket or self.bucket, name=name)
+        """An object's size in bytes."""
+        bucket, name = self._locate(name, bucket)
+        return self.call("size", bucket=bucket, name=name)
 
     def list(self, prefix: str = "", bucket: str | None = None) -> list[str]:
-        """Names of the objects under ``prefix``, sorted."""
-        return self.call("list", bucket=bucket or self.bucket, prefix=prefix)
+        """Names of the objects under ``prefix`` (a name or ``gs://`` URL prefix), sorted."""
+        bucket, prefix = self._locate(prefix, bucket)
+        return self.call("list", bucket=bucket, prefix=prefix)
 
     def delete(self, name: str, bucket: str | None = None) -> None:
         """Delete an object now: later reads get 404."""
-        self.call("delete", bucket=bucket or self.bucket, name=name)
+        bucket, name = self._locate(name, bucket)
+        self.call("delete", bucket=bucket, name=name)
 
     def delete_prefix(self, prefix: str = "", bucket: str | None = None) -> int:
         """Delete every object under ``prefix``; return how many."""
-        return self.call("delete_prefix", bucket=bucket or self.bucket, prefix=prefix)
+        bucket, prefix = self._locate(prefix, bucket)
+        return self.call("delete_prefix", bucket=bucket, prefix=prefix)
 
     def create_bucket(self, bucket: str) -> None:
         """Create another bucket."""

@@ -292,6 +292,12 @@ class GcsSandbox(Control):
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
 
+    def call(self, op: str, **kwargs: Any) -> Any:
+        """Run one operation in the supervisor (see `Control.call`)."""
+        if self._proc is None:
+            raise RuntimeError("the GCS sandbox is not running: start it first")
+        return super().call(op, **kwargs)
+
     @property
     def running(self) -> bool:
         """Whether the supervisor is alive."""

@@ -456,10 +456,11 @@ class FakeGcs:
             rule.released.set()
 
     def reset(self) -> None:
-        """No latency, no rules, counters from zero (objects and buckets stay)."""
+        """No latency, no rules, counters and errors from zero (objects and buckets stay)."""
         self.set_latency(0.0)
         self.clear_rules()
         self.stats.reset()
+        self._errors.clear()
 
     # -- objects ---------------------------------------------------------------------------
     def create_bucket(self, bucket: str) -> None:

@@ -1,9 +1,9 @@
 """The GCS fake works with TensorFlow's real GCS client, inside a sealed namespace.
 
 TensorFlow runs in workers inside the sandbox (imported once per worker): one with the default
-environment, one (``fast``) whose GCS client gives up quickly (one retry without delay, a 2 s idle
-timeout), so that faults TensorFlow retries for minutes by default end in an error within the
-module's time. Times are asserted only as lower bounds.
+environment, one (``fast``) whose GCS client gives up quickly (one retry without delay, a 1 s idle
+timeout) and reads 1 MiB blocks, so that faults TensorFlow retries for minutes by default end in
+an error within the module's time. Times are asserted only as lower bounds.
 """
 
 from __future__ import annotations
@@ -22,11 +22,14 @@ import pytest
 
 from tests.gcs.sandbox import ROOT, GcsSandbox, Worker, WorkerError
 
-#: TensorFlow's GCS client in the ``fast`` worker: one retry, no backoff, 2 s idle timeout.
+#: TensorFlow's GCS client in the ``fast`` worker: one retry, no backoff, a 1 s idle timeout
+#: (whole seconds, strictly exceeded: more than 1 s), 1 MiB read blocks (the default, 64 MiB,
+#: is allocated and zeroed for every file read: tens of milliseconds each).
 FAST_ENV = {
     "GCS_RETRY_CONFIG_MAX_RETRIES": "1",
     "GCS_RETRY_CONFIG_INIT_DELAY_TIME_US": "0",
-    "GCS_REQUEST_IDLE_TIMEOUT_SECS": "2",
+    "GCS_REQUEST_IDLE_TIMEOUT_SECS": "1",
+    "GCS_READ_CACHE_BLOCK_SIZE_MB": "1",
 }
 
 
@@ -117,8 +120,9 @@ def test_children_get_env_output_and_a_deadline(gcs: GcsSandbox) -> None:
     assert slow.timed_out and slow.returncode == -9
 
 
-def test_nothing_outlives_its_launcher(tmp_path: Path) -> None:
-    """A launcher killed with SIGKILL (no clean-up ran) leaves no process behind."""
+def test_nothing_outlives_its_launcher(gcs_sandbox: GcsSandbox) -> None:
+    """A launcher killed with SIGKILL (no clean-up ran) leaves no process behind. (It starts a
+    sandbox of its own; ``gcs_sandbox`` only applies the skip policy.)"""
     launcher = """
         import sys, time
         from tests.gcs.sandbox import GcsSandbox
@@ -214,10 +218,10 @@ def test_objects_put_directly_are_read_by_tensorflow(
     (tmp_path / "a" / "b").mkdir(parents=True)
     (tmp_path / "a" / "one.bin").write_bytes(b"1" * 10)
     (tmp_path / "a" / "b" / "two.bin").write_bytes(b"2" * 20)
-    assert gcs.put_tree(tmp_path / "a", "tree") == ["tree/b/two.bin", "tree/one.bin"]
+    assert gcs.put_tree(tmp_path / "a", gcs.url("tree")) == ["tree/b/two.bin", "tree/one.bin"]
     gcs.put("tree/three.bin", b"3" * 30)
     assert gcs.list("tree/") == ["tree/b/two.bin", "tree/one.bin", "tree/three.bin"]
-    assert gcs.get("tree/b/two.bin") == b"2" * 20
+    assert gcs.get("tree/b/two.bin") == gcs.get(gcs.url("tree/b/two.bin")) == b"2" * 20
     assert read(gcs_worker, gcs.url("tree/three.bin"))["length"] == 30
     listed = gcs_worker.exec(f"result = sorted(tf.io.gfile.listdir({gcs.url('tree')!r}))")
     assert listed == ["b/", "one.bin", "three.bin"]
@@ -242,15 +246,17 @@ def test_latency_applies_to_each_request(gcs: GcsSandbox, gcs_worker: Worker) ->
     assert read(gcs_worker, gcs.url("latency/0"))["length"] == 1
 
 
-def test_reads_in_flight_are_counted(gcs: GcsSandbox, gcs_worker: Worker) -> None:
+def test_reads_in_flight_are_counted(gcs: GcsSandbox, fast_worker: Worker) -> None:
     for i in range(16):
         gcs.put(f"parallel/{i}", b"y" * 1024)
     gcs.set_latency(0.2)
-    gcs_worker.exec(
+    fast_worker.exec(
         """
         paths = [gcs.url(f"parallel/{i}") for i in range(16)]
         ds = tf.data.Dataset.from_tensor_slices(paths).map(tf.io.read_file, num_parallel_calls=16)
-        result = ds.reduce(0, lambda n, x: n + tf.strings.length(x)).numpy()
+        options = tf.data.Options()
+        options.threading.private_threadpool_size = 16  # else one thread per core runs reads
+        result = ds.with_options(options).reduce(0, lambda n, x: n + tf.strings.length(x)).numpy()
         """
     )
     stats = gcs.stats()
@@ -301,7 +307,7 @@ def test_stalled_read_waits_until_released(gcs: GcsSandbox, gcs_worker: Worker) 
             target=lambda: box.update(n=len(tf.io.read_file({gcs.url("stall/a")!r}).numpy()))
         )
         stalled.start()
-        stalled.join(3.0)
+        stalled.join(2.0)
         result = stalled.is_alive()
         """
     )
@@ -317,7 +323,8 @@ def test_idle_timeout_ends_a_stalled_read(gcs: GcsSandbox, fast_worker: Worker) 
     gcs.stall(None, times=None, name="stall/b")
     result = read(fast_worker, gcs.url("stall/b"))
     assert result["error"] == "AbortedError"
-    assert result["seconds"] >= 2 * 2  # two attempts, each idle for the 2 s timeout
+    assert "aborted by an application callback" in result["message"]  # TensorFlow's idle check
+    assert result["seconds"] >= 2 * 1  # two attempts, each idle for more than 1 s
 
 
 def test_stall_with_a_delay_answers_late(gcs: GcsSandbox, gcs_worker: Worker) -> None:
