@@ -129,10 +129,10 @@ class Control:
         bucket, name = self._locate(name, bucket)
         return self.call("size", bucket=bucket, name=name)
 
-    def list(self, prefix: str = "", bucket: str | None = None) -> list[str]:
+    def list_objects(self, prefix: str = "", bucket: str | None = None) -> list[str]:
         """Names of the objects under ``prefix`` (a name or ``gs://`` URL prefix), sorted."""
         bucket, prefix = self._locate(prefix, bucket)
-        return self.call("list", bucket=bucket, prefix=prefix)
+        return self.call("list_objects", bucket=bucket, prefix=prefix)
 
     def delete(self, name: str, bucket: str | None = None) -> None:
         """Delete an object now: later reads get 404."""

@@ -27,6 +27,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Mapping
 from multiprocessing.connection import Client, Connection
 from pathlib import Path
 from types import TracebackType
@@ -152,7 +153,7 @@ class GcsSandbox(Control):
         self,
         bucket: str = "npyio-test",
         *,
-        env: dict[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
         python: str = sys.executable,
         start_timeout: float = 60.0,
     ) -> None:
@@ -271,8 +272,9 @@ class GcsSandbox(Control):
         """Stop every child and the supervisor, kill their process group if they linger, and
         delete the working directory. Safe to call more than once."""
         if self._proc is not None:
+            control = self.workdir / "control.sock" if self.workdir else None
             with contextlib.suppress(Exception):
-                if self._proc.poll() is None and (self.workdir / "control.sock").exists():
+                if self._proc.poll() is None and control is not None and control.exists():
                     self.call("shutdown")
             with contextlib.suppress(Exception):
                 Control.close(self)
@@ -308,7 +310,7 @@ class GcsSandbox(Control):
         self,
         argv: list[str],
         *,
-        env: dict[str, str | None] | None = None,
+        env: Mapping[str, str | None] | None = None,
         timeout: float = 120.0,
         cwd: str | os.PathLike[str] | None = None,
         input: bytes | None = None,
@@ -344,12 +346,16 @@ class GcsSandbox(Control):
         """Run ``python path args...`` inside the namespace."""
         return self.run([self.python_executable, str(path), *args], **kwargs)
 
-    def worker(self, *, env: dict[str, str | None] | None = None, timeout: float = 120.0):
+    def worker(
+        self, *, env: Mapping[str, str | None] | None = None, timeout: float = 120.0
+    ) -> Worker:
         """Start a `Worker` (TensorFlow imported) with ``env`` added to its environment; wait
         up to ``timeout`` seconds for it to serve. It lives until closed or the sandbox closes."""
         return self.workers(env, timeout=timeout)[0]
 
-    def workers(self, *envs: dict[str, str | None] | None, timeout: float = 120.0) -> list[Worker]:
+    def workers(
+        self, *envs: Mapping[str, str | None] | None, timeout: float = 120.0
+    ) -> list[Worker]:
         """Start one `Worker` per environment in ``envs`` at once (their imports overlap), and
         wait up to ``timeout`` seconds for all of them to serve."""
         assert self.workdir is not None, "start the sandbox first"

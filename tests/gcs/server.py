@@ -62,12 +62,11 @@ def classify(method: str, host: str, target: str) -> tuple[str, str | None]:
     split = urlsplit(target)
     path, query = split.path, parse_qs(split.query)
     if host.split(":")[0] == "storage.googleapis.com":
-        _bucket, _, name = path.lstrip("/").partition("/")
-        return ("read" if method == "GET" else "other"), unquote(name) or None
+        _bucket, _, xml_name = path.lstrip("/").partition("/")
+        return ("read" if method == "GET" else "other"), unquote(xml_name) or None
     if path.startswith("/upload/storage/v1/b/"):
-        name = query.get("name", [None])[0]
         start = method == "POST" and query.get("uploadType") == ["resumable"]
-        return ("upload_start" if start else "upload"), name
+        return ("upload_start" if start else "upload"), query.get("name", [None])[0]
     if path.startswith("/download/storage/v1/b/"):
         return "read", unquote(path.split("/o/", 1)[-1])
     match = re.fullmatch(r"/storage/v1/b/[^/]+(/o(?:/(.*))?)?", path)
@@ -353,7 +352,8 @@ class FakeGcs:
         """Run the emulator's handler for a request whose body was read already."""
         path = urlsplit(handler.path).path
         routes = ((re.fullmatch(pattern, path), methods) for pattern, methods in emulator.HANDLERS)
-        match, methods = next(((m, f) for m, f in routes if m), (None, {}))
+        no_route: tuple[None, dict[str, Any]] = (None, {})
+        match, methods = next(((m, f) for m, f in routes if m), no_route)
         function = methods.get(handler.command)
         if match is None or function is None:
             return _error(501, f"not implemented: {handler.command} {path}")
@@ -501,7 +501,7 @@ class FakeGcs:
                 raise KeyError(f"gs://{bucket}/{name}")
             return self.storage.get_file(bucket, name)
 
-    def list(self, bucket: str, prefix: str = "") -> list[str]:
+    def list_objects(self, bucket: str, prefix: str = "") -> list[str]:
         """Names of the objects that start with ``prefix``, sorted."""
         with self._lock:
             return sorted(n for n in self.storage.objects.get(bucket, {}) if n.startswith(prefix))
@@ -520,7 +520,7 @@ class FakeGcs:
 
     def delete_prefix(self, bucket: str, prefix: str = "") -> int:
         """Delete every object whose name starts with ``prefix``; return how many."""
-        names = self.list(bucket, prefix)
+        names = self.list_objects(bucket, prefix)
         for name in names:
             self.delete(bucket, name)
         return len(names)
@@ -583,7 +583,7 @@ class _TlsServer(http.server.ThreadingHTTPServer):
         except (OSError, ssl.SSLError):
             return  # a client that gave up, or a port probe
         try:
-            self.RequestHandlerClass(tls, client_address, self)
+            _Handler(tls, client_address, self)
         except (OSError, ssl.SSLError):
             pass  # the client closed the connection mid-request: nothing to answer
         finally:

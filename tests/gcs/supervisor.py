@@ -36,7 +36,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection, Listener
 from pathlib import Path
 from typing import Any
@@ -131,7 +131,7 @@ class Children:
     def spawn(
         self,
         argv: list[str],
-        env: dict[str, str | None] | None = None,
+        env: Mapping[str, str | None] | None = None,
         cwd: str | None = None,
         timeout: float = 60.0,
         input: bytes | None = None,
@@ -155,7 +155,8 @@ class Children:
             proc = subprocess.Popen(
                 argv, env=full_env, cwd=cwd, stdin=i, stdout=o, stderr=e, start_new_session=True
             )
-        entry = {"proc": proc, "argv": argv, "files": files, "start": time.monotonic()}
+        entry: dict[str, Any] = {"proc": proc, "argv": argv, "files": files}
+        entry["start"] = time.monotonic()
         entry["deadline"] = entry["start"] + timeout
         with self._lock:
             self._procs[child_id] = entry
@@ -245,9 +246,9 @@ class Supervisor:
             "requests": fake.stats.requests,
         }
         for name in (
-            "put", "put_tree", "get", "size", "list", "delete", "delete_prefix", "create_bucket",
-            "set_latency", "latency", "add_rule", "hits", "release", "rules", "clear_rules",
-            "errors", "reset",
+            "put", "put_tree", "get", "size", "list_objects", "delete", "delete_prefix",
+            "create_bucket", "set_latency", "latency", "add_rule", "hits", "release", "rules",
+            "clear_rules", "errors", "reset",
         ):  # fmt: skip
             self.ops[name] = getattr(fake, name)
 

@@ -135,6 +135,7 @@ def test_nothing_outlives_its_launcher(gcs_sandbox: GcsSandbox) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(launcher)], stdout=subprocess.PIPE, env=env
     )
+    assert proc.stdout is not None
     with proc, proc.stdout:
         workdir = proc.stdout.readline().decode().strip()
         assert workdir and _processes_naming(workdir)
@@ -220,7 +221,7 @@ def test_objects_put_directly_are_read_by_tensorflow(
     (tmp_path / "a" / "b" / "two.bin").write_bytes(b"2" * 20)
     assert gcs.put_tree(tmp_path / "a", gcs.url("tree")) == ["tree/b/two.bin", "tree/one.bin"]
     gcs.put("tree/three.bin", b"3" * 30)
-    assert gcs.list("tree/") == ["tree/b/two.bin", "tree/one.bin", "tree/three.bin"]
+    assert gcs.list_objects("tree/") == ["tree/b/two.bin", "tree/one.bin", "tree/three.bin"]
     assert gcs.get("tree/b/two.bin") == gcs.get(gcs.url("tree/b/two.bin")) == b"2" * 20
     assert read(gcs_worker, gcs.url("tree/three.bin"))["length"] == 30
     listed = gcs_worker.exec(f"result = sorted(tf.io.gfile.listdir({gcs.url('tree')!r}))")
