@@ -7,7 +7,8 @@ connection and answers messages ``(mode, source)``: ``"exec"`` runs statements a
 variable ``result`` (None if unset), ``"eval"`` answers an expression's value. All code shares one
 namespace, which starts with ``tf`` (TensorFlow, imported at start), ``np``, ``time`` and
 ``gcs`` (the sandbox's `tests.gcs.control.Control`). An exception is answered as
-``("error", type name, message, traceback)``; the worker keeps serving.
+``("error", type name, message, traceback)``, and so is a result that cannot be pickled; the
+worker keeps serving.
 """
 
 from __future__ import annotations
@@ -54,7 +55,11 @@ def main(address: str) -> int:
                     return 0
                 if mode == "quit":
                     return 0
-                conn.send(_answer(mode, source, namespace))
+                reply = _answer(mode, source, namespace)
+                try:
+                    conn.send(reply)
+                except Exception as exc:  # a result that does not pickle
+                    conn.send(("error", type(exc).__name__, str(exc), traceback.format_exc()))
 
 
 if __name__ == "__main__":
