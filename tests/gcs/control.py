@@ -188,8 +188,9 @@ class Control:
         self.call("clear_rules")
 
     def stats(self) -> dict[str, Any]:
-        """Counters: ``total``, ``by_kind``, ``by_status``, ``in_flight``, ``max_in_flight``
-        (by kind, and ``"all"``) and ``ranges`` ((object name, Range header) per request)."""
+        """Counters: ``total``, ``connections`` (TLS connections accepted), ``by_kind``,
+        ``by_status``, ``in_flight``, ``max_in_flight`` (by kind, and ``"all"``) and ``ranges``
+        ((object name, Range header) per request)."""
         return self.call("stats")
 
     def requests(self, kind: str | None = None) -> list[dict[str, Any]]:

@@ -128,7 +128,8 @@ class Rule:
 
 
 class Stats:
-    """Request counters: by kind and status, in flight (now and at most), Range headers, a log.
+    """Request counters: by kind and status, in flight (now and at most), Range headers, a log,
+    and TLS connections accepted (fewer than requests where a client keeps connections alive).
 
     `reset` zeroes everything but the requests in flight now, which are still running; the
     maximum restarts from them."""
@@ -141,11 +142,17 @@ class Stats:
     def reset(self) -> None:
         """Start counting afresh."""
         with self._lock:
+            self.connections = 0
             self.by_kind: Counter[str] = Counter()
             self.by_status: Counter[int] = Counter()
             self.max_in_flight: Counter[str] = +self.in_flight  # + drops the zeros
             self.ranges: list[tuple[str | None, str]] = []
             self.log: deque[dict[str, Any]] = deque(maxlen=LOG_MAX)
+
+    def connected(self) -> None:
+        """Count one accepted TLS connection."""
+        with self._lock:
+            self.connections += 1
 
     @contextlib.contextmanager
     def track(self, kind: str, entry: dict[str, Any]) -> Iterator[None]:
@@ -173,6 +180,7 @@ class Stats:
         with self._lock:
             return {
                 "total": sum(self.by_kind.values()),
+                "connections": self.connections,
                 "by_kind": dict(self.by_kind),
                 "by_status": dict(self.by_status),
                 "in_flight": {k: v for k, v in self.in_flight.items() if v},
@@ -582,6 +590,7 @@ class _TlsServer(http.server.ThreadingHTTPServer):
             tls = self.context.wrap_socket(request, server_side=True)
         except (OSError, ssl.SSLError):
             return  # a client that gave up, or a port probe
+        self.fake.stats.connected()
         try:
             _Handler(tls, client_address, self)
         except (OSError, ssl.SSLError):
