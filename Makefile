@@ -21,7 +21,8 @@ $(STAMP): pyproject.toml
 $(TFIO_STAMP): pyproject.toml
 	@test -x $(TFIO_PY) || $(PYTHON) -m venv $(TFIO_VENV)
 	$(TFIO_PY) -m pip install --quiet --upgrade pip
-	$(TFIO_PY) -m pip install --quiet $(TFIO_PINS) "pytest>=8" "pytest-benchmark>=4" "hypothesis>=6.100"
+	$(TFIO_PY) -m pip install --quiet $(TFIO_PINS) "pytest>=8" "pytest-benchmark>=4" "hypothesis>=6.100" \
+		"gcp-storage-emulator>=2026.7.18,<2027"
 	$(TFIO_PY) -m pip install --quiet --no-deps -e .
 	@touch $(TFIO_STAMP)
 
