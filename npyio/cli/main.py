@@ -21,7 +21,7 @@ from typing import Any
 from npyio._data.paths import Source
 from npyio._format import npy
 from npyio._format.header import Checked
-from npyio.cli import report, verify
+from npyio.cli import report, sample, verify
 
 __all__ = [
     "COMMANDS",
@@ -111,13 +111,14 @@ def shape_arg(text: str) -> tuple[int | None, ...]:
 
 
 # --- running a command ----------------------------------------------------------------------
-def lazy(module: str, name: str) -> Command:
-    """The command ``npyio.cli.{module}.{name}``, imported (with TensorFlow) only when it runs."""
+def lazy(module: str) -> Command:
+    """The command ``npyio.cli.{module}.command``, imported (with TensorFlow) only when it
+    runs."""
 
     def run(args: argparse.Namespace) -> int:
         import importlib
 
-        return int(getattr(importlib.import_module(f"npyio.cli.{module}"), name)(args))
+        return int(importlib.import_module(f"npyio.cli.{module}").command(args))
 
     return run
 
@@ -360,7 +361,12 @@ DEMO = CommandSpec(
     ),
     examples=("npyio demo", "npyio demo --count 1000 --cache /tmp/npyio-cache"),
     options=(
-        option("--count", type=int, default=10_000, help="pairs to generate (10000)"),
+        option(
+            "--count",
+            type=int,
+            default=sample.DEMO.count,
+            help=f"pairs to generate ({sample.DEMO.count})",
+        ),
         option("--batch-size", type=int, default=8, help="batch size (8)"),
         option(
             "--cache",
@@ -368,7 +374,7 @@ DEMO = CommandSpec(
             help="cache folder (default: $NPYIO_CACHE, else ~/.cache/npyio)",
         ),
     ),
-    run=lazy("demo", "run"),
+    run=lazy("demo"),
 )
 
 BENCH = CommandSpec(
@@ -390,23 +396,22 @@ BENCH = CommandSpec(
     ),
     options=(
         option(
-            "--profiles",
-            nargs="+",
-            default=["small", "medium", "large"],
-            choices=["small", "medium", "large"],
+            "--profiles", nargs="+", default=list(sample.PROFILES), choices=list(sample.PROFILES)
         ),
         option("--rounds", type=int, default=5, help="measured rounds (5)"),
         option(
             "--count",
             action="append",
             metavar="PROFILE=N",
-            help="files per profile (defaults: small=8000 medium=4000 large=400)",
+            help="files per profile (defaults: "
+            + " ".join(f"{name}={p.count}" for name, p in sample.PROFILES.items())
+            + ")",
         ),
         option("--cache", default=None, help="where sample data goes"),
         option("--json", action="store_true", help="print JSON instead of a table"),
         option("--plot", metavar="PNG", help="also write a bar chart (needs matplotlib)"),
     ),
-    run=lazy("bench", "command"),
+    run=lazy("bench"),
 )
 
 INSPECT = CommandSpec(
