@@ -13,6 +13,7 @@ process are slower, and ``gc.collect()`` does not reliably undo it (bench/README
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import functools
 import json
@@ -148,16 +149,15 @@ class GeneratorWorker:
     """A worker process that builds and drains the from_generator pipelines for this one.
 
     After a from_generator pipeline has run, tf.data pipelines that run later in the same
-    process can be several times slower, and ``gc.collect()`` does not reliably undo it: run in
-    this process, it could slow every pipeline after it. In a process of its own it can slow
-    only itself and the other generator pipeline there, as it would in a user's process. The
-    worker waits idle while this process measures, so it takes no CPU from the other pipelines.
+    process can be slower, and ``gc.collect()`` does not reliably undo it: run in this
+    process, it could slow every pipeline after it. In a process of its own it can slow only
+    itself and the other generator pipeline there, as it would in a user's process. The worker
+    waits idle while this process measures, so it takes no CPU from the other pipelines.
 
     The worker is ``python -c`` importing the same npyio as this process; it reads JSON lines
     on its stdin and answers on a copy of its stdout (stdout itself goes to stderr, so nothing
     printed can corrupt a reply), and reports each drain's samples, seconds and its own peak
-    RSS.
-    Use as a context manager (or call ``close``).
+    RSS. Use as a context manager (or call ``close``).
     """
 
     def __init__(self) -> None:
@@ -220,14 +220,17 @@ class GeneratorWorker:
         return _RemoteDrain(self, key)
 
     def close(self) -> None:
-        if self._proc.poll() is None:
-            assert self._proc.stdin is not None
-            self._proc.stdin.close()  # end of input: the worker returns
-            try:
-                self._proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        """Ends the worker (end of its input; killed if it has not returned within a minute)
+        and closes its pipes, also when it has already exited."""
+        assert self._proc.stdin is not None
+        # End of input: the worker returns. A worker that has died leaves unflushed requests.
+        with contextlib.suppress(BrokenPipeError):
+            self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
         for f in (self._proc.stdout, self._stderr):
             if f is not None:
                 f.close()
