@@ -173,7 +173,7 @@ def inspect_command(args: argparse.Namespace) -> int:
     sources = verify.resolve_paths(args.paths)
     out = verify.scan(sources, jobs=args.jobs, progress=not args.quiet)
     args._had_issues = bool(out.issues)
-    directories = [s for s in sources if s.by_name and s.paths]
+    directories = verify.directories(sources)
     rows = None if args.summary else [c for c in out.checked if c.ok]
     if args.json:
         _print_json(_inspect_json(out, directories, rows))

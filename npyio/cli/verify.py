@@ -303,7 +303,7 @@ def plan(
     specs = (
         []
         if allow_mixed
-        else [SpecCheck(s.paths, "inputs", dtype, shape) for s in sources if s.by_name and s.paths]
+        else [SpecCheck(s.paths, "inputs", dtype, shape) for s in directories(sources)]
     )
     if not pairs:
         return Plan(sources, specs)

@@ -271,3 +271,16 @@ def test_cached_header_still_checks_each_size(tmp_path):
     a, b = (header.check_file(str(tmp_path / n), cache) for n in ("a.npy", "b.npy"))
     assert len(cache) == 1
     assert a.ok and b.reason == npy.payload_trailing("24", "26")
+
+
+def test_a_path_given_twice_is_summarised_and_checked_once(tree, monkeypatch, capsys):
+    code, out, _ = in_tree(tree, monkeypatch, capsys, "verify", "-q", "good", "good")
+    assert code == cli.EXIT_BAD_FILES
+    assert [line.split(":")[0] for line in out.splitlines() if " mismatch -- " in line] == [
+        "good/c.npy"
+    ]
+    assert out.count("good: 3 files") == 1
+    assert out.rstrip().endswith(": 1 file npyio.dataset would refuse")
+    code, out, _ = in_tree(tree, monkeypatch, capsys, "inspect", "-q", "-s", "good", "good")
+    assert code == cli.EXIT_OK
+    assert out.count("good: 3 files") == 1

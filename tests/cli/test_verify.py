@@ -183,6 +183,8 @@ def test_plan_checks_each_directory_as_one_dataset_of_inputs(tmp_path, mixed):
     assert planned.specs == [verify.SpecCheck(mixed, "inputs", np.dtype("float32"), (None, 3))]
     assert planned.extra == []
     assert verify.plan([d], allow_mixed=True).specs == []
+    # a directory given twice is one dataset, checked once
+    assert len(verify.plan([d, d, f"{d}/*.npy"]).specs) == 2
 
 
 def test_plan_pairs_with_the_label_spec(tmp_path):
