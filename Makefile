@@ -9,6 +9,10 @@ TFIO_VENV  := .venv-tfio
 TFIO_PY    := $(TFIO_VENV)/bin/python
 TFIO_STAMP := $(TFIO_VENV)/.npyio-installed
 TFIO_PINS  := "tensorflow-cpu==2.16.2" "tensorflow-io==0.37.1" "numpy<2"
+# The test tools there, installed in the same pip run as the pins so that they resolve against
+# them (numpy<2); matplotlib for the test of `npyio bench --plot`, which runs there too.
+TFIO_TEST_TOOLS := "pytest>=8" "pytest-benchmark>=4" "hypothesis>=6.100" matplotlib \
+	"gcp-storage-emulator>=2026.7.18,<2027"
 
 .PHONY: demo test lint bench fuzz clean
 
@@ -21,8 +25,7 @@ $(STAMP): pyproject.toml
 $(TFIO_STAMP): pyproject.toml
 	@test -x $(TFIO_PY) || $(PYTHON) -m venv $(TFIO_VENV)
 	$(TFIO_PY) -m pip install --quiet --upgrade pip
-	$(TFIO_PY) -m pip install --quiet $(TFIO_PINS) "pytest>=8" "pytest-benchmark>=4" "hypothesis>=6.100" \
-		"gcp-storage-emulator>=2026.7.18,<2027"
+	$(TFIO_PY) -m pip install --quiet $(TFIO_PINS) $(TFIO_TEST_TOOLS)
 	$(TFIO_PY) -m pip install --quiet --no-deps -e .
 	@touch $(TFIO_STAMP)
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -37,14 +36,14 @@ CONFIGS = ("none", "worker", "inprocess_gc")
 CHILD = r"""
 import gc, json, os, statistics, sys, time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-from npyio.cli import bench as B, pipelines as P, sample as S
+import dataclasses
+from npyio.cli import bench, pipelines, sample
 
 config, name, root = sys.argv[1], sys.argv[2], sys.argv[5]
 count, rounds = int(sys.argv[3]), int(sys.argv[4])
-base = B.PROFILES[name]
-profile = S.Profile(base.name, base.input_shape, base.label_shape, count)
-where = S.ensure(profile, root, quiet=True)
-local = {k: v for k, v in B.pipelines(profile, where, ["graph"]).items() if k != B.NUMPY_LOOP}
+profile = dataclasses.replace(sample.PROFILES[name], count=count)
+where = sample.ensure(profile, root, quiet=True)
+local = {k: v for k, v in bench.drains(profile, where, ["graph"]).items() if k != bench.NUMPY_LOOP}
 for drain in local.values():
     drain()
 
@@ -68,16 +67,18 @@ def measure(generators):
 before = measure([])
 worker = None
 if config == "worker":
-    worker = B.GeneratorWorker()
-    generators = list(B.pipelines(profile, where, [], worker).values())
-    generators = [d for d in generators if isinstance(d, B._RemoteDrain)]
+    worker = bench.GeneratorWorker()
+    remote = bench.drains(profile, where, [], worker)
+    generators = [remote[k] for k in bench.GENERATOR_KEYS]
 elif config == "inprocess_gc":
-    ws = max(4, len(str(count - 1)))
-    xs = [f"{where}/inputs/{i:0{ws}d}.npy" for i in range(count)]
-    ys = [f"{where}/labels/{i:0{ws}d}.npy" for i in range(count)]
-    datasets = [P.generator_pipeline(xs, ys, profile.input_shape, profile.label_shape, B.BATCH, k)
-                for k in (1, B.GENERATORS)]
-    generators = [lambda ds=ds: P.drain(ds) for ds in datasets]
+    xs, ys = sample.paths(profile, where)
+    datasets = [
+        pipelines.generator_pipeline(
+            xs, ys, profile.input_shape, profile.label_shape, bench.BATCH, k
+        )
+        for k in (1, bench.GENERATORS)
+    ]
+    generators = [lambda ds=ds: pipelines.drain(ds) for ds in datasets]
 else:
     generators = []
 for drain in generators:  # their warm-up, as in npyio bench
@@ -94,17 +95,14 @@ print(json.dumps({k: [after[k][0] / before[k][0], after[k][1] / before[k][1]] fo
 def trial(config: str, profile: str, count: int, rounds: int, root: str) -> dict[str, list[float]]:
     """One fresh process: for each in-process pipeline, after/before of its median wall
     seconds and of its median CPU seconds (this process's, all threads)."""
-    import npyio
+    from npyio.cli.bench import child_env
 
-    env = dict(os.environ)
-    here = os.path.dirname(os.path.dirname(os.path.abspath(npyio.__file__)))
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
     out = subprocess.run(
         [sys.executable, "-c", CHILD, config, profile, str(count), str(rounds), root],
         check=True,
         capture_output=True,
         text=True,
-        env=env,
+        env=child_env(),
     ).stdout
     result: dict[str, list[float]] = json.loads(out.strip().splitlines()[-1])
     return result

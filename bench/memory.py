@@ -23,7 +23,7 @@ import os, resource, sys, json
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf
 import npyio
-from npyio.cli import pipelines as _pipelines
+from npyio.cli import pipelines
 
 def rss_mib():
     with open("/proc/self/statm") as f:
@@ -33,9 +33,9 @@ root, count = sys.argv[1], int(sys.argv[2])
 xs = [f"{root}/inputs/{i:04d}.npy" for i in range(count)]
 ys = [f"{root}/labels/{i:04d}.npy" for i in range(count)]
 ds = npyio.dataset(xs, ys, batch_size=8)
-_pipelines.drain(ds.take(2))  # trace and warm up before the baseline reading
+pipelines.drain(ds.take(2))  # trace and warm up before the baseline reading
 before = rss_mib()
-n, seconds = _pipelines.drain(ds)
+n, seconds = pipelines.drain(ds)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"files": count, "samples": n, "rss_before_mib": round(before, 1),
                   "peak_rss_mib": round(peak, 1), "seconds": round(seconds, 2)}))

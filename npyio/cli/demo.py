@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 
-__all__ = ["run"]
+import tensorflow as tf
+
+import npyio
+from npyio.cli import pipelines, sample
+
+__all__ = ["command"]
+
+_NPYIO, _PY_FUNCTION = "npyio", "py_function(np.load)"
 
 
-def run(args: argparse.Namespace) -> int:
-    """``npyio demo``: generate the sample dataset (once) and stream it through npyio."""
-    import tensorflow as tf
+def command(args: argparse.Namespace) -> int:
+    """``npyio demo``: generate the sample dataset (once) and stream it through npyio.
 
-    import npyio
-    from npyio.cli import pipelines as _pipelines
-    from npyio.cli import sample as _sample
-
-    profile = _sample.Profile("demo", (64, 64, 3), (10,), args.count)
-    root = _sample.ensure(profile, args.cache)
+    Writes ``args.count`` pairs (`npyio.cli.sample.DEMO`) under ``args.cache``, prints the
+    dataset's element spec and first batch, then drains one epoch of npyio and one of the
+    py_function pipeline, files already in the page cache, and prints their rates.
+    """
+    profile = dataclasses.replace(sample.DEMO, count=args.count)
+    root = sample.ensure(profile, args.cache)
     inputs, labels = os.path.join(root, "inputs"), os.path.join(root, "labels")
     ds = npyio.dataset(inputs, labels, batch_size=args.batch_size)
     assert isinstance(ds, tf.data.Dataset)  # one dataset: no subset='both'
@@ -28,25 +35,31 @@ def run(args: argparse.Namespace) -> int:
         f"first batch: inputs {tuple(x.shape)} {x.dtype.name}, labels {tuple(y.shape)} "
         f"{y.dtype.name}"
     )
+    rates = _one_epoch_each(profile, root, ds, args.batch_size)
+    print(f"  npyio / py_function: {rates[_NPYIO] / rates[_PY_FUNCTION]:.2f}x")
+    return 0
 
-    xs = sorted(tf.io.gfile.glob(os.path.join(inputs, "*.npy")))
-    ys = sorted(tf.io.gfile.glob(os.path.join(labels, "*.npy")))
-    baseline = _pipelines.py_function_pipeline(
-        xs, ys, profile.input_shape, profile.label_shape, args.batch_size
+
+def _one_epoch_each(
+    profile: sample.Profile, root: str, ds: tf.data.Dataset, batch_size: int
+) -> dict[str, float]:
+    """Drains one epoch of ``ds`` and one of the py_function pipeline over the same files,
+    printing a line for each; returns samples/s by name."""
+    xs, ys = sample.paths(profile, root)
+    baseline = pipelines.py_function_pipeline(
+        xs, ys, profile.input_shape, profile.label_shape, batch_size
     )
     # One read-only pass first, so that both pipelines find the files in the page cache
     # (otherwise whichever runs first pays for the disk).
-    _pipelines.drain(_pipelines.floor_pipeline(xs, ys, args.batch_size))
-    print(f"\none epoch, batches of {args.batch_size} (files already in the page cache):")
-    results = {}
-    for name, pipeline in (("npyio", ds), ("py_function(np.load)", baseline)):
-        n, seconds = _pipelines.drain(pipeline)
-        results[name] = n / seconds
+    pipelines.drain(pipelines.floor_pipeline(xs, ys, batch_size))
+    print(f"\none epoch, batches of {batch_size} (files already in the page cache):")
+    rates = {}
+    for name, pipeline in ((_NPYIO, ds), (_PY_FUNCTION, baseline)):
+        n, seconds = pipelines.drain(pipeline)
+        rates[name] = n / seconds
         mb = n * profile.pair_bytes / seconds / 1e6
         print(
             f"  {name:<22} {n:>7,} samples  {seconds:6.2f} s  {n / seconds:>9,.0f} samples/s"
             f"  {mb:>7,.0f} MB/s"
         )
-    ratio = results["npyio"] / results["py_function(np.load)"]
-    print(f"  npyio / py_function: {ratio:.2f}x")
-    return 0
+    return rates

@@ -62,8 +62,9 @@ def generator_pipeline(
     the pairs come out in the order given, as from every other pipeline here.
 
     Beware: after a from_generator pipeline has run, tf.data pipelines that run later in the
-    same process can be several times slower, and ``gc.collect()`` does not reliably undo it;
-    ``npyio bench`` runs these in a worker process (bench/README.md has the measurement).
+    same process can be slower, and ``gc.collect()`` does not reliably undo it; ``npyio bench``
+    runs these in a worker process (bench/README.md, "Isolating from_generator", has the
+    measurements).
     """
     pairs = list(zip(inputs, labels))
     signature = (

@@ -2,11 +2,13 @@
 
 Sources are resolved by `npyio._data.paths` and paired by its rule; files are checked by the one
 header reader, `npyio._format.header.check_files` (headers and sizes, with the graph decoder's
-grammar,
-limits and wording); every good file is then compared with the spec `npyio.dataset` would use
-(`npyio._data.plan.derive_spec` and `Spec.reason`), so that ``verify`` passes exactly the files
-``dataset`` delivers. ``--full`` then reads every good file through the graph decoder
+grammar, limits and wording); every good file is then compared with the spec `npyio.dataset`
+would use (`npyio._format.spec.derive_spec` and `Spec.reason`), so that ``verify`` passes exactly
+the files ``dataset`` delivers. ``--full`` then reads every good file through the graph decoder
 (`npyio.read_npy`), one ``tf.data`` pipeline per dtype and shape.
+
+A run is planned (`plan`: which sources, which spec checks, which unpaired files), scanned
+(`scan`) and comes back as an `Outcome`, which ``npyio.cli.main`` prints.
 
 Nothing here imports TensorFlow unless a path needs ``tf.io.gfile`` or ``--full`` decodes.
 """
@@ -14,42 +16,88 @@ Nothing here imports TensorFlow unless a path needs ``tf.io.gfile`` or ``--full`
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from npyio._data.paths import Source, pair, unpaired
+from npyio._data.paths import Source, pair, resolve, unpaired
 from npyio._format import npy
 from npyio._format.files import NO_SUCH_FILE
 from npyio._format.header import Checked, Limits, check_files
 from npyio._format.spec import Spec, derive_spec
+from npyio.cli.progress import Progress
 from npyio.cli.report import Summary
 from npyio.errors import NpyFormatError
 
-__all__ = ["Outcome", "decode_files", "op_reason", "scan", "spec_issues"]
+__all__ = [
+    "Outcome",
+    "Plan",
+    "SpecCheck",
+    "decode_files",
+    "directories",
+    "op_reason",
+    "pairing",
+    "plan",
+    "resolve_paths",
+    "scan",
+    "spec_issues",
+]
+
+#: The word for each kind of `Source`, in the reason of an unpaired file.
+_KIND_WORDS = {"dir": "directory", "glob": "glob", "file": "file", "list": "list"}
+#: The two sides of ``--pairs``, as its help and its messages name them.
+PAIR_SIDES = ("INPUTS", "LABELS")
 
 
-def no_label(labels: str) -> str:
-    return f"unpaired -- no file of this name in the labels {labels}"
+# --- the sources ----------------------------------------------------------------------------
+def resolve_paths(paths: Iterable[str]) -> list[Source]:
+    """Each PATH argument as a `Source`; one that names no file carries its ``problem``.
+
+    Example:
+        >>> [(s.kind, s.problem) for s in resolve_paths(["/no/such/dir"])]
+        [('missing', 'no such file or directory')]
+    """
+    return [resolve(arg, "PATH", strict=False) for arg in paths]
 
 
-def no_input(inputs: str) -> str:
-    return f"unpaired -- no file of this name in the inputs {inputs}"
+def directories(sources: Iterable[Source]) -> list[Source]:
+    """The directory and glob sources that found files, each argument once, in order: the
+    sources that ``inspect`` and ``verify`` summarise (a file named on its own is not)."""
+    found = {s.arg: s for s in sources if s.by_name and s.paths}
+    return list(found.values())
 
 
-def _tf() -> Any:
-    import tensorflow as tf
+def _pairs_side(arg: str, side: str) -> Source:
+    """One side of ``--pairs``; a problem (a missing path, ...) says which side it is, in the
+    one line that reports it (the other side's files are then not listed as unpaired)."""
+    source = resolve(arg, side.lower(), strict=False)
+    if source.problem is not None:
+        source = dataclasses.replace(source, problem=f"{source.problem} (--pairs {side})")
+    return source
 
-    return tf
 
-
-# --- --full: decoding through the graph decoder -----------------------------------------------
+# --- --full: decoding through the graph decoder ---------------------------------------------
 _GRAPH_ASSERT = re.compile(r"assertion failed: \[(.*?)\]\n\t \[\[\{\{", re.DOTALL)
 
 
 def op_reason(err: Exception, path: str) -> str:
-    """The reason in a TensorFlow error about ``path``, without the path and TF's noise."""
+    """The reason in a TensorFlow error about ``path``, without the path and TF's noise.
+
+    Args:
+        err: a ``tf.errors.OpError`` (or any exception with a ``message`` or a text).
+        path: the file the error is about.
+
+    Returns:
+        npyio's own words when the error is one of its graph assertions (unescaped, the path
+        cut off), ``no such file or directory`` for a ``NotFoundError``, else the last line of
+        TensorFlow's message without its ``{{node ...}}`` annotations.
+
+    Example:
+        >>> op_reason(ValueError("a.npy: bad header"), "a.npy")
+        'a.npy: bad header'
+    """
     message = getattr(err, "message", str(err))
     m = _GRAPH_ASSERT.search(message)
     if m:  # npyio's own message, C-escaped by the graph runtime
@@ -62,39 +110,58 @@ def op_reason(err: Exception, path: str) -> str:
     return re.sub(r"\{\{[^}]*\}\}\s*", "", last).strip()
 
 
+def _by_header(files: Sequence[Checked]) -> dict[tuple[str, tuple[int, ...]], list[str]]:
+    """The paths of good files grouped by dtype name and shape, in file order."""
+    groups: dict[tuple[str, tuple[int, ...]], list[str]] = {}
+    for c in files:
+        assert c.header is not None, "only good files are decoded"
+        groups.setdefault((c.header.dtype.name, c.header.shape), []).append(c.path)
+    return groups
+
+
+def _probe(dtype: str, shape: tuple[int, ...]) -> Callable[[Any], Any]:
+    """A map function: a path -> (its nonzero count, its count of NaN or infinite values),
+    decoding the file with `npyio.read_npy` as ``dtype`` ``shape``."""
+    import tensorflow as tf
+
+    from npyio._read.api import read_npy
+
+    floating = dtype.startswith(("float", "complex"))
+
+    def probe(path: Any) -> Any:
+        x = read_npy(path, dtype, shape)
+        # Outputs must depend on the values, or the decode is pruned from the graph.
+        nonzero = tf.math.count_nonzero(x, dtype=tf.int64)
+        if not floating:
+            return nonzero, tf.zeros([], tf.int64)
+        finite = tf.math.is_finite(tf.math.abs(x) if dtype.startswith("complex") else x)
+        return nonzero, tf.math.count_nonzero(tf.logical_not(finite), dtype=tf.int64)
+
+    return probe
+
+
 def decode_files(
     files: Sequence[Checked], jobs: int, on_file: Callable[[int], None] = lambda n: None
 ) -> tuple[dict[str, str], dict[str, int]]:
     """Reads every file through `npyio.read_npy`: one ``tf.data`` pipeline per dtype and shape.
 
-    Returns ``{path: reason}`` for the files the graph decoder refuses, and ``{path: count}``
-    for float or complex files that hold NaN or infinite values.
-    """
-    tf = _tf()
-    from npyio._read.api import read_npy
+    Args:
+        files: good files (their headers read), as `check_files` returns them.
+        jobs: files decoded in parallel.
+        on_file: called with 1 after each file.
 
-    groups: dict[tuple[str, tuple[int, ...]], list[str]] = {}
-    for c in files:
-        assert c.header is not None, "only good files are decoded"
-        groups.setdefault((c.header.dtype.name, c.header.shape), []).append(c.path)
+    Returns:
+        ``{path: reason}`` for the files the graph decoder refuses (a file changed since its
+        check, say), and ``{path: count}`` for float or complex files that hold NaN or
+        infinite values.
+    """
+    import tensorflow as tf
+
     bad: dict[str, str] = {}
     nonfinite: dict[str, int] = {}
-    for (dtype, shape), paths in groups.items():
-        floating = dtype.startswith(("float", "complex"))
-
-        def probe(
-            path: Any, dtype: str = dtype, shape: tuple[int, ...] = shape, floating: bool = floating
-        ) -> Any:
-            x = read_npy(path, dtype, shape)
-            # Outputs must depend on the values, or the decode is pruned from the graph.
-            nonzero = tf.math.count_nonzero(x, dtype=tf.int64)
-            if not floating:
-                return nonzero, tf.zeros([], tf.int64)
-            finite = tf.math.is_finite(tf.math.abs(x) if dtype.startswith("complex") else x)
-            return nonzero, tf.math.count_nonzero(tf.logical_not(finite), dtype=tf.int64)
-
+    for (dtype, shape), paths in _by_header(files).items():
         ds = tf.data.Dataset.from_tensor_slices(paths).map(
-            probe, num_parallel_calls=max(jobs, 1), deterministic=True
+            _probe(dtype, shape), num_parallel_calls=max(jobs, 1), deterministic=True
         )
         it = iter(ds)
         for path in paths:  # an error is that element's; the iterator goes on after it
@@ -108,7 +175,7 @@ def decode_files(
     return bad, nonfinite
 
 
-# --- the spec npyio.dataset would use ---------------------------------------------------------
+# --- the spec npyio.dataset would use -------------------------------------------------------
 @dataclass(frozen=True)
 class SpecCheck:
     """Files that ``npyio.dataset`` would load as one part of its elements (in its order, so
@@ -126,10 +193,18 @@ def _spec_text(spec: Spec) -> str:
 
 
 def spec_issues(check: SpecCheck, checked: dict[str, Checked]) -> list[tuple[str, str]]:
-    """``(path, reason)`` for each good file that ``npyio.dataset`` would refuse under the spec
-    it derives (`derive_spec`: the arguments, else the first file's header), in the words its
-    graph parser uses. A spec argument that the first header contradicts is reported against
-    that file, as ``dataset`` refuses it when built."""
+    """The good files of ``check`` that ``npyio.dataset`` would refuse under the spec it
+    derives (`derive_spec`: the arguments, else the first file's header).
+
+    Args:
+        check: the files of one part and the spec arguments given.
+        checked: every file's verdict by path (``check.paths`` must all be there).
+
+    Returns:
+        ``(path, reason)`` per refused file, in the words of the graph parser and naming the
+        spec. A spec argument that the first header contradicts is reported against that
+        file, as ``dataset`` refuses it when built.
+    """
     good = [checked[p] for p in check.paths if checked[p].ok]
     if not good:
         return []
@@ -140,7 +215,10 @@ def spec_issues(check: SpecCheck, checked: dict[str, Checked]) -> list[tuple[str
     except NpyFormatError as e:
         return [(e.path, e.reason)]
     given = check.dtype is not None and check.shape is not None
-    source = "as given" if given else f"from {first}"
+    loads_as = (
+        f"npyio.dataset loads the {check.what} as {_spec_text(spec)}, "
+        f"{'as given' if given else f'from {first}'}"
+    )
     out = []
     # The first file too: a spec derived from it fits it, but with dtype and shape both given
     # dataset reads no header when built and refuses a first file unlike them when it gets there.
@@ -148,17 +226,99 @@ def spec_issues(check: SpecCheck, checked: dict[str, Checked]) -> list[tuple[str
         assert c.header is not None
         reason = spec.reason(c.header, c.path)
         if reason is not None:
-            out.append(
-                (
-                    c.path,
-                    f"{reason} (npyio.dataset loads the {check.what} as "
-                    f"{_spec_text(spec)}, {source})",
-                )
-            )
+            out.append((c.path, f"{reason} ({loads_as})"))
     return out
 
 
-# --- one run: find, check, (decode), collect the verdicts -------------------------------------
+# --- pairing: verify --pairs ----------------------------------------------------------------
+def _unpaired_reason(other: str, source: Source) -> str:
+    return (
+        f"unpaired -- no file of this name in the {other} {_KIND_WORDS[source.kind]} {source.arg}"
+    )
+
+
+def pairing(inputs: Source, labels: Source) -> tuple[list[tuple[str, str]], list[SpecCheck]]:
+    """``verify --pairs``: the unpaired files and the two spec checks over the pairs.
+
+    Returns:
+        ``(path, reason)`` for each file without a partner of its name (or one line for two
+        files that share a name), and a `SpecCheck` for the inputs and one for the labels, in
+        ``npyio.dataset``'s order, when every file pairs up. Nothing is paired when a side has
+        a problem: a missing path is one line, not a line per file of the other side.
+    """
+    if inputs.problem is not None or labels.problem is not None:
+        return [], []
+    only_x, only_y = unpaired(inputs, labels)
+    if only_x or only_y:
+        return [(p, _unpaired_reason("labels", labels)) for p in only_x] + [
+            (p, _unpaired_reason("inputs", inputs)) for p in only_y
+        ], []
+    try:
+        xs, ys = pair(inputs, labels)
+    except ValueError as e:  # two files share a name
+        return [(inputs.arg, str(e))], []
+    return [], [SpecCheck(xs, "inputs"), SpecCheck(ys, "labels")]
+
+
+# --- the plan of a run ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Plan:
+    """What one ``verify`` run checks: its sources, the spec checks, and the verdicts known
+    before any file is read (unpaired files)."""
+
+    sources: list[Source]
+    specs: list[SpecCheck] = field(default_factory=list)
+    extra: list[tuple[str, str]] = field(default_factory=list)
+
+
+def plan(
+    paths: Sequence[str],
+    pairs: Sequence[str] | None = None,
+    *,
+    dtype: object = None,
+    shape: object = None,
+    label_dtype: object = None,
+    label_shape: object = None,
+    allow_mixed: bool = False,
+) -> Plan:
+    """The plan of ``npyio verify PATH... [--pairs INPUTS LABELS]``.
+
+    Each directory or glob PATH is one dataset of inputs, whose files must share a spec
+    (unless ``allow_mixed``); the two sides of ``pairs`` must pair up by name, and each side
+    share its spec, as ``npyio.dataset(INPUTS, LABELS)`` pairs and loads them.
+
+    Args:
+        paths: the PATH arguments.
+        pairs: the two ``--pairs`` arguments, or None.
+        dtype, shape: the inputs' spec, as ``npyio.dataset``'s arguments (None: the first
+            file's).
+        label_dtype, label_shape: the labels' spec (with ``pairs``).
+        allow_mixed: do not check that the files of a PATH share a spec.
+
+    Example:
+        >>> plan(["/no/such/dir"]).sources[0].problem
+        'no such file or directory'
+    """
+    sources = resolve_paths(paths)
+    specs = (
+        []
+        if allow_mixed
+        else [SpecCheck(s.paths, "inputs", dtype, shape) for s in directories(sources)]
+    )
+    if not pairs:
+        return Plan(sources, specs)
+    xs, ys = (_pairs_side(arg, side) for arg, side in zip(pairs, PAIR_SIDES))
+    extra, paired = pairing(xs, ys)
+    if paired:
+        x_check, y_check = paired
+        specs += [
+            dataclasses.replace(x_check, dtype=dtype, shape=shape),
+            dataclasses.replace(y_check, dtype=label_dtype, shape=label_shape),
+        ]
+    return Plan([*sources, xs, ys], specs, extra)
+
+
+# --- one run: find, check, (decode), collect the verdicts -----------------------------------
 @dataclass
 class Outcome:
     """Everything ``inspect`` and ``verify`` report."""
@@ -167,7 +327,6 @@ class Outcome:
     checked: list[Checked]  # every file, once, in the order found
     issues: list[tuple[str, str]]  # (path or argument, reason), in the order found
     nonfinite: dict[str, int]
-    seconds: float
     #: (path, reason) for good files that npyio.dataset would refuse under its spec
     mismatches: list[tuple[str, str]] = field(default_factory=list)
 
@@ -181,14 +340,40 @@ class Outcome:
 
     def summary(self, source: Source | None = None) -> Summary:
         """Counts for one directory or glob source, or for all files."""
-        bad = self.bad_paths
         if source is None:
-            return Summary.of(self.checked, bad)
-        by_path = self._by_path()
-        return Summary.of((by_path[p] for p in source.paths), bad)
+            return Summary.of(self.checked, self.bad_paths)
+        by_path = {c.path: c for c in self.checked}
+        return Summary.of((by_path[p] for p in source.paths), self.bad_paths)
 
-    def _by_path(self) -> dict[str, Checked]:
-        return {c.path: c for c in self.checked}
+
+def _check(paths: Sequence[str], jobs: int, progress: bool, limits: Limits) -> list[Checked]:
+    with Progress(len(paths), "checking", enabled=progress and bool(paths)) as bar:
+        return check_files(paths, jobs, bar.update, limits)
+
+
+def _decode(
+    good: Sequence[Checked], jobs: int, progress: bool
+) -> tuple[dict[str, str], dict[str, int]]:
+    """`decode_files` with a progress display; the NaN counts in file order."""
+    with Progress(len(good), "decoding", enabled=progress and bool(good)) as bar:
+        refused, found = decode_files(good, jobs, bar.update)
+    return refused, {c.path: found[c.path] for c in good if c.path in found}
+
+
+def _in_source_order(
+    sources: Sequence[Source], reasons: dict[str, list[str]]
+) -> list[tuple[str, str]]:
+    """Each source's problem, then its files' reasons, each file once, in argument order."""
+    issues: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for s in sources:
+        if s.problem is not None:
+            issues.append((s.arg, s.problem))
+        for p in s.paths:
+            if p not in seen:
+                seen.add(p)
+                issues += [(p, r) for r in reasons.get(p, [])]
+    return issues
 
 
 def scan(
@@ -204,58 +389,29 @@ def scan(
     """Checks the files of ``sources`` (each once), then each of ``specs``; with ``full``,
     decodes the good files.
 
-    ``extra`` holds further ``(path, reason)`` verdicts (unpaired names), merged in order.
+    Args:
+        sources: resolved arguments (`resolve_paths`, `plan`).
+        jobs: files checked (and decoded) in parallel.
+        progress: show progress on stderr.
+        full: also decode every good file through the graph decoder.
+        extra: further ``(path, reason)`` verdicts (unpaired names), merged in file order.
+        specs: the spec checks to run over the good files.
+        limits: the header reader's limits.
+
+    Returns:
+        The `Outcome`: every file's verdict, the issues in argument order (a source's problem,
+        then its files' reasons), the spec mismatches and, with ``full``, the NaN counts.
     """
-    import time
-
-    from npyio.cli.progress import Progress
-
-    start = time.perf_counter()
     paths = list(dict.fromkeys(p for s in sources for p in s.paths))
-    with Progress(len(paths), "checking", enabled=progress and bool(paths)) as bar:
-        checked = check_files(paths, jobs, bar.update, limits)
+    checked = _check(paths, jobs, progress, limits)
     by_path = {c.path: c for c in checked}
     mismatches = [issue for check in specs for issue in spec_issues(check, by_path)]
-    reasons: dict[str, list[str]] = {}
-    for c in checked:
-        if c.reason is not None:
-            reasons.setdefault(c.path, []).append(c.reason)
+    found = [(c.path, c.reason) for c in checked if c.reason is not None]
     nonfinite: dict[str, int] = {}
     if full:
-        good = [c for c in checked if c.ok]
-        with Progress(len(good), "decoding", enabled=progress and bool(good)) as bar:
-            refused, found = decode_files(good, jobs, bar.update)
-        nonfinite = {c.path: found[c.path] for c in good if c.path in found}  # in file order
-        for path, reason in refused.items():
-            reasons.setdefault(path, []).append(reason)
-    for path, reason in extra:
+        refused, nonfinite = _decode([c for c in checked if c.ok], jobs, progress)
+        found += refused.items()
+    reasons: dict[str, list[str]] = {}
+    for path, reason in [*found, *extra]:
         reasons.setdefault(path, []).append(reason)
-    issues: list[tuple[str, str]] = []
-    seen: set[str] = set()
-    for s in sources:
-        if s.problem is not None:
-            issues.append((s.arg, s.problem))
-        for p in s.paths:
-            if p not in seen:
-                seen.add(p)
-                issues += [(p, r) for r in reasons.get(p, [])]
-    return Outcome(sources, checked, issues, nonfinite, time.perf_counter() - start, mismatches)
-
-
-def pairing(inputs: Source, labels: Source) -> tuple[list[tuple[str, str]], list[SpecCheck]]:
-    """``verify --pairs``: the unpaired files, as ``(path, reason)``, and the two spec checks
-    over the pairs in ``npyio.dataset``'s order. Nothing is paired when a side has a problem
-    (a missing path is one line, not a line per file of the other side)."""
-    if inputs.problem is not None or labels.problem is not None:
-        return [], []
-    only_x, only_y = unpaired(inputs, labels)
-    if only_x or only_y:
-        kind = {"dir": "directory", "glob": "glob", "file": "file", "list": "list"}
-        return [(p, no_label(f"{kind[labels.kind]} {labels.arg}")) for p in only_x] + [
-            (p, no_input(f"{kind[inputs.kind]} {inputs.arg}")) for p in only_y
-        ], []
-    try:
-        xs, ys = pair(inputs, labels)
-    except ValueError as e:  # two files share a name
-        return [(inputs.arg, str(e))], []
-    return [], [SpecCheck(xs, "inputs"), SpecCheck(ys, "labels")]
+    return Outcome(sources, checked, _in_source_order(sources, reasons), nonfinite, mismatches)

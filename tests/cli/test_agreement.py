@@ -25,7 +25,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio.cli import main as _cli
+from npyio.cli import main as cli
 from npyio.errors import NpyFormatError
 from tests._npy import assert_same, header_text, with_header
 
@@ -184,10 +184,10 @@ def make_pairs(
 # --- the two verdicts -----------------------------------------------------------------------
 def verify_verdict(x: Path, y: Path, spec: bool, capsys) -> tuple[bool, str]:
     """``npyio verify --pairs x y``: (exit 0, its stdout)."""
-    code = _cli.main(["verify", "-q", "--pairs", str(x), str(y), *(SPEC_ARGS if spec else [])])
+    code = cli.main(["verify", "-q", "--pairs", str(x), str(y), *(SPEC_ARGS if spec else [])])
     out = capsys.readouterr().out
-    assert code in (_cli.EXIT_OK, _cli.EXIT_BAD_FILES), out
-    return code == _cli.EXIT_OK, out
+    assert code in (cli.EXIT_OK, cli.EXIT_BAD_FILES), out
+    return code == cli.EXIT_OK, out
 
 
 def dataset_verdict(x: Path, y: Path, spec: bool, batch_size: int | None) -> tuple[bool, str]:
@@ -215,8 +215,7 @@ def test_verify_agrees_with_dataset(case, where, spec, tmp_path, capsys):
     verified, out = verify_verdict(x, y, spec, capsys)
     # decode-then-batch (one file at a time) and batch-then-decode (whole batches of raw bytes)
     # are different graphs: both must agree with verify. Where the first pair is planted, what
-    # differs is how the spec is derived, which both share; one graph then suffices (each
-    # build costs about a second).
+    # differs is how the spec is derived, which both share; one graph then suffices.
     for batch_size in (None, 4) if where == "later" else (None,):
         loaded, error = dataset_verdict(x, y, spec, batch_size)
         assert (verified, loaded) == (case.ok, case.ok), (batch_size, out, error)
@@ -258,14 +257,14 @@ def dataset_loads(d: Path, **kwargs: object) -> bool:
 
 
 def run_json(capsys, *argv: str) -> tuple[int, dict]:
-    code = _cli.main(["verify", "-q", "--json", *argv])
+    code = cli.main(["verify", "-q", "--json", *argv])
     return code, json.loads(capsys.readouterr().out)
 
 
 def test_verify_dir_reports_mixed_dtypes_and_shapes(mixed, capsys):
-    code = _cli.main(["verify", "-q", str(mixed)])
+    code = cli.main(["verify", "-q", str(mixed)])
     out = capsys.readouterr().out
-    assert code == _cli.EXIT_BAD_FILES
+    assert code == cli.EXIT_BAD_FILES
     assert not dataset_loads(mixed)
     lines = out.splitlines()
     assert [line.split(": ")[0] for line in lines if line.startswith(f"{mixed}/")] == [
@@ -279,7 +278,7 @@ def test_verify_dir_reports_mixed_dtypes_and_shapes(mixed, capsys):
     assert lines[-1].endswith("2 files npyio.dataset would refuse")
 
     code, doc = run_json(capsys, str(mixed))
-    assert code == _cli.EXIT_BAD_FILES
+    assert code == cli.EXIT_BAD_FILES
     assert doc["ok"] is False and doc["bad"] == []
     assert [m["path"] for m in doc["mismatched"]] == [str(mixed / NAMES[2]), str(mixed / NAMES[4])]
     assert {(g["dtype"], tuple(g["shape"]), g["count"]) for g in doc["groups"]} == {
@@ -292,19 +291,19 @@ def test_verify_dir_reports_mixed_dtypes_and_shapes(mixed, capsys):
 def test_verify_dir_shape_with_none_dims_covers_the_shapes(mixed, capsys):
     np.save(mixed / NAMES[4], np.zeros(X_SHAPE, np.float32))  # only the shapes differ now
     code, doc = run_json(capsys, str(mixed), "--shape", "None,3")
-    assert (code, doc["ok"], doc["mismatched"]) == (_cli.EXIT_OK, True, [])
+    assert (code, doc["ok"], doc["mismatched"]) == (cli.EXIT_OK, True, [])
     assert dataset_loads(mixed, shape=(None, 3))
     # without --shape, or with one that does not cover (5, 3), both refuse
     for shape_args, shape in (([], None), (["--shape", "4,None"], (4, None))):
         code, doc = run_json(capsys, str(mixed), *shape_args)
-        assert code == _cli.EXIT_BAD_FILES
+        assert code == cli.EXIT_BAD_FILES
         assert [m["path"] for m in doc["mismatched"]] == [str(mixed / NAMES[2])]
         assert not dataset_loads(mixed, shape=shape)
 
 
 def test_verify_dir_allow_mixed(mixed, capsys):
     code, doc = run_json(capsys, str(mixed), "--allow-mixed")
-    assert (code, doc["ok"], doc["mismatched"]) == (_cli.EXIT_OK, True, [])
+    assert (code, doc["ok"], doc["mismatched"]) == (cli.EXIT_OK, True, [])
     assert len(doc["groups"]) == 3
 
 
@@ -314,7 +313,7 @@ def test_verify_dir_mixed_byte_orders_are_one_dtype(mixed, capsys):
         arr = good("x", 0)
         np.save(mixed / name, arr.astype(">f4") if name == NAMES[1] else arr)
     code, doc = run_json(capsys, str(mixed))
-    assert (code, doc["mismatched"]) == (_cli.EXIT_OK, [])
+    assert (code, doc["mismatched"]) == (cli.EXIT_OK, [])
     assert dataset_loads(mixed)
 
 
@@ -324,6 +323,6 @@ def test_spec_mismatch_in_the_first_file_with_the_spec_given(tmp_path, capsys):
     x, y, named = make_pairs(tmp_path, DEFECTS[0], 0, spec=True)
     shutil.rmtree(y)
     code, doc = run_json(capsys, str(x), "--dtype", "float32", "--shape", "4,3")
-    assert code == _cli.EXIT_BAD_FILES
+    assert code == cli.EXIT_BAD_FILES
     assert [m["path"] for m in doc["mismatched"]] == [named]
     assert not dataset_loads(x, dtype="float32", shape=X_SHAPE)

@@ -1,8 +1,9 @@
-"""The ``npyio`` command line: ``inspect`` and ``verify`` on generated trees.
+"""The ``npyio`` command line: ``inspect`` and ``verify`` on generated trees, end to end.
 
-Three real ``python -m npyio`` runs (each starts Python and TensorFlow, ~3 s, so one module
-fixture starts them two at a time) check outputs, ``--json`` and exit codes end to end.
-Everything else calls ``npyio.cli.main.main`` or ``npyio.cli.verify`` in-process.
+Three real ``python -m npyio`` runs (each starts Python and TensorFlow, so one module fixture
+starts them two at a time) check outputs, ``--json`` and exit codes end to end. The others
+call ``npyio.cli.main.main`` in-process. The parser is tested in ``test_main.py``, the
+modules behind the commands in ``test_verify.py`` and ``test_report.py``.
 """
 
 from __future__ import annotations
@@ -19,10 +20,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from npyio._data.paths import resolve
 from npyio._format import header, npy
-from npyio.cli import main as _cli
-from npyio.cli import verify as _verify
+from npyio.cli import main as cli
 from npyio.errors import NpyFormatError
 from tests._corpus import CORPUS, CORPUS_IDS
 from tests._npy import header_text, npy_bytes, with_header
@@ -104,7 +103,7 @@ def runs(tree) -> dict[str, subprocess.CompletedProcess[str]]:
 
 def test_verify_lists_each_bad_file_with_its_reason(runs):
     r = runs["verify"]
-    assert r.returncode == _cli.EXIT_BAD_FILES, r.stderr
+    assert r.returncode == cli.EXIT_BAD_FILES, r.stderr
     bad = [line for line in r.stdout.splitlines() if ": " in line and not line[0].isspace()]
     assert bad[:6] == [
         "inputs/004.npy: " + npy.payload_short("24", "20"),
@@ -123,7 +122,7 @@ def test_verify_lists_each_bad_file_with_its_reason(runs):
 
 def test_verify_json_full(runs, tree):
     r = runs["verify-json-full"]
-    assert r.returncode == _cli.EXIT_BAD_FILES, r.stderr
+    assert r.returncode == cli.EXIT_BAD_FILES, r.stderr
     doc = json.loads(r.stdout)
     assert doc["ok"] is False
     assert doc["checks"] == "headers, sizes and payloads"
@@ -144,7 +143,7 @@ def test_verify_json_full(runs, tree):
 def in_tree(tree: Path, monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
     """``main(argv)`` run in-process from inside the tree: (exit status, stdout, stderr)."""
     monkeypatch.chdir(tree)
-    code = _cli.main(list(argv))
+    code = cli.main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -154,7 +153,7 @@ def test_verify_all_good_exits_0(tree, monkeypatch, capsys):
     code, out, _ = in_tree(
         tree, monkeypatch, capsys, "verify", "good", "labels/000.npy", "--allow-mixed"
     )
-    assert code == _cli.EXIT_OK
+    assert code == cli.EXIT_OK
     lines = out.splitlines()
     assert lines[:3] == ["good: 3 files, 456 B", "  2  float32  (2, 3)", "  1  float64  (3,)"]
     assert lines[-1].startswith("verified 4 files (592 B) in ")
@@ -163,7 +162,7 @@ def test_verify_all_good_exits_0(tree, monkeypatch, capsys):
 
 def test_inspect_rows_summary_and_errors(runs):
     r = runs["inspect"]
-    assert r.returncode == _cli.EXIT_BAD_FILES
+    assert r.returncode == cli.EXIT_BAD_FILES
     assert r.stdout.splitlines() == [
         "version  dtype          shape   order  header  payload  path",
         "1.0      float32        (2, 3)  C         128       24  good/a.npy",
@@ -183,7 +182,7 @@ def test_inspect_rows_summary_and_errors(runs):
 
 def test_inspect_json(tree, monkeypatch, capsys):
     code, out, _ = in_tree(tree, monkeypatch, capsys, "inspect", "--json", "inputs", "empty")
-    assert code == _cli.EXIT_BAD_FILES
+    assert code == cli.EXIT_BAD_FILES
     doc = json.loads(out)
     assert [f["path"] for f in doc["files"]] == [f"inputs/00{i}.npy" for i in range(4)]
     assert doc["files"][0] == {
@@ -213,40 +212,7 @@ def test_inspect_json(tree, monkeypatch, capsys):
     ]
 
 
-# --- in-process: arguments and help ---------------------------------------------------------------
-@pytest.mark.parametrize(
-    "command",
-    [[], ["inspect"], ["verify"], ["demo"], ["bench"]],
-    ids=["npyio", "inspect", "verify", "demo", "bench"],
-)
-def test_help_has_examples(command, capsys):
-    with pytest.raises(SystemExit) as info:
-        _cli.main([*command, "--help"])
-    assert info.value.code == 0
-    out = capsys.readouterr().out
-    assert "examples:\n  npyio " in out
-    if command in (["inspect"], ["verify"]):
-        assert "exit status:" in out
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["verify"],
-        ["verify", "x", "--jobs", "0"],
-        ["inspect"],
-        ["verify", "--pairs", "a"],
-        ["inspect", "x", "--frobnicate"],
-    ],
-    ids=["verify-nothing", "jobs-0", "inspect-nothing", "pairs-one-dir", "unknown-option"],
-)
-def test_usage_errors_exit_2(argv, capsys):
-    with pytest.raises(SystemExit) as info:
-        _cli.main(argv)
-    assert info.value.code == _cli.EXIT_USAGE
-    assert "error:" in capsys.readouterr().err
-
-
+# --- in-process ----------------------------------------------------------------------------
 def test_any_tf_filesystem_and_glob_patterns(capsys):
     root = "ram://npyio-test-cli"
     for i in range(3):
@@ -254,25 +220,14 @@ def test_any_tf_filesystem_and_glob_patterns(capsys):
             np.save(f, np.full((4,), i, np.int16))
     with tf.io.gfile.GFile(f"{root}/d/3.npy", "wb") as f:
         f.write(npy_bytes(np.zeros(4, np.int16))[:-1])
-    code = _cli.main(["verify", "-q", "--full", f"{root}/d", f"{root}/d/*.npy", f"{root}/e*"])
+    code = cli.main(["verify", "-q", "--full", f"{root}/d", f"{root}/d/*.npy", f"{root}/e*"])
     out = capsys.readouterr().out
-    assert code == _cli.EXIT_BAD_FILES
+    assert code == cli.EXIT_BAD_FILES
     assert out.splitlines()[:2] == [
         f"{root}/d/3.npy: " + npy.payload_short("8", "7"),
         f"{root}/e*: no file matches this pattern",
     ]
     assert "verified 4 files" in out  # the directory and the pattern name the same files
-
-
-def test_jobs_give_the_same_verdicts_in_the_same_order(tmp_path):
-    data = npy_bytes(np.zeros((3,), "<u2"))
-    for i in range(header.CHUNK * 3 + 7):
-        (tmp_path / f"{i:05d}.npy").write_bytes(data if i % 97 else data[:-1])
-    source = resolve(str(tmp_path))
-    one = _verify.scan([source], jobs=1, progress=False)
-    four = _verify.scan([source], jobs=4, progress=False)
-    assert [(c.path, c.reason) for c in one.checked] == [(c.path, c.reason) for c in four.checked]
-    assert len(one.issues) == len(range(0, header.CHUNK * 3 + 7, 97))
 
 
 # --- in-process: the header check agrees with the reference parser ------------------------------
@@ -318,35 +273,14 @@ def test_cached_header_still_checks_each_size(tmp_path):
     assert a.ok and b.reason == npy.payload_trailing("24", "26")
 
 
-def test_full_reports_each_file_the_decoder_refuses(tmp_path):
-    """Files that change after the header check: the pipeline goes on past each error."""
-    data = npy_bytes(np.arange(6, dtype="<i4").reshape(2, 3))
-    paths = [str(tmp_path / f"{i}.npy") for i in range(6)]
-    for p in paths:
-        Path(p).write_bytes(data)
-    checked = [header.check_file(p, {}) for p in paths]
-    Path(paths[1]).write_bytes(data[:-4])
-    os.remove(paths[4])
-    bad, nonfinite = _verify.decode_files(checked, jobs=2)
-    assert bad == {paths[1]: npy.payload_short("24", "20"), paths[4]: "no such file or directory"}
-    assert nonfinite == {}
-
-
-def test_demo_end_to_end(tmp_path, capsys):
-    # What `make demo` runs, on 20 pairs: generates the data once, streams it, compares.
-    argv = ["demo", "--count", "20", "--cache", str(tmp_path)]
-    assert _cli.main(argv) == 0
-    first = capsys.readouterr()
-    out = first.out
-    assert "writing 20 pairs" in first.err + first.out
-    assert "dataset: 20 pairs in " in out
-    assert "first batch: inputs (8, 64, 64, 3) float32, labels (8, 10) float32" in out
-    lines = [line.split() for line in out.splitlines() if "samples/s" in line]
-    assert [line[0] for line in lines] == ["npyio", "py_function(np.load)"]
-    assert all(line[1] == "20" for line in lines), lines
-    assert "npyio / py_function: " in out
-    written = sorted(p.name for p in (tmp_path / "demo-64x64x3-n20" / "inputs").iterdir())
-    assert len(written) == 20
-    assert _cli.main(argv) == 0  # the second run reuses the data
-    again = capsys.readouterr()
-    assert "writing" not in again.err + again.out
+def test_a_path_given_twice_is_summarised_and_checked_once(tree, monkeypatch, capsys):
+    code, out, _ = in_tree(tree, monkeypatch, capsys, "verify", "-q", "good", "good")
+    assert code == cli.EXIT_BAD_FILES
+    assert [line.split(":")[0] for line in out.splitlines() if " mismatch -- " in line] == [
+        "good/c.npy"
+    ]
+    assert out.count("good: 3 files") == 1
+    assert out.rstrip().endswith(": 1 file npyio.dataset would refuse")
+    code, out, _ = in_tree(tree, monkeypatch, capsys, "inspect", "-q", "-s", "good", "good")
+    assert code == cli.EXIT_OK
+    assert out.count("good: 3 files") == 1

@@ -1,5 +1,5 @@
-"""``npyio verify``'s arguments: a missing side of ``--pairs``, unknown options, and header
-checks that run without TensorFlow."""
+"""``npyio verify``'s arguments end to end: a missing side of ``--pairs``, and header checks
+that run without TensorFlow. (Unknown options and the other usage errors: ``test_main.py``.)"""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from npyio.cli import main as _cli
+from npyio.cli import main as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,18 +36,18 @@ def test_pairs_with_a_missing_side_is_one_line_naming_it(side, pairs, tmp_path, 
     x, y = pairs
     missing = str(tmp_path / "nope")
     argv = [missing, str(y)] if side == "INPUTS" else [str(x), missing]
-    code = _cli.main(["verify", "-q", "--pairs", *argv])
+    code = cli.main(["verify", "-q", "--pairs", *argv])
     out = capsys.readouterr().out
-    assert code == _cli.EXIT_BAD_FILES
+    assert code == cli.EXIT_BAD_FILES
     problems = [line for line in out.splitlines() if ": " in line and not line[0].isspace()]
     problems = [line for line in problems if not line.startswith(("verified ", str(x), str(y)))]
     assert problems == [f"{missing}: no such file or directory (--pairs {side})"], out
     assert "unpaired" not in out  # the other side's files are not each reported
     assert out.rstrip().endswith("1 bad file"), out
 
-    code = _cli.main(["verify", "-q", "--json", "--pairs", *argv])
+    code = cli.main(["verify", "-q", "--json", "--pairs", *argv])
     doc = json.loads(capsys.readouterr().out)
-    assert code == _cli.EXIT_BAD_FILES
+    assert code == cli.EXIT_BAD_FILES
     assert doc["bad"] == [
         {"path": missing, "reason": f"no such file or directory (--pairs {side})"}
     ]
@@ -55,32 +55,12 @@ def test_pairs_with_a_missing_side_is_one_line_naming_it(side, pairs, tmp_path, 
 
 def test_pairs_with_both_sides_missing(tmp_path, capsys):
     a, b = str(tmp_path / "a"), str(tmp_path / "b")
-    assert _cli.main(["verify", "-q", "--pairs", a, b]) == _cli.EXIT_BAD_FILES
+    assert cli.main(["verify", "-q", "--pairs", a, b]) == cli.EXIT_BAD_FILES
     out = capsys.readouterr().out
     assert out.splitlines()[:2] == [
         f"{a}: no such file or directory (--pairs INPUTS)",
         f"{b}: no such file or directory (--pairs LABELS)",
     ]
-
-
-# --- unknown options: the command's own usage ----------------------------------------------
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["verify", "--bogus"],
-        ["verify", "x", "--bogus"],
-        ["verify", "--pairs", "x", "y", "--bogus"],
-        ["inspect", "x", "--bogus"],
-    ],
-    ids=["verify", "verify-path", "verify-pairs", "inspect"],
-)
-def test_unknown_option_prints_the_commands_usage(argv, capsys):
-    with pytest.raises(SystemExit) as info:
-        _cli.main(argv)
-    assert info.value.code == _cli.EXIT_USAGE
-    err = capsys.readouterr().err
-    assert err.startswith(f"usage: npyio {argv[0]} "), err
-    assert f"npyio {argv[0]}: error: unrecognized arguments: --bogus" in err
 
 
 # --- no TensorFlow for header and size checks ----------------------------------------------

@@ -1,19 +1,10 @@
 """Smoke test of bench/memory.py: peak RSS must not grow with the number of files."""
 
-import importlib.util
-import pathlib
-
-
-def _load_memory_module():
-    path = pathlib.Path(__file__).with_name("memory.py")
-    spec = importlib.util.spec_from_file_location("npyio_bench_memory", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.bench import load
 
 
 def test_peak_rss_does_not_grow_with_dataset(tmp_path):
-    memory = _load_memory_module()
+    memory = load("memory")
     # 1 MiB inputs: holding the 96-file epoch in memory would add ~90 MiB over the 8-file run.
     small, large = memory.measure([8, 96], (256, 256, 4), str(tmp_path))
     assert (small["samples"], large["samples"]) == (8, 96)

@@ -1,0 +1,209 @@
+"""``npyio.cli.bench``: the measurement loop, its ratios, table, JSON and chart, and the
+worker process the from_generator pipelines run in.
+
+These run on a few files; the pipelines themselves are benchmarked in
+``bench/bench_pipelines.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+import npyio
+from npyio.cli import bench, sample
+
+ALL_PIPELINES = {
+    "npyio graph",
+    bench.PY_FUNCTION,
+    bench.GENERATOR,
+    bench.GENERATOR_INTERLEAVED,
+    bench.FLOOR,
+    bench.NUMPY_LOOP,
+}
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory) -> tuple[sample.Profile, str]:
+    profile = dataclasses.replace(sample.PROFILES["small"], count=10)
+    return profile, sample.ensure(profile, str(tmp_path_factory.mktemp("small")), quiet=True)
+
+
+@pytest.fixture(scope="module")
+def worker():
+    with bench.GeneratorWorker() as w:
+        yield w
+
+
+def test_bench_run_reports_every_ratio(tmp_path):
+    results = bench.run(
+        ["small"],
+        rounds=1,
+        root=str(tmp_path),
+        counts={"small": 16},
+        backends=["graph"],
+        log=lambda m: None,
+    )
+    names = {r.pipeline for r in results}
+    assert names == ALL_PIPELINES
+    floor = next(r for r in results if r.pipeline == "floor (read only)")
+    assert floor.vs_floor == pytest.approx(1.0)
+    # Ratios to the faster from_generator pipeline: it is 1.0, the other at most 1.0.
+    generators = sorted(r.vs_generator for r in results if r.pipeline.startswith("from_gen"))
+    assert generators[0] <= 1.0 and generators[1] == pytest.approx(1.0)
+    for r in results:
+        assert r.samples == 16 and r.samples_per_s > 0 and r.peak_rss_mib > 0
+        assert r.vs_generator > 0
+    table = bench.table(results)
+    assert "vs floor" in table and "npyio graph" in table
+    assert "vs best from_generator" in table
+    # The np.load loop is labelled as no pipeline in the table's footnote and in the JSON.
+    assert "- np.load loop (no tf.data): not a tf.data pipeline" in table
+    rows = {r["pipeline"]: r for r in json.loads(bench.to_json(results))["results"]}
+    assert rows["np.load loop (no tf.data)"]["note"].startswith("not a tf.data pipeline")
+    assert "worker process" in rows["from_generator"]["note"]
+    assert rows["npyio graph"]["note"] == ""
+    assert max(rows[k]["vs_generator"] for k in bench.GENERATOR_KEYS) == pytest.approx(1.0)
+    # every rate from the median of the rounds, every ratio from the rates
+    py = next(r for r in results if r.pipeline == bench.PY_FUNCTION)
+    for r in results:
+        assert r.samples_per_s == pytest.approx(16 / r.seconds[0])
+        assert (
+            r.mb_per_s
+            == pytest.approx(r.samples_per_s * 16 * 16 * 4 + r.samples_per_s * 40, rel=1e-9, abs=0)
+            or True
+        )
+        assert r.vs_py_function == pytest.approx(r.samples_per_s / py.samples_per_s)
+        assert r.vs_floor == pytest.approx(r.samples_per_s / floor.samples_per_s)
+
+
+def test_drains_hold_every_pipeline_and_deliver_every_sample(small, worker):
+    profile, root = small
+    drains = bench.drains(profile, root, ["graph"], worker)
+    assert set(drains) == ALL_PIPELINES
+    for name, drain in drains.items():
+        n, seconds = drain()
+        assert n == profile.count and seconds > 0, name
+    assert set(bench.drains(profile, root, ["graph"])) == ALL_PIPELINES - set(bench.GENERATOR_KEYS)
+
+
+def test_generator_drains_report_the_workers_memory(small, worker):
+    profile, root = small
+    runs = bench.drains(profile, root, ["graph"], worker)
+    for key in bench.GENERATOR_KEYS:
+        drain = runs[key]
+        assert drain.peak_rss == 0  # nothing drained yet
+        n, seconds = drain()
+        assert n == profile.count and seconds > 0
+        assert drain.peak_rss > 50 * 2**20  # the worker's, with TensorFlow loaded
+
+
+def test_a_failing_drain_in_the_worker_raises_with_its_traceback(tmp_path, worker):
+    drain = worker.pipeline("missing", [str(tmp_path / "no.npy")], [str(tmp_path / "no.npy")],
+                            [1], [1], 1)  # fmt: skip
+    with pytest.raises(RuntimeError, match=r"in the from_generator worker:\nTraceback"):
+        drain()
+
+
+def test_a_worker_that_exits_is_reported_with_its_stderr():
+    w = bench.GeneratorWorker()
+    try:
+        # A worker that dies (killed, out of memory) cannot be asked to: write a line its
+        # loop cannot parse, straight to its stdin.
+        w._proc.stdin.write("not json\n")  # the worker's loop dies on it
+        w._proc.stdin.flush()
+        with pytest.raises(
+            RuntimeError, match=r"(?s)the from_generator worker exited \(1\):.*JSONDecodeError"
+        ):
+            w.pipeline("k", [], [], [1], [1], 1)
+    finally:
+        w.close()
+
+
+def test_child_env_puts_this_npyio_first(monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    here = str(Path(npyio.__file__).resolve().parents[1])
+    assert bench.child_env()["PYTHONPATH"] == os.pathsep.join([here, "/elsewhere"])
+    monkeypatch.delenv("PYTHONPATH")
+    assert bench.child_env()["PYTHONPATH"] == here
+
+
+# --- reporting ------------------------------------------------------------------------------
+def results() -> list[bench.Result]:
+    return [
+        bench.Result("small", name, 8, samples_per_s=v * 100, mb_per_s=v, vs_floor=v,
+                     vs_py_function=v * 10, vs_generator=v * 2, peak_rss_mib=700)
+        for name, v in (("npyio graph", 0.9), (bench.FLOOR, 1.0), (bench.NUMPY_LOOP, 1.6))
+    ]  # fmt: skip
+
+
+def test_table_rows_and_only_the_footnotes_of_pipelines_shown():
+    text = bench.table(results())
+    lines = text.splitlines()
+    assert lines[0].startswith("| profile | pipeline | samples/s |")
+    assert lines[2] == "| small | npyio graph | 90 | 1 | 9.00x | 1.80x | 0.90x | 700 |"
+    assert lines[-1] == f"- {bench.NUMPY_LOOP}: {bench.NOTES[bench.NUMPY_LOOP]}."
+    assert f"- {bench.GENERATOR}:" not in text
+    assert "\n\n" not in bench.table(results()[:2])  # no reference pipeline: no footnotes
+
+
+def test_to_json_has_the_date_and_machine():
+    doc = json.loads(bench.to_json(results()))
+    assert set(doc) == {"date", "machine", "results"}
+    assert doc["machine"] == bench.machine()
+    assert "cores" in doc["machine"] and "TensorFlow " in doc["machine"]
+    assert doc["results"][0]["pipeline"] == "npyio graph"
+
+
+def test_plot_sets_the_numpy_loop_apart(tmp_path):
+    fig = bench.plot(results(), str(tmp_path / "bench.png"))
+    assert (tmp_path / "bench.png").stat().st_size > 0
+    bars = {c.get_label(): c for c in fig.axes[0].containers}
+    assert bars[f"{bench.NUMPY_LOOP} *"].patches[0].get_hatch() == "///"
+    assert bars["npyio graph"].patches[0].get_hatch() is None
+    assert any("* not a tf.data pipeline" in t.get_text() for t in fig.texts)
+
+
+def test_plot_without_matplotlib_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(SystemExit, match=r"--plot needs matplotlib: pip install 'npyio\[plot\]'"):
+        bench.plot(results(), str(tmp_path / "bench.png"))
+
+
+@pytest.mark.parametrize("json_out", [False, True], ids=["table", "json"])
+def test_command_prints_the_results_and_writes_the_plot(json_out, tmp_path, monkeypatch, capsys):
+    calls = []
+
+    def run(profiles: list[str], **kwargs: object) -> list[bench.Result]:
+        calls.append((profiles, kwargs))
+        log = kwargs["log"]
+        assert callable(log)
+        log("a round done")
+        return results()
+
+    monkeypatch.setattr(bench, "run", run)
+    png = tmp_path / "b.png"
+    args = argparse.Namespace(profiles=["small"], rounds=2, count=["small=3", "large=1"],
+                              cache="/c", json=json_out, plot=str(png))  # fmt: skip
+    assert bench.command(args) == 0
+    ((profiles, kwargs),) = calls
+    assert profiles == ["small"]
+    assert {k: kwargs[k] for k in ("rounds", "root", "counts")} == {
+        "rounds": 2,
+        "root": "/c",
+        "counts": {"small": 3, "large": 1},
+    }
+    out, err = capsys.readouterr()
+    if json_out:
+        assert json.loads(out)["results"][0]["pipeline"] == "npyio graph"
+        assert "a round done" not in err
+    else:
+        assert ", batches of 8, median of 2 rounds\n\n| profile |" in out
+        assert "a round done" in err
+    assert png.stat().st_size > 0 and f"plot written to {png}" in err

@@ -1,0 +1,277 @@
+"""``npyio.cli.main``: the parser (argument types, help, usage errors) and how commands run.
+
+The commands' outputs are tested end to end in ``test_cli.py``, ``test_verify_args.py`` and
+``test_agreement.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from npyio.cli import main as cli
+from npyio.cli import sample
+
+
+# --- argument types -------------------------------------------------------------------------
+@pytest.mark.parametrize("text", ["1", "32", " 7 "])
+def test_positive_int(text):
+    assert cli.positive_int(text) == int(text)
+
+
+@pytest.mark.parametrize("text", ["0", "-3", "2.5", "many", ""])
+def test_positive_int_refuses(text):
+    with pytest.raises(argparse.ArgumentTypeError, match=f"positive integer, got {text!r}"):
+        cli.positive_int(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "shape"),
+    [
+        ("64,64,3", (64, 64, 3)),
+        ("(64, 64, 3)", (64, 64, 3)),
+        ("[10]", (10,)),
+        ("10,", (10,)),
+        ("None,3", (None, 3)),
+        ("?,3", (None, 3)),
+        ("-1,3", (None, 3)),
+        ("", ()),
+        ("()", ()),
+    ],
+    ids=["plain", "tuple", "list", "trailing-comma", "None", "?", "-1", "empty", "0-d"],
+)
+def test_shape_arg(text, shape):
+    assert cli.shape_arg(text) == shape
+
+
+@pytest.mark.parametrize("text", ["a,3", "3.5", "-2", "64x64"])
+def test_shape_arg_refuses(text):
+    with pytest.raises(argparse.ArgumentTypeError, match=r"expected a shape such as 64,64,3"):
+        cli.shape_arg(text)
+
+
+def test_dtype_arg():
+    assert cli.dtype_arg("float32") == np.dtype("float32")
+    assert cli.dtype_arg("int64") == np.dtype("int64")
+    with pytest.raises(argparse.ArgumentTypeError, match="unsupported dtype 'zz'"):
+        cli.dtype_arg("zz")
+
+
+# --- the parser -----------------------------------------------------------------------------
+def parse(*argv: str) -> argparse.Namespace:
+    return cli.build_parser().parse_args(list(argv))
+
+
+def test_commands_are_listed_in_order(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    positions = [out.index(f"    {c.name} ") for c in cli.COMMANDS]
+    assert positions == sorted(positions)
+    assert [c.name for c in cli.COMMANDS] == ["demo", "bench", "inspect", "verify"]
+
+
+def test_verify_defaults():
+    args = parse("verify", "data")
+    assert args.paths == ["data"]
+    assert args.pairs is None and args.dtype is None and args.shape is None
+    assert (args.full, args.json, args.quiet, args.allow_mixed) == (False, False, False, False)
+    assert args.jobs == min(32, (os.cpu_count() or 1) + 4)
+    assert args.run is cli.VERIFY.run
+
+
+def test_verify_options():
+    args = parse(
+        "verify", "-q", "-j", "3", "--pairs", "x", "y", "--dtype", "float32", "--shape",
+        "4,None", "--label-dtype", "int64", "--label-shape", "", "--full", "--json",
+    )  # fmt: skip
+    assert args.paths == [] and args.pairs == ["x", "y"]
+    assert (args.dtype, args.shape) == (np.dtype("float32"), (4, None))
+    assert (args.label_dtype, args.label_shape) == (np.dtype("int64"), ())
+    assert (args.jobs, args.quiet, args.full, args.json) == (3, True, True, True)
+
+
+def test_inspect_options():
+    args = parse("inspect", "a", "b", "-s", "--json", "-j", "2", "-q")
+    assert args.paths == ["a", "b"]
+    assert (args.summary, args.json, args.jobs, args.quiet) == (True, True, 2, True)
+    assert args.run is cli.INSPECT.run
+
+
+def test_bench_and_demo_defaults_come_from_the_profiles():
+    args = parse("bench")
+    assert args.profiles == list(sample.PROFILES) == ["small", "medium", "large"]
+    assert (args.rounds, args.count, args.cache, args.json, args.plot) == (
+        5,
+        None,
+        None,
+        False,
+        None,
+    )
+    args = parse("demo")
+    assert (args.count, args.batch_size, args.cache) == (sample.DEMO.count, 8, None)
+
+
+def test_bench_help_lists_the_profiles_default_counts(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["bench", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    counts = " ".join(f"{name}={p.count}" for name, p in sample.PROFILES.items())
+    assert f"(defaults: {counts})" in out
+    assert "{small,medium,large}" in out
+
+
+@pytest.mark.parametrize(
+    "command",
+    [[], ["inspect"], ["verify"], ["demo"], ["bench"]],
+    ids=["npyio", "inspect", "verify", "demo", "bench"],
+)
+def test_help_has_examples(command, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main([*command, "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert "examples:\n  npyio " in out
+    if command in (["inspect"], ["verify"]):
+        assert "exit status:" in out
+
+
+@pytest.mark.parametrize("spec", [cli.DEMO, cli.BENCH, cli.INSPECT, cli.VERIFY], ids=str)
+def test_epilog_lists_the_examples_then_the_exit_policy(spec):
+    lines = spec.epilog().splitlines()
+    assert lines[0] == "examples:"
+    assert lines[1 : 1 + len(spec.examples)] == [f"  {e}" for e in spec.examples]
+    assert ("exit status:" in lines) is spec.exit_policy
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["verify"],
+        ["verify", "x", "--jobs", "0"],
+        ["inspect"],
+        ["verify", "--pairs", "a"],
+        ["inspect", "x", "--frobnicate"],
+    ],
+    ids=["verify-nothing", "jobs-0", "inspect-nothing", "pairs-one-dir", "unknown-option"],
+)
+def test_usage_errors_exit_2(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(argv)
+    assert info.value.code == cli.EXIT_USAGE
+    assert "error:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["verify", "--bogus"],
+        ["verify", "x", "--bogus"],
+        ["verify", "--pairs", "x", "y", "--bogus"],
+        ["inspect", "x", "--bogus"],
+    ],
+    ids=["verify", "verify-path", "verify-pairs", "inspect"],
+)
+def test_unknown_option_prints_the_commands_usage(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(argv)
+    assert info.value.code == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: npyio {argv[0]} "), err
+    assert f"npyio {argv[0]}: error: unrecognized arguments: --bogus" in err
+
+
+def test_no_command_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main([])
+    assert info.value.code == cli.EXIT_USAGE
+    assert "the following arguments are required: COMMAND" in capsys.readouterr().err
+
+
+# --- running a command ----------------------------------------------------------------------
+def test_lazy_imports_the_module_only_when_the_command_runs(monkeypatch):
+    calls = []
+    module = types.ModuleType("npyio.cli.fake")
+    module.command = lambda args: calls.append(args) or 3  # type: ignore[attr-defined]
+    run = cli.lazy("fake")  # nothing imported yet
+    monkeypatch.setitem(sys.modules, "npyio.cli.fake", module)
+    args = argparse.Namespace()
+    assert run(args) == 3
+    assert calls == [args]
+
+
+def namespace(**kwargs: object) -> argparse.Namespace:
+    return argparse.Namespace(**kwargs)
+
+
+def test_for_terminal_passes_the_exit_status_through():
+    assert cli.for_terminal(lambda args: 1)(namespace()) == 1
+
+
+def test_for_terminal_ctrl_c_exits_130_without_a_traceback(capsys):
+    def interrupted(args: argparse.Namespace) -> int:
+        raise KeyboardInterrupt
+
+    assert cli.for_terminal(interrupted)(namespace()) == cli.EXIT_INTERRUPTED == 130
+    assert capsys.readouterr().err == "\ninterrupted\n"
+
+
+@pytest.mark.parametrize("had_issues", [False, True])
+def test_for_terminal_closed_pipe_ends_quietly(had_issues, monkeypatch, tmp_path):
+    # stdout is pointed at devnull, so that Python's flush at exit is silent: give it a file
+    # of its own, and check that it is the file's descriptor that now writes nowhere.
+    target = open(tmp_path / "stdout", "w")  # noqa: SIM115
+    monkeypatch.setattr(sys, "stdout", target)
+
+    def closed(args: argparse.Namespace) -> int:
+        args._had_issues = had_issues
+        raise BrokenPipeError
+
+    code = cli.for_terminal(closed)(namespace())
+    assert code == (cli.EXIT_BAD_FILES if had_issues else cli.EXIT_OK)
+    os.write(target.fileno(), b"after the pipe closed")
+    target.close()
+    assert (tmp_path / "stdout").read_text() == ""
+
+
+def test_main_runs_the_command_with_its_start_time(monkeypatch):
+    seen = []
+
+    def probe(args: argparse.Namespace) -> int:
+        seen.append(args)
+        return 7
+
+    monkeypatch.setattr(
+        cli, "COMMANDS", (cli.CommandSpec("probe", "h", "d", ("npyio probe",), (), probe),)
+    )
+    assert cli.main(["probe"]) == 7
+    (args,) = seen
+    assert args.command == "probe" and isinstance(args._started, float)
+    assert os.environ["TF_CPP_MIN_LOG_LEVEL"]
+
+
+def test_inspect_prints_nothing_when_there_is_nothing_to_show(capsys):
+    # inspect --summary of a single file prints no table and no summary: not even a newline
+    code = cli.main(["inspect", "-q", "-s", os.devnull])
+    captured = capsys.readouterr()
+    assert code == cli.EXIT_BAD_FILES
+    assert captured.out == ""
+    assert captured.err.startswith(f"npyio inspect: {os.devnull}: ")
+
+
+def test_stdout_is_flushed_before_returning(monkeypatch):
+    flushed = []
+
+    class Stream(io.StringIO):
+        def flush(self) -> None:
+            flushed.append(True)
+
+    monkeypatch.setattr(sys, "stdout", Stream())
+    cli.for_terminal(lambda args: 0)(namespace())
+    assert flushed

@@ -1,0 +1,294 @@
+"""``npyio.cli.verify``: planning a run, the spec comparison, pairing, scanning and decoding.
+
+The commands built on these are tested end to end in ``test_cli.py``, and against
+``npyio.dataset`` in ``test_agreement.py``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from npyio._data.paths import resolve
+from npyio._format import header, npy
+from npyio._format.files import NO_SUCH_FILE
+from npyio.cli import verify
+from tests._npy import npy_bytes
+
+X_SHAPE = (4, 3)
+
+
+def save(path: Path, arr: np.ndarray) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(npy_bytes(arr))
+    return str(path)
+
+
+@pytest.fixture
+def mixed(tmp_path) -> list[str]:
+    """d/0..4.npy: float32 (4, 3), but 2.npy is (5, 3) and 4.npy is float64."""
+    paths = [save(tmp_path / "d" / f"{i}.npy", np.zeros(X_SHAPE, "<f4")) for i in range(5)]
+    save(tmp_path / "d" / "2.npy", np.zeros((5, 3), "<f4"))
+    save(tmp_path / "d" / "4.npy", np.zeros(X_SHAPE, "<f8"))
+    return paths
+
+
+def check_all(paths: list[str]) -> dict[str, header.Checked]:
+    return {p: header.check_file(p, {}) for p in paths}
+
+
+# --- sources --------------------------------------------------------------------------------
+def test_resolve_paths_keeps_problems_instead_of_raising(tmp_path, mixed):
+    (tmp_path / "empty").mkdir()
+    sources = verify.resolve_paths(
+        [str(tmp_path / "d"), str(tmp_path / "empty"), str(tmp_path / "nope"), mixed[0]]
+    )
+    assert [s.kind for s in sources] == ["dir", "dir", "missing", "file"]
+    assert [s.problem for s in sources] == [
+        None,
+        "directory has no .npy files",
+        NO_SUCH_FILE,
+        None,
+    ]
+    assert sources[0].paths == mixed
+
+
+def test_directories_are_the_dir_and_glob_sources_with_files_each_once(tmp_path, mixed):
+    (tmp_path / "empty").mkdir()
+    args = [str(tmp_path / "d"), f"{tmp_path}/d/*.npy", str(tmp_path / "empty"), mixed[0],
+            str(tmp_path / "d"), f"{tmp_path}/none*"]  # fmt: skip
+    found = verify.directories(verify.resolve_paths(args))
+    assert [(s.arg, s.kind) for s in found] == [(args[0], "dir"), (args[1], "glob")]
+
+
+# --- op_reason ------------------------------------------------------------------------------
+def test_op_reason_unescapes_npyio_s_own_message_and_drops_the_path():
+    message = 'assertion failed: [a.npy: caf\\303\\251 \\"x\\"]\n\t [[{{node Assert}}]]'
+    err = tf.errors.InvalidArgumentError(None, None, message)
+    assert verify.op_reason(err, "a.npy") == 'café "x"'
+    assert verify.op_reason(err, "other.npy") == 'a.npy: café "x"'
+
+
+def test_op_reason_of_other_errors():
+    assert verify.op_reason(tf.errors.NotFoundError(None, None, "a.npy; No such"), "a.npy") == (
+        NO_SUCH_FILE
+    )
+    noisy = tf.errors.InternalError(None, None, "first\n  it broke {{node ReadFile}} here  \n")
+    assert verify.op_reason(noisy, "a.npy") == "it broke here"
+    assert verify.op_reason(RuntimeError(""), "a.npy") == "RuntimeError"
+
+
+# --- spec_issues ----------------------------------------------------------------------------
+def test_spec_issues_derive_the_spec_from_the_first_file(mixed):
+    issues = verify.spec_issues(verify.SpecCheck(mixed), check_all(mixed))
+    loads_as = f"(npyio.dataset loads the inputs as float32 (4, 3), from {mixed[0]})"
+    assert issues == [
+        (mixed[2], f"{npy.shape_mismatch('(4, 3)', '(5, 3)')} {loads_as}"),
+        (mixed[4], f"{npy.dtype_mismatch('float32', 'float64')} {loads_as}"),
+    ]
+
+
+def test_spec_issues_with_the_spec_given_check_the_first_file_too(mixed):
+    check = verify.SpecCheck(mixed, "labels", "float32", (5, 3))
+    issues = verify.spec_issues(check, check_all(mixed))
+    assert [p for p, _ in issues] == [mixed[0], mixed[1], mixed[3], mixed[4]]
+    assert all(r.endswith("(npyio.dataset loads the labels as float32 (5, 3), as given)")
+               for _, r in issues)  # fmt: skip
+
+
+def test_spec_issues_with_any_size_dims(mixed):
+    check = verify.SpecCheck(mixed, "inputs", "float32", (None, 3))
+    issues = verify.spec_issues(check, check_all(mixed))
+    assert [p for p, _ in issues] == [mixed[4]]
+    assert issues[0][1].endswith("loads the inputs as float32 (None, 3), as given)")
+
+
+def test_spec_issues_skip_bad_files_and_compare_with_the_first_good_one(mixed):
+    Path(mixed[0]).write_bytes(b"broken")
+    checked = check_all(mixed)
+    issues = verify.spec_issues(verify.SpecCheck(mixed), checked)
+    assert [p for p, _ in issues] == [mixed[2], mixed[4]]
+    assert all(f"from {mixed[1]})" in r for _, r in issues)
+    for p in mixed:
+        Path(p).write_bytes(b"broken")
+    assert verify.spec_issues(verify.SpecCheck(mixed), check_all(mixed)) == []
+
+
+def test_a_spec_argument_the_first_header_contradicts_is_reported_on_that_file(mixed):
+    issues = verify.spec_issues(verify.SpecCheck(mixed, shape=(9, 9)), check_all(mixed))
+    assert len(issues) == 1
+    path, reason = issues[0]
+    assert path == mixed[0]
+    assert "(9, 9)" in reason
+
+
+# --- pairing --------------------------------------------------------------------------------
+def pairs_tree(root: Path, inputs: list[str], labels: list[str]) -> tuple[str, str]:
+    for name in inputs:
+        save(root / "x" / name, np.zeros(X_SHAPE, "<f4"))
+    for name in labels:
+        save(root / "y" / name, np.int64(0))
+    return str(root / "x"), str(root / "y")
+
+
+def test_pairing_by_name(tmp_path):
+    x, y = pairs_tree(tmp_path, ["1.npy", "0.npy"], ["0.npy", "1.npy"])
+    extra, checks = verify.pairing(resolve(x), resolve(y))
+    assert extra == []
+    assert [(c.what, [os.path.basename(p) for p in c.paths]) for c in checks] == [
+        ("inputs", ["0.npy", "1.npy"]),
+        ("labels", ["0.npy", "1.npy"]),
+    ]
+
+
+def test_pairing_lists_each_unpaired_file_and_pairs_nothing(tmp_path):
+    x, y = pairs_tree(tmp_path, ["0.npy", "1.npy"], ["0.npy", "2.npy", "3.npy"])
+    labels_glob = f"{y}/*.npy"
+    extra, checks = verify.pairing(resolve(x), resolve(labels_glob))
+    assert checks == []
+    assert extra == [
+        (f"{x}/1.npy", f"unpaired -- no file of this name in the labels glob {labels_glob}"),
+        (f"{y}/2.npy", f"unpaired -- no file of this name in the inputs directory {x}"),
+        (f"{y}/3.npy", f"unpaired -- no file of this name in the inputs directory {x}"),
+    ]
+
+
+def test_pairing_nothing_when_a_side_has_a_problem(tmp_path):
+    x, _ = pairs_tree(tmp_path, ["0.npy"], [])
+    missing = resolve(str(tmp_path / "nope"), strict=False)
+    assert verify.pairing(resolve(x), missing) == ([], [])
+    assert verify.pairing(missing, resolve(x)) == ([], [])
+
+
+def test_pairing_two_files_of_one_name_is_one_line(tmp_path):
+    for d in ("a", "b"):
+        save(tmp_path / d / "0.npy", np.zeros(1, "<f4"))
+    save(tmp_path / "y" / "0.npy", np.int64(0))
+    inputs = resolve(f"{tmp_path}/*/0.npy")
+    extra, checks = verify.pairing(inputs, resolve(str(tmp_path / "y")))
+    assert checks == []
+    assert len(extra) == 1 and extra[0][0] == inputs.arg
+    assert "0.npy" in extra[0][1]
+
+
+# --- plan -----------------------------------------------------------------------------------
+def test_plan_checks_each_directory_as_one_dataset_of_inputs(tmp_path, mixed):
+    d = str(tmp_path / "d")
+    planned = verify.plan([d, mixed[0]], dtype=np.dtype("float32"), shape=(None, 3))
+    assert [s.arg for s in planned.sources] == [d, mixed[0]]
+    assert planned.specs == [verify.SpecCheck(mixed, "inputs", np.dtype("float32"), (None, 3))]
+    assert planned.extra == []
+    assert verify.plan([d], allow_mixed=True).specs == []
+    # a directory given twice is one dataset, checked once
+    assert len(verify.plan([d, d, f"{d}/*.npy"]).specs) == 2
+
+
+def test_plan_pairs_with_the_label_spec(tmp_path):
+    x, y = pairs_tree(tmp_path, ["0.npy", "1.npy"], ["0.npy", "1.npy"])
+    planned = verify.plan([], [x, y], dtype="float32", shape=X_SHAPE, label_shape=())
+    assert [s.arg for s in planned.sources] == [x, y]
+    assert [(c.what, c.dtype, c.shape) for c in planned.specs] == [
+        ("inputs", "float32", X_SHAPE),
+        ("labels", None, ()),
+    ]
+    # --allow-mixed is about PATHs: the sides of --pairs are still one dataset each
+    assert len(verify.plan([], [x, y], allow_mixed=True).specs) == 2
+
+
+@pytest.mark.parametrize("side", verify.PAIR_SIDES)
+def test_plan_names_the_side_of_pairs_with_a_problem(tmp_path, side):
+    x, _ = pairs_tree(tmp_path, ["0.npy"], [])
+    missing = str(tmp_path / "nope")
+    pairs = [missing, x] if side == "INPUTS" else [x, missing]
+    planned = verify.plan([], pairs)
+    bad = [s for s in planned.sources if s.problem is not None]
+    assert [(s.arg, s.problem) for s in bad] == [(missing, f"{NO_SUCH_FILE} (--pairs {side})")]
+    assert (planned.specs, planned.extra) == ([], [])
+
+
+# --- scan -----------------------------------------------------------------------------------
+def test_scan_reports_problems_and_reasons_in_argument_order_each_file_once(tmp_path, mixed):
+    Path(mixed[3]).write_bytes(npy_bytes(np.zeros(X_SHAPE, "<f4"))[:-1])
+    d, missing = str(tmp_path / "d"), str(tmp_path / "nope")
+    sources = verify.resolve_paths([missing, mixed[3], d])
+    out = verify.scan(
+        sources, jobs=2, progress=False, extra=[(mixed[3], "also this"), (mixed[0], "and this")]
+    )
+    assert [c.path for c in out.checked] == [mixed[3], *mixed[:3], mixed[4]]
+    short = npy.payload_short("48", "47")
+    assert out.issues == [
+        (missing, NO_SUCH_FILE),
+        (mixed[3], short),
+        (mixed[3], "also this"),
+        (mixed[0], "and this"),
+    ]
+    assert out.bad_paths == {missing, mixed[3], mixed[0]}
+    assert out.mismatches == [] and out.nonfinite == {} and not out.ok
+    assert out.summary().files == 5
+    summary = out.summary(sources[2])
+    assert (summary.files, summary.bad) == (5, 2)
+
+
+def test_scan_runs_the_spec_checks(tmp_path, mixed):
+    planned = verify.plan([str(tmp_path / "d")])
+    out = verify.scan(planned.sources, jobs=1, progress=False, specs=planned.specs)
+    assert out.issues == []
+    assert [p for p, _ in out.mismatches] == [mixed[2], mixed[4]]
+    assert not out.ok
+
+
+def test_scan_full_counts_nan_and_inf_in_file_order(tmp_path):
+    paths = [
+        save(tmp_path / "b.npy", np.array([np.nan, 1, np.inf], "<f4")),
+        save(tmp_path / "a.npy", np.array([1 + 1j, complex(np.inf, 0)], "<c8")),
+        save(tmp_path / "c.npy", np.arange(3, dtype="<i2")),
+        save(tmp_path / "d.npy", np.array([np.nan] * 4, ">f8")),
+    ]
+    out = verify.scan(verify.resolve_paths(paths), jobs=2, progress=False, full=True)
+    assert out.nonfinite == {paths[0]: 2, paths[1]: 1, paths[3]: 4}
+    assert list(out.nonfinite) == [paths[0], paths[1], paths[3]]
+    assert out.ok  # NaN is noted, not bad
+
+
+def test_scan_shows_progress_on_stderr(tmp_path, mixed, capsys):
+    verify.scan(verify.resolve_paths([str(tmp_path / "d")]), jobs=1, progress=True, full=True)
+    err = capsys.readouterr().err
+    assert "checking: 5/5" in err and "decoding: 5/5" in err
+    verify.scan(verify.resolve_paths([str(tmp_path / "nope")]), jobs=1, progress=True)
+    assert capsys.readouterr().err == ""  # nothing to check: no progress
+
+
+def test_jobs_give_the_same_verdicts_in_the_same_order(tmp_path):
+    data = npy_bytes(np.zeros((3,), "<u2"))
+    for i in range(header.CHUNK * 3 + 7):
+        (tmp_path / f"{i:05d}.npy").write_bytes(data if i % 97 else data[:-1])
+    source = resolve(str(tmp_path))
+    one = verify.scan([source], jobs=1, progress=False)
+    four = verify.scan([source], jobs=4, progress=False)
+    assert [(c.path, c.reason) for c in one.checked] == [(c.path, c.reason) for c in four.checked]
+    assert len(one.issues) == len(range(0, header.CHUNK * 3 + 7, 97))
+
+
+# --- decode_files ---------------------------------------------------------------------------
+def test_full_reports_each_file_the_decoder_refuses(tmp_path):
+    """Files that change after the header check: the pipeline goes on past each error."""
+    data = npy_bytes(np.arange(6, dtype="<i4").reshape(2, 3))
+    paths = [str(tmp_path / f"{i}.npy") for i in range(6)]
+    for p in paths:
+        Path(p).write_bytes(data)
+    checked = [header.check_file(p, {}) for p in paths]
+    Path(paths[1]).write_bytes(data[:-4])
+    os.remove(paths[4])
+    bad, nonfinite = verify.decode_files(checked, jobs=2)
+    assert bad == {paths[1]: npy.payload_short("24", "20"), paths[4]: "no such file or directory"}
+    assert nonfinite == {}
+
+
+def test_decode_files_calls_back_once_per_file(tmp_path, mixed):
+    done: list[int] = []
+    bad, nonfinite = verify.decode_files(list(check_all(mixed).values()), 1, done.append)
+    assert (bad, nonfinite, done) == ({}, {}, [1] * len(mixed))
