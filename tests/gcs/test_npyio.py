@@ -187,9 +187,12 @@ def test_ignore_errors_names_the_object_it_skips(gcs, trees):
 @pytest.mark.parametrize(
     ("code", "message"),
     [
-        ("npyio.dataset(f'{ROOT}/nowhere', f'{ROOT}/y')", "inputs: '{ROOT}/nowhere' does not exist"),
+        (
+            "npyio.dataset(f'{ROOT}/nowhere', f'{ROOT}/y')",
+            "inputs: '{ROOT}/nowhere' does not exist",
+        ),
         ("npyio.dataset(f'{ROOT}/x', f'{ROOT}/nope/*.npy')", "labels: glob '{ROOT}/nope/*.npy'"),
-        ("npyio.dataset([f'{ROOT}/x/001.npy', f'{ROOT}/x/999.npy'])", "{ROOT}/x/999.npy"),
+        ("npyio.dataset([f'{ROOT}/x/999.npy', f'{ROOT}/x/001.npy'])", "{ROOT}/x/999.npy: no such"),
         ("npyio.dataset_from_directory(f'{ROOT}/none')", "directory: '{ROOT}/none' does not exist"),
         ("npyio.rows(f'{ROOT}/rows_missing.npy')", "'{ROOT}/rows_missing.npy' does not exist"),
     ],
@@ -202,18 +205,32 @@ def test_missing_objects_and_directories_are_named_when_built(gcs_worker, trees,
     assert message.replace("{ROOT}", remote) in str(caught.value)
 
 
+def test_a_later_missing_object_of_a_list_is_named_when_read(gcs_worker, trees):
+    """Only the first file of a list is read when the dataset is built (one request, not one
+    per file); a later one that is missing is named when the pipeline reaches it."""
+    _, remote = trees
+    code = "drain(npyio.dataset([f'{ROOT}/x/001.npy', f'{ROOT}/x/999.npy']))"
+    with pytest.raises(WorkerError) as caught:
+        run_remote(gcs_worker, code, remote)
+    assert caught.value.type_name == "NotFoundError"
+    assert f"{remote}/x/999.npy" in str(caught.value)
+
+
 def test_inspect_and_verify_commands(gcs, trees):
     _, remote = trees
     good = gcs.module("npyio", "verify", "--pairs", f"{remote}/x", f"{remote}/y", timeout=300)
     assert good.returncode == 0, good.stdout + good.stderr
     assert "verified 24 files" in good.stdout
-    bad = gcs.module("npyio", "verify", "--pairs", f"{remote}/bad_x", f"{remote}/bad_y", timeout=300)
+    bad = gcs.module(
+        "npyio", "verify", "--pairs", f"{remote}/bad_x", f"{remote}/bad_y", timeout=300
+    )
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert f"{remote}/bad_x/2.npy: not a .npy file" in bad.stdout
     shown = gcs.module("npyio", "inspect", "--json", f"{remote}/x/001.npy", timeout=300)
     assert shown.returncode == 0, shown.stderr
     (entry,) = json.loads(shown.stdout)["files"]
-    assert entry["shape"] == [3, 4] and entry["dtype"] == ">f4"
+    assert entry["shape"] == [3, 4] and entry["dtype"] == "float32"
+    assert entry["descr"] == ">f4"
 
 
 def test_npyio_reads_what_tensorflow_wrote(gcs_worker, gcs_sandbox):
