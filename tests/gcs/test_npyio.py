@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.gcs.fixtures import gcs, gcs_sandbox, gcs_worker  # noqa: F401
 from tests.gcs.sandbox import GcsSandbox, Worker, WorkerError
 
 N = 12
