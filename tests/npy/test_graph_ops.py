@@ -118,7 +118,7 @@ def test_parser_graph_stays_small():
     # epoch, used or not: ~0.05 ms a node on the bench machine (bench/README.md). 524 nodes
     # before literals were shared and tf.strings.split's ragged bookkeeping was dropped; 322
     # after. A budget, so that growth is a decision.
-    from npyio._npy import parser as _parser
+    from npyio._graph import parser as _parser
 
     gd = graph_def(_parser.parser())
     nodes = len(gd.node) + sum(len(f.node_def) for f in gd.library.function)
