@@ -15,7 +15,7 @@ import tensorflow as tf
 
 import npyio
 from npyio._format import npy
-from tests._npy import (
+from tests._npy_testing import (
     DTYPE_NAMES,
     LAYOUTS,
     SHAPES,

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 import npyio
 from tests._graph_util import PYTHON_OPS, graph_def, op_types, python_ops
-from tests._npy import npy_bytes, write_file
+from tests._npy_testing import npy_bytes, write_file
 
 #: Ops that only appear if the walker reached into cond branches / mapped functions.
 NESTED = {"Assert", "DecodeRaw", "Transpose"}

@@ -23,7 +23,7 @@ import tensorflow as tf
 import npyio
 from npyio._data.plan import BATCH_THEN_DECODE, plan_dataset
 from npyio._format import npy
-from tests._npy import (
+from tests._npy_testing import (
     VERSION_IDS,
     VERSIONS,
     assert_same,

@@ -20,7 +20,7 @@ import npyio
 from npyio._format import npz
 from tests._graph_util import PYTHON_OPS as CALLBACK_OPS
 from tests._graph_util import op_types
-from tests._npy import assert_same, npy_bytes, tf_message
+from tests._npy_testing import assert_same, npy_bytes, tf_message
 
 
 def _members() -> dict[str, np.ndarray]:
