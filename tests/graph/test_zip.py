@@ -1,16 +1,14 @@
 """npyio.decode_npz / read_npz: bit-exact members of np.savez and np.savez_compressed archives
 (seekable, streamed with data descriptors, zip64), refused archives, corrupt deflate data, no
-Python ops, inspect_npz; and, at the end, npyio.dataset(..., key=...)."""
+Python ops; and, at the end, npyio.dataset(..., key=...)."""
 
 from __future__ import annotations
 
 import contextlib
 import io
-import re
 import struct
 import zipfile
 from pathlib import Path
-from unittest import mock
 
 import numpy as np
 import pytest
@@ -21,93 +19,16 @@ from npyio._format import npz
 from tests._graph_util import PYTHON_OPS as CALLBACK_OPS
 from tests._graph_util import op_types
 from tests._npy_testing import assert_same, npy_bytes, tf_message
-
-
-def _members() -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(0)
-    return {
-        "flags": rng.integers(0, 2, (7, 3)).astype(bool),
-        "ids": rng.integers(-(2**62), 2**62, (3, 4), dtype=np.int64),
-        "big_endian": rng.standard_normal((5, 2)).astype(">f8"),
-        "empty": np.zeros((0, 3), np.float32),
-        "large": rng.standard_normal((1024, 1024)).astype(np.float32),  # 4 MiB
-        "u32": rng.integers(0, 2**32, 6, dtype=np.uint64).astype(">u4"),
-        "scalar": np.array(1.5 - 2j, ">c8"),
-    }
-
-
-MEMBERS = _members()
-
-
-class _Unseekable(io.RawIOBase):
-    """A write-only stream: zipfile then writes data descriptors (flag bit 3, local sizes 0)."""
-
-    def __init__(self) -> None:
-        self.buffer = io.BytesIO()
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, b) -> int:  # type: ignore[override]
-        return self.buffer.write(b)
-
-
-def _eocd(data: bytes) -> int:
-    return data.rindex(npz.EOCD_SIG)
-
-
-def zip64_everywhere() -> mock._patch:
-    """Make Python's zipfile write zip64 structures for a small archive: the zip64 extra field
-    (sizes, local header offsets) in the central directory, and the zip64 end records."""
-    return mock.patch.multiple(zipfile, ZIP64_LIMIT=64, ZIP_FILECOUNT_LIMIT=1)
-
-
-def npz_bytes(arrays: dict[str, np.ndarray], compressed: bool, writer: str = "file") -> bytes:
-    """``writer``: "file" (seekable), "stream" (data descriptors), "zip64" (zip64 structures,
-    with the end record's fields set to 0xFFFF... so that only the zip64 record has them, as
-    in an archive of more than 65535 members or 4 GiB)."""
-    save = np.savez_compressed if compressed else np.savez
-    if writer == "stream":
-        out = _Unseekable()
-        save(out, **arrays)
-        return out.buffer.getvalue()
-    buf = io.BytesIO()
-    if writer == "zip64":
-        with zip64_everywhere():
-            save(buf, **arrays)
-        data = bytearray(buf.getvalue())
-        e = _eocd(data)
-        assert data[e - npz.LOCATOR_LEN : e - npz.LOCATOR_LEN + 4] == npz.LOCATOR_SIG
-        data[e + 8 : e + 20] = b"\xff" * 12  # entries (2 x 2 bytes), directory size and offset
-        return bytes(data)
-    save(buf, **arrays)
-    return buf.getvalue()
-
-
-def write(path: Path, data: bytes) -> str:
-    path.write_bytes(data)
-    return str(path)
-
-
-def central(data: bytes) -> dict[str, int]:
-    """Member name -> position of its central directory entry."""
-    e = _eocd(data)
-    count, _, offset = struct.unpack("<HII", data[e + 10 : e + 20])
-    if data[e - npz.LOCATOR_LEN : e - npz.LOCATOR_LEN + 4] == npz.LOCATOR_SIG:
-        record = struct.unpack("<Q", data[e - 12 : e - 4])[0]
-        count, _, offset = struct.unpack("<QQQ", data[record + 32 : record + 56])
-    out, p = {}, offset
-    for _ in range(count):
-        nlen, xlen, clen = struct.unpack("<HHH", data[p + 28 : p + 34])
-        out[data[p + 46 : p + 46 + nlen].decode()] = p
-        p += 46 + nlen + xlen + clen
-    return out
-
-
-def patched(data: bytes, at: int, fmt: str, *values: int) -> bytes:
-    out = bytearray(data)
-    struct.pack_into(fmt, out, at, *values)
-    return bytes(out)
+from tests._npz_testing import (
+    BASE,
+    MEMBERS,
+    central,
+    eocd_at,
+    npz_bytes,
+    patched,
+    write,
+    zip64_everywhere,
+)
 
 
 # --- bit-exact ----------------------------------------------------------------------------------
@@ -134,7 +55,7 @@ def test_writers_do_what_the_tests_assume():
     with zip64_everywhere():
         data = npz_bytes(MEMBERS, False, "zip64")
         assert any(len(i.extra) >= 28 for i in zipfile.ZipFile(io.BytesIO(data)).infolist())
-    assert data[_eocd(data) + 8 : _eocd(data) + 20] == b"\xff" * 12
+    assert data[eocd_at(data) + 8 : eocd_at(data) + 20] == b"\xff" * 12
 
 
 def test_read_npz_paths_and_exact_names(tmp_path):
@@ -200,9 +121,6 @@ def refused(path: str, key: str = "x", dtype: object = tf.int64) -> str:
     return message
 
 
-BASE = {"x": np.arange(10, dtype=np.int64), "y": np.ones(3)}
-
-
 def test_missing_member(tmp_path):
     path = write(tmp_path / "a.npz", npz_bytes(BASE, True))
     message = refused(path, "z")
@@ -237,8 +155,8 @@ def _truncations(data: bytes) -> dict[str, bytes]:
         "empty": b"",
         "half": data[: len(data) // 2],
         "minus-one": data[:-1],
-        "no-end-record": data[: _eocd(data)],
-        "cut-before-directory": data[: central(data)["x.npy"]] + data[_eocd(data) :],
+        "no-end-record": data[: eocd_at(data)],
+        "cut-before-directory": data[: central(data)["x.npy"]] + data[eocd_at(data) :],
         "head-cut": data[40:],
     }
 
@@ -253,7 +171,7 @@ def test_truncated(tmp_path, compressed):
 
 def test_corrupt_structures(tmp_path):
     data = npz_bytes(BASE, False)
-    e, at = _eocd(data), central(data)["x.npy"]
+    e, at = eocd_at(data), central(data)["x.npy"]
     local = struct.unpack("<I", data[at + 42 : at + 46])[0]
     cases = {
         "central-signature": (patched(data, at, "<I", 0), "corrupt central directory"),
@@ -277,7 +195,7 @@ def test_corrupt_structures(tmp_path):
 def test_corrupt_zip64_structures(tmp_path):
     """Bad zip64 end records, and 8-byte values past any end (no int64 overflow)."""
     data = npz_bytes(BASE, True, "zip64")
-    e = _eocd(data)
+    e = eocd_at(data)
     record = struct.unpack("<Q", data[e - 12 : e - 4])[0]
     entries = central(data)
     x_extra = entries["x.npy"] + 46 + len("x.npy") + 4  # uncompressed, compressed size
@@ -346,31 +264,6 @@ def test_random_corruption_of_deflate_data_is_caught():
         else:
             assert np.array_equal(got, arr)
     assert errors >= 20
-
-
-# --- inspect_npz --------------------------------------------------------------------------------
-def test_inspect_npz(tmp_path):
-    for compressed in (False, True):
-        path = write(tmp_path / "a.npz", npz_bytes(MEMBERS, compressed, "stream"))
-        for key, arr in MEMBERS.items():
-            header = npz.inspect_npz(path, key)
-            assert (header.dtype, header.shape) == (arr.dtype, arr.shape)
-        header, raw = npz.inspect_npz_prefix(path, "big_endian.npy")
-        assert raw == npy_bytes(MEMBERS["big_endian"])[: header.data_offset]
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_BZIP2) as zf:
-        zf.writestr("x.npy", npy_bytes(BASE["x"]))
-    bz = write(tmp_path / "bz.npz", buf.getvalue())
-    for p, key, words in (
-        (path, "nope", "no such member"),
-        (bz, "x", re.escape("12 (bzip2)")),
-        (write(tmp_path / "n.npz", b"junk"), "x", "not a readable zip"),
-    ):
-        with pytest.raises(npyio.NpyFormatError, match=words) as e:
-            npz.inspect_npz(p, key)
-        assert str(e.value).startswith(f"{p}[{key}]: ")
-    with pytest.raises(npyio.NpyFormatError, match="no such file"):
-        npz.inspect_npz(tmp_path / "missing.npz", "x")
 
 
 def test_bad_arguments():
