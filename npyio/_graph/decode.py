@@ -26,6 +26,7 @@ from npyio._format.header import Hint, Limits, make_hint
 from npyio._graph.ops import (
     RAW_DTYPES,
     as_str,
+    assert_verdict,
     first_index,
     native,
     require_tf2,
@@ -124,17 +125,7 @@ def decode_batch(
     ``<bytes>`` (``<bytes>[row]`` in a batch).
     """
     raw, dims, ok, message = _parse(contents, names, dt, shape, limits, batched)
-    if tf.executing_eagerly():
-        if not bool(ok):
-            # Eagerly, the message itself, not tf.debugging.Assert's "assertion failed: [...]"
-            # (which also escapes quotes and backslashes): its first line is "PATH: reason".
-            raise tf.errors.InvalidArgumentError(
-                None, None, message.numpy().decode("utf-8", "replace")
-            )
-    else:
-        assertion = tf.debugging.Assert(ok, [message], summarize=1)
-        with tf.control_dependencies([assertion]):
-            raw, dims = tf.identity(raw), tf.identity(dims)
+    raw, dims = assert_verdict(ok, message, raw, dims)
     return _values(raw, dims, contents, dt, shape, batched)
 
 

@@ -31,7 +31,7 @@ from npyio._graph.ops import (
     first_index,
     full_match,
     group,
-    template,
+    reason_words,
 )
 
 __all__ = ["CHECKS", "GRAMMAR", "PARSE_SIGNATURE", "Check", "parser"]
@@ -142,7 +142,7 @@ _GRAMMAR_CHECK = next(i for i, c in enumerate(CHECKS) if c.reason is None)
 # Reason i's message is PRE[i] + a[i] + MID[i] + b[i] + POST[i].
 _TEMPLATES = [
     list(part)
-    for part in zip(*(template(reason, len(args)) for reason, args in _WORDINGS), strict=True)
+    for part in zip(*(reason_words(reason, len(args)) for reason, args in _WORDINGS), strict=True)
 ]
 assert all(len(args) <= 2 for _, args in _WORDINGS), "a reason takes at most two values"
 

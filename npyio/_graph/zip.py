@@ -80,6 +80,7 @@ from npyio._format.npz import (
 from npyio._graph.decode import decode_one
 from npyio._graph.ops import (
     as_str,
+    assert_verdict,
     clamped_substr,
     first_index,
     fmt,
@@ -343,6 +344,20 @@ def checked_member(
     return _extractor()(contents, key_tensor(key), name)
 
 
+def _extract_eagerly(
+    contents: tf.Tensor, key: tf.Tensor, name: tf.Tensor
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """`_extractor`'s verdict, run eagerly: zlib's refusal of corrupt deflated data, raised
+    inside the graph function, is re-raised as ``"PATH[key]: reason"``, not TensorFlow's
+    ``"Graph execution error: ... Detected at"``."""
+    try:
+        return _extractor()(contents, key, name)
+    except tf.errors.OpError as e:
+        reason = e.message.split("\n\n")[-1].split("\n\t")[0].strip() or type(e).__name__
+        label = name.numpy().decode("utf-8", "replace")
+        raise type(e)(None, None, f"{label}: {reason}") from None
+
+
 def npz_member(contents: tf.Tensor, key: tf.Tensor | str, name: tf.Tensor) -> tf.Tensor:
     """The ``.npy`` bytes of member ``key`` of the archive ``contents`` (scalar string tensors).
 
@@ -353,27 +368,12 @@ def npz_member(contents: tf.Tensor, key: tf.Tensor | str, name: tf.Tensor) -> tf
     require_tf2()
     key = key_tensor(key)
     if tf.executing_eagerly():
-        try:
-            data, ok, message = _extractor()(contents, key, name)
-        except tf.errors.OpError as e:
-            # zlib's refusal of corrupt deflated data, raised inside the graph function: as
-            # "PATH[key]: reason", not TensorFlow's "Graph execution error: ... Detected at".
-            reason = e.message.split("\n\n")[-1].split("\n\t")[0].strip() or type(e).__name__
-            label = name.numpy().decode("utf-8", "replace")
-            raise type(e)(None, None, f"{label}: {reason}") from None
-        if not bool(ok):
-            # The message itself: tf.debugging.Assert would wrap it in "assertion failed: [...]"
-            # after a traceback of the graph function, and escape its quotes.
-            raise tf.errors.InvalidArgumentError(
-                None, None, message.numpy().decode("utf-8", "replace")
-            )
-        return data
-    data, ok, message = _extractor()(contents, key, name)
+        data, ok, message = _extract_eagerly(contents, key, name)
+    else:
+        data, ok, message = _extractor()(contents, key, name)
     # Asserted here, outside the graph function, so that an error is not wrapped in
     # "{{function_node __inference__extract}}" twice.
-    assertion = tf.debugging.Assert(ok, [message], summarize=1)
-    with tf.control_dependencies([assertion]):
-        return tf.identity(data)
+    return assert_verdict(ok, message, data)[0]
 
 
 def decode_member(

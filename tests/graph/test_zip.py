@@ -323,3 +323,19 @@ def test_dataset_key_missing_member_names_path_and_key(tmp_path):
     with pytest.raises(tf.errors.InvalidArgumentError) as e:
         list(ds)
     assert tf_message(e.value).startswith(f"{bad}[x]: no such member")
+
+
+def test_messages_put_each_number_where_its_words_say(tmp_path):
+    """directory_past_end and data_past_end word their arguments in the other order than they
+    take them: the graph's message must still say which number is which."""
+    data = npz_bytes(BASE, False)
+    e, at = eocd_at(data), central(data)["x.npy"]
+    _, cd_size, cd_offset = struct.unpack("<HII", data[e + 10 : e + 20])
+    bad = patched(data, e + 12, "<I", 10**6)
+    message = refused(write(tmp_path / "dir.npz", bad))
+    assert message.endswith(npz.directory_past_end(str(cd_offset + 10**6), str(e))), message
+    local = struct.unpack("<I", data[at + 42 : at + 46])[0]
+    start = local + 30 + sum(struct.unpack("<HH", data[local + 26 : local + 30]))
+    bad = patched(data, at + 20, "<I", 10**6)
+    message = refused(write(tmp_path / "data.npz", bad))
+    assert message.endswith(npz.data_past_end(str(start + 10**6), str(len(data)))), message
