@@ -330,7 +330,7 @@ def test_messages_put_each_number_where_its_words_say(tmp_path):
     take them: the graph's message must still say which number is which."""
     data = npz_bytes(BASE, False)
     e, at = eocd_at(data), central(data)["x.npy"]
-    _, cd_size, cd_offset = struct.unpack("<HII", data[e + 10 : e + 20])
+    _, _, cd_offset = struct.unpack("<HII", data[e + 10 : e + 20])
     bad = patched(data, e + 12, "<I", 10**6)
     message = refused(write(tmp_path / "dir.npz", bad))
     assert message.endswith(npz.directory_past_end(str(cd_offset + 10**6), str(e))), message
