@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import tensorflow as tf
@@ -129,6 +130,15 @@ def _find_eocd(contents: tf.Tensor, size: tf.Tensor) -> tuple[tf.Tensor, tf.Tens
     return at >= 0, start + tf.maximum(at, 0)
 
 
+class Lookup(NamedTuple):
+    """Where the central directory names the member, and whether its entries are sound."""
+
+    at: tf.Tensor  # the member's entry (-1: none)
+    ok: tf.Tensor  # every entry read was sound
+    bad_at: tf.Tensor  # where the first unsound one is
+    names: tf.Tensor  # the first names, quoted, for the missing-member message
+
+
 def _scan_directory(
     contents: tf.Tensor,
     size: tf.Tensor,
@@ -136,7 +146,7 @@ def _scan_directory(
     end: tf.Tensor,
     entries: tf.Tensor,
     key: tf.Tensor,
-) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
+) -> Lookup:
     """Walks the central directory [start, end) for ``key`` (exact name first, else key.npy).
 
     Returns (entry position or -1, ok, position of the first bad entry, quoted names listing).
@@ -169,7 +179,7 @@ def _scan_directory(
         body,
         [tf.constant(0, tf.int64), start, minus1, minus1, tf.constant(True), tf.constant("")],
     )
-    return tf.where(exact >= 0, exact, npy), ok, p, names
+    return Lookup(tf.where(exact >= 0, exact, npy), ok, p, names)
 
 
 def _zip64_extra(
@@ -194,15 +204,46 @@ def _zip64_extra(
     return found, data_size
 
 
-def _extract(contents: tf.Tensor, key: tf.Tensor, name: tf.Tensor) -> tf.Tensor:
-    """The bytes of member ``key`` (or ``key.npy``) of the zip archive ``contents``, inflated.
+class EndRecord(NamedTuple):
+    """The end of central directory record, or the zip64 one where a locator precedes it."""
 
-    ``name`` (``path[key]``) starts every error message.
-    """
-    size = tf.cast(tf.strings.length(contents), tf.int64)
+    found: tf.Tensor  # an end record is there
+    has_locator: tf.Tensor  # a zip64 locator precedes it
+    zip64_at: tf.Tensor  # where the locator says the zip64 record is
+    zip64_ok: tf.Tensor  # that record is there, before the locator
+    entries: tf.Tensor  # the entry count
+    start: tf.Tensor  # where the central directory starts
+    end: tf.Tensor  # where it ends, by its size
+    limit: tf.Tensor  # where it must end by: the (zip64) end record
 
-    # End of central directory, and the zip64 one if a locator precedes it.
-    has_eocd, e = _find_eocd(contents, size)
+
+class Entry(NamedTuple):
+    """A central directory entry's fields, with the zip64 extra field's values in place."""
+
+    at: tf.Tensor  # its position (-1: none, then the fields are those of byte 0)
+    flags: tf.Tensor
+    method: tf.Tensor
+    csize: tf.Tensor
+    usize: tf.Tensor
+    offset: tf.Tensor  # of the local header
+    name: tf.Tensor
+    need: tf.Tensor  # bytes the zip64 extra field must hold
+    extra_len: tf.Tensor  # bytes it holds
+    extra_ok: tf.Tensor  # it holds them
+    isize_bytes: tf.Tensor  # the size mod 2**32, 4 bytes little-endian (the gzip trailer's)
+
+
+class Local(NamedTuple):
+    """The local header at an entry's offset: only its name and its lengths are used."""
+
+    found: tf.Tensor  # its signature is there, with room for the header
+    name: tf.Tensor
+    data: tf.Tensor  # where the member's data starts
+
+
+def _read_end_record(contents: tf.Tensor, size: tf.Tensor) -> EndRecord:
+    """The end record, and the zip64 one if a locator precedes it (its values then count)."""
+    found, e = _find_eocd(contents, size)
     eb = padded_bytes(contents, e, EOCD_LEN, size)
     entries, cd_size, cd_off = le_field(eb, 10, 2), le_field(eb, 12, 4), le_field(eb, 16, 4)
     has_locator = tf.logical_and(
@@ -213,96 +254,139 @@ def _extract(contents: tf.Tensor, key: tf.Tensor, name: tf.Tensor) -> tf.Tensor:
     zip64_ok = tf.logical_and(
         z + EOCD64_LEN <= e - LOCATOR_LEN, clamped_substr(contents, size, z, 4) == EOCD64_SIG
     )
-    entries = tf.where(has_locator, le_field8(zb, 32), entries)
     cd_size = tf.where(has_locator, le_field8(zb, 40), cd_size)
     cd_off = tf.where(has_locator, le_field8(zb, 48), cd_off)
-    cd_limit = tf.where(has_locator, z, e)
-    cd_end = cd_off + cd_size
-
-    # The central directory entry of the member.
-    q, entries_ok, bad_at, names = _scan_directory(
-        contents, size, cd_off, tf.minimum(cd_end, cd_limit), entries, key
+    return EndRecord(
+        found=found,
+        has_locator=has_locator,
+        zip64_at=z,
+        zip64_ok=zip64_ok,
+        entries=tf.where(has_locator, le_field8(zb, 32), entries),
+        start=cd_off,
+        end=cd_off + cd_size,
+        limit=tf.where(has_locator, z, e),
     )
-    found = q >= 0
-    cb = padded_bytes(contents, q, CENTRAL_LEN, size)
-    flags, method = le_field(cb, 8, 2), le_field(cb, 10, 2)
-    csize, usize = le_field(cb, 20, 4), le_field(cb, 24, 4)
-    nlen, xlen = le_field(cb, 28, 2), le_field(cb, 30, 2)
-    offset = le_field(cb, 42, 4)
-    central_name = clamped_substr(contents, size, q + CENTRAL_LEN, nlen)
 
-    # Values of 0xFFFFFFFF are in the zip64 extra field, in this order: uncompressed size,
-    # compressed size, local header offset (8 bytes each).
+
+def _read_entry(contents: tf.Tensor, size: tf.Tensor, q: tf.Tensor) -> Entry:
+    """The central directory entry at ``q``. Values of 0xFFFFFFFF are in its zip64 extra
+    field, in this order: uncompressed size, compressed size, local header offset (8 bytes
+    each)."""
+    cb = padded_bytes(contents, q, CENTRAL_LEN, size)
+    usize, csize, offset = le_field(cb, 24, 4), le_field(cb, 20, 4), le_field(cb, 42, 4)
+    nlen, xlen = le_field(cb, 28, 2), le_field(cb, 30, 2)
     x_at, x_len = _zip64_extra(contents, size, q + CENTRAL_LEN + nlen, xlen)
     need_u, need_c, need_o = (tf.cast(v == 0xFFFFFFFF, tf.int64) for v in (usize, csize, offset))
     need = 8 * (need_u + need_c + need_o)
-    extra_ok = tf.logical_or(tf.equal(need, 0), tf.logical_and(x_at >= 0, x_len >= need))
     xb = padded_bytes(contents, x_at, 24, size)
-    isize_bytes = tf.where(
-        need_u > 0,
-        clamped_substr(contents, size, x_at, 4),
-        clamped_substr(contents, size, q + 24, 4),
+    return Entry(
+        at=q,
+        flags=le_field(cb, 8, 2),
+        method=le_field(cb, 10, 2),
+        csize=tf.where(need_c > 0, le_field8(xb, 8 * need_u), csize),
+        usize=tf.where(need_u > 0, le_field8(xb, 0), usize),
+        offset=tf.where(need_o > 0, le_field8(xb, 8 * (need_u + need_c)), offset),
+        name=clamped_substr(contents, size, q + CENTRAL_LEN, nlen),
+        need=need,
+        extra_len=x_len,
+        extra_ok=tf.logical_or(tf.equal(need, 0), tf.logical_and(x_at >= 0, x_len >= need)),
+        isize_bytes=tf.where(
+            need_u > 0,
+            clamped_substr(contents, size, x_at, 4),
+            clamped_substr(contents, size, q + 24, 4),
+        ),
     )
-    usize = tf.where(need_u > 0, le_field8(xb, 0), usize)
-    csize = tf.where(need_c > 0, le_field8(xb, 8 * need_u), csize)
-    offset = tf.where(need_o > 0, le_field8(xb, 8 * (need_u + need_c)), offset)
 
-    # The local header: only its name and extra field lengths are used, to find the data.
+
+def _read_local(contents: tf.Tensor, size: tf.Tensor, offset: tf.Tensor) -> Local:
+    """The local header at ``offset``."""
     lb = padded_bytes(contents, offset, LOCAL_LEN, size)
     lnlen, lxlen = le_field(lb, 26, 2), le_field(lb, 28, 2)
-    start = offset + LOCAL_LEN + lnlen + lxlen
-    local = clamped_substr(contents, size, offset + LOCAL_LEN, lnlen)
+    found = tf.logical_and(
+        offset + LOCAL_LEN <= size, clamped_substr(contents, size, offset, 4) == LOCAL_SIG
+    )
+    name = clamped_substr(contents, size, offset + LOCAL_LEN, lnlen)
+    return Local(found, name, offset + LOCAL_LEN + lnlen + lxlen)
 
-    checks: list[tuple[tf.Tensor, Callable[[], tf.Tensor]]] = [
-        (has_eocd, lambda: tf.constant(not_a_zip())),
+
+Checks = list[tuple[tf.Tensor, Callable[[], tf.Tensor]]]
+
+
+def _checks(
+    size: tf.Tensor, end: EndRecord, lookup: Lookup, entry: Entry, local: Local, key: tf.Tensor
+) -> Checks:
+    """The checks in order, each (condition, its message when it fails)."""
+    data_end, method = local.data + entry.csize, entry.method
+    listed = tf.where(lookup.names == "", "nothing", lookup.names)
+    return [
+        (end.found, lambda: tf.constant(not_a_zip())),
         (
-            tf.logical_or(tf.logical_not(has_locator), zip64_ok),
-            lambda: fmt(bad_zip64_record, as_str(z), as_str(size)),
+            tf.logical_or(tf.logical_not(end.has_locator), end.zip64_ok),
+            lambda: fmt(bad_zip64_record, as_str(end.zip64_at), as_str(size)),
         ),
-        (cd_end <= cd_limit, lambda: fmt(directory_past_end, as_str(cd_end), as_str(cd_limit))),
-        (entries_ok, lambda: fmt(bad_entry, as_str(bad_at))),
-        (found, lambda: fmt(no_member, tf.where(names == "", "nothing", names), _quote(key))),
-        (tf.equal(flags % 2, 0), lambda: tf.constant(encrypted())),
+        (end.end <= end.limit, lambda: fmt(directory_past_end, as_str(end.end), as_str(end.limit))),
+        (lookup.ok, lambda: fmt(bad_entry, as_str(lookup.bad_at))),
+        (lookup.at >= 0, lambda: fmt(no_member, listed, _quote(key))),
+        (tf.equal(entry.flags % 2, 0), lambda: tf.constant(encrypted())),
         (
             tf.logical_or(tf.equal(method, STORED), tf.equal(method, DEFLATED)),
             lambda: fmt(bad_method, _method_text(method)),
         ),
-        (extra_ok, lambda: fmt(bad_zip64_extra, as_str(need), as_str(x_len))),
+        (entry.extra_ok, lambda: fmt(bad_zip64_extra, as_str(entry.need), as_str(entry.extra_len))),
+        (local.found, lambda: fmt(bad_local, as_str(entry.offset))),
         (
-            tf.logical_and(
-                offset + LOCAL_LEN <= size, clamped_substr(contents, size, offset, 4) == LOCAL_SIG
-            ),
-            lambda: fmt(bad_local, as_str(offset)),
+            local.name == entry.name,
+            lambda: fmt(local_name, _quote(entry.name), _quote(local.name)),
         ),
-        (local == central_name, lambda: fmt(local_name, _quote(central_name), _quote(local))),
-        (start + csize <= size, lambda: fmt(data_past_end, as_str(start + csize), as_str(size))),
+        (data_end <= size, lambda: fmt(data_past_end, as_str(data_end), as_str(size))),
         (
-            tf.logical_or(tf.equal(method, DEFLATED), tf.equal(csize, usize)),
-            lambda: fmt(stored_sizes, as_str(csize), as_str(usize)),
+            tf.logical_or(tf.equal(method, DEFLATED), tf.equal(entry.csize, entry.usize)),
+            lambda: fmt(stored_sizes, as_str(entry.csize), as_str(entry.usize)),
         ),
     ]
-    ok = tf.stack([c for c, _ in checks])
+
+
+def _member(contents: tf.Tensor, size: tf.Tensor, entry: Entry, local: Local) -> tf.Tensor:
+    """The member's bytes, inflated if deflated (run only once every check has passed)."""
+    data = tf.strings.substr(contents, local.data, entry.csize)
+
+    def inflate() -> tf.Tensor:
+        crc = clamped_substr(contents, size, entry.at + 16, 4)
+        return tf.io.decode_compressed(
+            tf.strings.join([GZIP_HEADER, data, crc, entry.isize_bytes]), compression_type="GZIP"
+        )
+
+    return tf.cond(tf.equal(entry.method, DEFLATED), inflate, lambda: tf.identity(data))
+
+
+def _extract(
+    contents: tf.Tensor, key: tf.Tensor, name: tf.Tensor
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """The verdict on member ``key`` (or ``key.npy``) of the zip archive ``contents``:
+    ``(its bytes, inflated if deflated; ok; message)``, the bytes empty unless ``ok``.
+
+    ``name`` (``path[key]``) starts the message.
+    """
+    size = tf.cast(tf.strings.length(contents), tf.int64)
+    end = _read_end_record(contents, size)
+    lookup = _scan_directory(
+        contents, size, end.start, tf.minimum(end.end, end.limit), end.entries, key
+    )
+    entry = _read_entry(contents, size, lookup.at)
+    local = _read_local(contents, size, entry.offset)
+    checks = _checks(size, end, lookup, entry, local, key)
+    ok = tf.stack([condition for condition, _ in checks])
     all_ok = tf.reduce_all(ok)
 
     def failure() -> tf.Tensor:
-        messages = tf.stack([build() for _, build in checks])
+        messages = tf.stack([message() for _, message in checks])
         return tf.strings.join([name, ": ", tf.gather(messages, first_index(tf.logical_not(ok)))])
 
-    def member() -> tf.Tensor:
-        data = tf.strings.substr(contents, start, csize)
-
-        def inflate() -> tf.Tensor:
-            crc = clamped_substr(contents, size, q + 16, 4)
-            return tf.io.decode_compressed(
-                tf.strings.join([GZIP_HEADER, data, crc, isize_bytes]), compression_type="GZIP"
-            )
-
-        return tf.cond(tf.equal(method, DEFLATED), inflate, lambda: tf.identity(data))
-
     # The member is sliced and inflated only in the branch taken when every check passed.
-    out = tf.cond(all_ok, member, lambda: tf.constant(""))
+    out = tf.cond(all_ok, lambda: _member(contents, size, entry, local), lambda: tf.constant(""))
     got = tf.cast(tf.strings.length(out), tf.int64)
-    whole = tf.logical_or(tf.logical_not(all_ok), tf.equal(got, usize))
+    whole = tf.logical_or(tf.logical_not(all_ok), tf.equal(got, entry.usize))
+    usize = entry.usize
     message = tf.cond(
         all_ok,
         lambda: tf.cond(
