@@ -339,3 +339,129 @@ def test_messages_put_each_number_where_its_words_say(tmp_path):
     bad = patched(data, at + 20, "<I", 10**6)
     message = refused(write(tmp_path / "data.npz", bad))
     assert message.endswith(npz.data_past_end(str(start + 10**6), str(len(data)))), message
+
+
+# --- the central directory's chain of entries -------------------------------------------------
+# The lookup reads the chain of entries from the directory's start (each entry's lengths give
+# the next one's position), for at most the end record's entry count. Signature bytes can also
+# stand inside a name, an extra field or a comment: they are not entries.
+def fake_entry(name: bytes, clen: int = 0) -> bytes:
+    """The bytes of a central directory entry (fields zero but the lengths) named ``name``."""
+    lengths = struct.pack("<HHH", len(name), 0, clen)
+    return npz.CENTRAL_SIG + bytes(24) + lengths + bytes(12) + name
+
+
+def archive(
+    members: list[tuple[str, np.ndarray]],
+    comments: dict[str, bytes] | None = None,
+    extras: dict[str, bytes] | None = None,
+) -> bytes:
+    """A stored archive of ``members``, with a comment and an extra field for those named."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, arr in members:
+            info = zipfile.ZipInfo(name)
+            info.comment = (comments or {}).get(name, b"")
+            info.extra = (extras or {}).get(name, b"")
+            zf.writestr(info, npy_bytes(arr))
+    return buf.getvalue()
+
+
+A, X, B = np.arange(3, dtype=np.int64), np.arange(5, dtype=np.int64), np.zeros(2, np.int64)
+
+
+def test_a_signature_in_a_name_is_not_an_entry():
+    weird = "aPK\x01\x02" + "\x10" * 30 + ".npy"
+    data = archive([(weird, A), ("x.npy", X), ("b.npy", B)])
+    assert_same(npyio.decode_npz(data, "x", tf.int64), X)
+    assert_same(npyio.decode_npz(data, weird, tf.int64), A)
+    assert_same(npyio.decode_npz(data, "b", tf.int64), B)
+
+
+def test_a_fake_entry_in_a_comment_that_joins_the_chain_is_not_read():
+    """A comment holding a fake entry named "x" whose lengths end it exactly where the real
+    entry ends: its chain joins the real one, but it is not on it."""
+    size = 100
+    comment = b"zz" + fake_entry(b"x", clen=size - 2 - 47)
+    comment += b"\0" * (size - len(comment))
+    data = archive([("a.npy", A), ("x.npy", X), ("b.npy", B)], comments={"a.npy": comment})
+    assert zipfile.ZipFile(io.BytesIO(data)).getinfo("a.npy").comment == comment
+    assert_same(npyio.decode_npz(data, "x", tf.int64), X)  # x.npy, not the fake "x"
+    with pytest.raises(tf.errors.InvalidArgumentError) as e:
+        npyio.decode_npz(data, "q", tf.int64)
+    assert tf_message(e.value).endswith("expected one of 'a.npy', 'x.npy', 'b.npy', got 'q'")
+
+
+def test_fake_entries_in_an_extra_field_and_the_last_comment():
+    extra = struct.pack("<HH", 0xCAFE, 60) + (fake_entry(b"b.npy") + bytes(60))[:60]
+    last = fake_entry(b"b", clen=5000)  # runs past the directory: not an entry either
+    data = archive(
+        [("a.npy", A), ("x.npy", X), ("b.npy", B)],
+        comments={"b.npy": last},
+        extras={"x.npy": extra},
+    )
+    for key, arr in (("a", A), ("x", X), ("b", B), ("b.npy", B)):
+        assert_same(npyio.decode_npz(data, key, tf.int64), arr)
+
+
+def test_an_exact_name_is_found_before_a_corrupt_later_entry():
+    data = archive([("x", X), ("y.npy", A), ("z.npy", B)])
+    z = central(data)["z.npy"]
+    bad = patched(data, z, "<I", 0)
+    assert_same(npyio.decode_npz(bad, "x", tf.int64), X)  # the walk stops at "x"
+    for key in ("y", "z", "q"):  # "y" could still be named "y" later: the walk goes on
+        with pytest.raises(tf.errors.InvalidArgumentError) as e:
+            npyio.decode_npz(bad, key, tf.int64)
+        assert tf_message(e.value) == f"<bytes>[{key}]: {npz.bad_entry(str(z))}"
+    assert_same(npyio.decode_npz(bad, "y.npy", tf.int64), A)
+
+
+@pytest.mark.parametrize("count", [0, 1, 10, 11, 12])
+def test_the_missing_member_message_lists_ten_names(count):
+    data = archive([(f"m{i:02d}.npy", A) for i in range(count)])
+    with pytest.raises(tf.errors.InvalidArgumentError) as e:
+        npyio.decode_npz(data, "x", tf.int64)
+    names = ", ".join(f"'m{i:02d}.npy'" for i in range(min(count, 10))) or "nothing"
+    names += ", ..." if count > 10 else ""
+    assert tf_message(e.value) == f"<bytes>[x]: {npz.no_member(names, repr('x'))}"
+
+
+def test_the_entry_count_bounds_the_walk():
+    data = archive([("a.npy", A), ("b.npy", B), ("x.npy", X), ("c.npy", A)])
+    e = eocd_at(data)
+    fewer = patched(patched(data, e + 8, "<H", 2), e + 10, "<H", 2)
+    assert_same(npyio.decode_npz(fewer, "b", tf.int64), B)
+    with pytest.raises(tf.errors.InvalidArgumentError) as err:
+        npyio.decode_npz(fewer, "x", tf.int64)
+    assert tf_message(err.value).endswith("expected one of 'a.npy', 'b.npy', got 'x'")
+    more = patched(data, e + 10, "<H", 5)  # a fifth entry would start at the end record
+    for key in ("q", "x"):  # ("x" only matches "x.npy": a later entry could be "x")
+        with pytest.raises(tf.errors.InvalidArgumentError) as err:
+            npyio.decode_npz(more, key, tf.int64)
+        assert tf_message(err.value) == f"<bytes>[{key}]: {npz.bad_entry(str(e))}"
+    assert_same(npyio.decode_npz(more, "x.npy", tf.int64), X)  # found before the fifth
+
+
+def test_a_huge_zip64_entry_count_allocates_nothing():
+    data = npz_bytes(BASE, False, "zip64")
+    e = eocd_at(data)
+    record = struct.unpack("<Q", data[e - 12 : e - 4])[0]
+    for count in (2**40, 2**63 - 1, 2**64 - 1):
+        bad = patched(data, record + 32, "<Q", count)
+        assert_same(npyio.decode_npz(bad, "y.npy", tf.float64), BASE["y"])
+        with pytest.raises(tf.errors.InvalidArgumentError) as err:
+            npyio.decode_npz(bad, "q", tf.int64)
+        assert "corrupt central directory" in tf_message(err.value)
+
+
+def test_the_first_bad_entry_is_named_by_its_position():
+    data = archive([("a.npy", A), ("b.npy", B), ("x.npy", X)])
+    at = central(data)
+    for name, patch in (
+        ("b.npy", (at["b.npy"], "<I", 0)),
+        ("x.npy", (at["x.npy"] + 28, "<H", 9000)),
+    ):
+        bad = patched(data, *patch)
+        with pytest.raises(tf.errors.InvalidArgumentError) as err:
+            npyio.decode_npz(bad, "q", tf.int64)
+        assert tf_message(err.value) == f"<bytes>[q]: {npz.bad_entry(str(at[name]))}"
