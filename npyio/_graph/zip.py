@@ -1,5 +1,6 @@
-r"""``.npz`` archives: find one member with graph ops and inflate it if needed (`npz_member`);
-read a member's header in Python (`inspect_npz_prefix`). `npyio._read.npz` decodes members.
+r"""``.npz`` archives with graph ops: find one member and inflate it if needed (`npz_member`,
+`checked_member`), and decode it (`decode_npz`). A member's header is read in Python by
+`npyio._format.npz`, which holds the layout's constants and the error wording.
 
 An ``.npz`` file is a zip archive of ``.npy`` members (``np.savez`` stores them, method 0;
 ``np.savez_compressed`` deflates them, method 8). The member is found the way a zip reader
@@ -13,6 +14,14 @@ does, with ``tf.strings`` ops on the whole archive::
                                       sizes and the local header's offset (0xFFFFFFFF: the
                                       value is in the zip64 extra field 0x0001 instead)
     local header                      b"PK\x03\x04", 30 bytes + name + extra, then the data
+
+The directory is a chain: each entry's name, extra field and comment lengths give where the
+next one starts. The member is looked up along that chain as a walk of the entries would do it
+(it stops at the first unsound entry, and at an exact name), but not a step per entry: the
+candidates, the positions where the entry signature stands, are found in one pass over the
+directory's bytes, and which of them the chain reaches from the directory's start is found by
+pointer doubling, in log2(entries) rounds of gathers (a signature can also stand inside a name,
+an extra field or a comment, so not every candidate is an entry).
 
 Sizes and CRC are taken from the central directory, never from the local header (whose sizes
 are 0 when the writer used a data descriptor, flag bit 3, as Python's zipfile does on an
@@ -139,7 +148,77 @@ class Lookup(NamedTuple):
     names: tf.Tensor  # the first names, quoted, for the missing-member message
 
 
-def _scan_directory(
+#: The bytes of a candidate entry read after its first: the signature's others, then the name,
+#: extra field and comment lengths (2 bytes each, at 28).
+_CANDIDATE_BYTES = (1, 2, 3, *range(28, 34))
+
+
+class Candidates(NamedTuple):
+    """The positions in the central directory where an entry's signature stands ([C] each,
+    ascending), and what each would be as an entry. Signature bytes can also stand inside a
+    name, an extra field or a comment: which candidates are entries, the chain says."""
+
+    at: tf.Tensor  # the positions
+    next: tf.Tensor  # where the entry after it would start: at + 46 + the three lengths
+    name_len: tf.Tensor
+    sound: tf.Tensor  # it ends within the directory
+
+
+def _candidates(
+    contents: tf.Tensor, size: tf.Tensor, start: tf.Tensor, end: tf.Tensor
+) -> Candidates:
+    """Every position of the directory [start, end) (clamped into the archive) where the entry
+    signature stands: the directory is decoded once, the positions of the signature's first
+    byte found in it, and the signature's other bytes and the lengths gathered there."""
+    lo = tf.clip_by_value(start, 0, size)
+    n = tf.clip_by_value(end, lo, size) - lo
+    b = tf.io.decode_raw(
+        tf.strings.join([tf.strings.substr(contents, lo, n), b"\0" * CENTRAL_LEN]), tf.uint8
+    )  # the directory, then zeros: the fixed fields of a candidate are there to read
+    first = tf.where(tf.equal(b, CENTRAL_SIG[0]))[:, 0]
+    rows = tf.gather(b, first[:, None] + tf.constant(_CANDIDATE_BYTES, tf.int64))
+    hit = tf.where(tf.reduce_all(tf.equal(rows[:, :3], list(CENTRAL_SIG[1:])), axis=1))[:, 0]
+    fields = tf.cast(tf.gather(rows, hit)[:, 3:], tf.int64)
+    name_len, extra_len, comment_len = (fields[:, i] + 256 * fields[:, i + 1] for i in (0, 2, 4))
+    at = lo + tf.gather(first, hit)
+    nxt = at + CENTRAL_LEN + name_len + extra_len + comment_len
+    return Candidates(at, nxt, name_len, nxt <= end)
+
+
+def _index_at(at: tf.Tensor, positions: tf.Tensor) -> tf.Tensor:
+    """For each of ``positions`` [N], the index in the ascending ``at`` [C] that holds it, or
+    C where none does."""
+    count = tf.size(at, out_type=tf.int64)
+    i = tf.searchsorted(at, positions, out_type=tf.int64)
+    return tf.where(tf.gather(tf.concat([at, [-1]], 0), i) == positions, i, count)
+
+
+def _chain(successor: tf.Tensor, first: tf.Tensor, count: tf.Tensor) -> tf.Tensor:
+    """``[s_0, ..., s_{count-1}]`` with ``s_0 = first`` and ``s_{i+1} = successor[s_i]``, by
+    pointer doubling: round r follows the jumps of 2**r steps where bit r of i is set, then
+    doubles them, so the loop runs log2(count) times, not count times. ``successor`` must map
+    [0, len(successor)) into itself, so that every gather stays in bounds."""
+    i = tf.range(count)
+
+    def cond(step: tf.Tensor, jump: tf.Tensor, path: tf.Tensor) -> tf.Tensor:
+        return step < count
+
+    def body(step: tf.Tensor, jump: tf.Tensor, path: tf.Tensor) -> tuple[tf.Tensor, ...]:
+        path = tf.where(tf.bitwise.bitwise_and(i, step) > 0, tf.gather(jump, path), path)
+        return step * 2, tf.gather(jump, jump), path
+
+    start = [tf.constant(1, tf.int64), successor, tf.fill([count], first)]
+    return tf.while_loop(cond, body, start)[2]
+
+
+def _listing(names: tf.Tensor, count: tf.Tensor) -> tf.Tensor:
+    """The first `MAX_LISTED` of ``names``, quoted, then ", ..." if there are more."""
+    shown = tf.gather(names, tf.range(tf.minimum(count, MAX_LISTED)))
+    more = tf.where(count > MAX_LISTED, ", ...", "")
+    return tf.strings.join([tf.strings.reduce_join(_quote(shown), separator=", "), more])
+
+
+def _find_entry(
     contents: tf.Tensor,
     size: tf.Tensor,
     start: tf.Tensor,
@@ -147,39 +226,33 @@ def _scan_directory(
     entries: tf.Tensor,
     key: tf.Tensor,
 ) -> Lookup:
-    """Walks the central directory [start, end) for ``key`` (exact name first, else key.npy).
-
-    Returns (entry position or -1, ok, position of the first bad entry, quoted names listing).
-    """
-    key_npy = tf.strings.join([key, ".npy"])
-    minus1 = tf.constant(-1, tf.int64)
-
-    def cond(*state: tf.Tensor) -> tf.Tensor:
-        i, _, exact, _, ok, _ = state
-        return tf.logical_and(tf.logical_and(i < entries, ok), exact < 0)
-
-    def body(*state: tf.Tensor) -> tuple[tf.Tensor, ...]:
-        i, p, exact, npy, _, names = state
-        b = padded_bytes(contents, p, CENTRAL_LEN, size)
-        nlen, xlen, clen = le_field(b, 28, 2), le_field(b, 30, 2), le_field(b, 32, 2)
-        nxt = p + CENTRAL_LEN + nlen + xlen + clen
-        good = tf.logical_and(clamped_substr(contents, size, p, 4) == CENTRAL_SIG, nxt <= end)
-        name = clamped_substr(contents, size, p + CENTRAL_LEN, nlen)
-        exact = tf.where(tf.logical_and(good, name == key), p, exact)
-        npy = tf.where(tf.logical_and(tf.logical_and(good, npy < 0), name == key_npy), p, npy)
-        listed = tf.where(
-            i < MAX_LISTED,
-            tf.strings.join([names, tf.where(i > 0, ", ", ""), _quote(name)]),
-            tf.where(tf.equal(i, MAX_LISTED), tf.strings.join([names, ", ..."]), names),
-        )
-        return (i + 1, tf.where(good, nxt, p), exact, npy, good, tf.where(good, listed, names))
-
-    _, p, exact, npy, ok, names = tf.while_loop(
-        cond,
-        body,
-        [tf.constant(0, tf.int64), start, minus1, minus1, tf.constant(True), tf.constant("")],
+    """Finds ``key`` (an exact name first, else ``key.npy``) in the central directory
+    [start, end), the way a walk of its entries would: from the entry at ``start``, each
+    entry's lengths give the next one's position, for at most ``entries`` entries; it stops at
+    the first entry that is not sound (no signature, or past ``end``) and at an exact name
+    (entries after it are not read). The chain is found over the signature's candidates at
+    once (`_candidates`, `_chain`), so the cost grows with the directory's size, not with a
+    loop step per entry."""
+    c = _candidates(contents, size, start, end)
+    past = tf.size(c.at, out_type=tf.int64)  # the index past every candidate: no entry
+    successor = tf.concat([tf.where(c.sound, _index_at(c.at, c.next), past), [past]], 0)
+    count = tf.minimum(entries, past + 1)  # a chain has at most C sound entries
+    path = _chain(successor, _index_at(c.at, start[None])[0], count)
+    sound = tf.gather(tf.concat([c.sound, [False]], 0), path)  # true, then false
+    at = tf.gather(tf.concat([c.at, [-1]], 0), path)
+    name_len = tf.gather(tf.concat([c.name_len, [0]], 0), path)
+    names = clamped_substr(contents, size, at + CENTRAL_LEN, name_len)
+    first_bad = first_index(tf.logical_not(sound))
+    exact = first_index(tf.logical_and(sound, names == key))
+    npy = first_index(tf.logical_and(sound, names == tf.strings.join([key, ".npy"])))
+    at = tf.concat([at, [-1]], 0)
+    nexts = tf.concat([[start], tf.gather(tf.concat([c.next, [0]], 0), path)], 0)
+    return Lookup(
+        at=tf.where(exact < count, tf.gather(at, exact), tf.gather(at, npy)),
+        ok=tf.logical_or(exact < count, tf.equal(first_bad, count)),
+        bad_at=tf.gather(nexts, first_bad),
+        names=_listing(names, count),
     )
-    return Lookup(tf.where(exact >= 0, exact, npy), ok, p, names)
 
 
 def _zip64_extra(
@@ -369,7 +442,7 @@ def _extract(
     """
     size = tf.cast(tf.strings.length(contents), tf.int64)
     end = _read_end_record(contents, size)
-    lookup = _scan_directory(
+    lookup = _find_entry(
         contents, size, end.start, tf.minimum(end.end, end.limit), end.entries, key
     )
     entry = _read_entry(contents, size, lookup.at)

@@ -5,14 +5,18 @@ Python ops; and, at the end, npyio.dataset(..., key=...)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import struct
 import zipfile
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
 import tensorflow as tf
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import npyio
 from npyio._format import npz
@@ -465,3 +469,129 @@ def test_the_first_bad_entry_is_named_by_its_position():
         with pytest.raises(tf.errors.InvalidArgumentError) as err:
             npyio.decode_npz(bad, "q", tf.int64)
         assert tf_message(err.value) == f"<bytes>[q]: {npz.bad_entry(str(at[name]))}"
+
+
+# --- the lookup's cost does not grow by a step per entry ----------------------------------------
+@contextlib.contextmanager
+def counted_loops():
+    """Counts the iterations of every ``tf.while_loop`` the extractor runs: it is traced
+    afresh with a counter in each loop body (and traced afresh again afterwards)."""
+    from npyio._graph import zip as zip_module
+
+    counter = tf.Variable(0, dtype=tf.int64, trainable=False)
+    real = tf.while_loop
+
+    def while_loop(cond, body, loop_vars, **kwargs):
+        def counted(*args):
+            with tf.control_dependencies([counter.assign_add(1)]):
+                return [tf.identity(t) for t in body(*args)]
+
+        return real(cond, counted, loop_vars, **kwargs)
+
+    zip_module._extractor.cache_clear()
+    try:
+        with mock.patch.object(tf, "while_loop", while_loop):
+            yield counter
+    finally:
+        zip_module._extractor.cache_clear()
+
+
+def _iterations(counter: tf.Variable, data: bytes, key: str) -> int:
+    counter.assign(0)
+    with contextlib.suppress(tf.errors.InvalidArgumentError):  # (the missing member)
+        npyio.decode_npz(data, key, tf.float64)
+    return int(counter.numpy())
+
+
+def test_finding_a_member_takes_no_loop_step_per_entry():
+    """One member of a 7,488-member archive takes about as many loop iterations as one of a
+    4-member archive (pointer doubling: log2 of the entry count more), where a walk of the
+    directory takes one per entry before it."""
+    small = npz_bytes({f"a{i}": np.zeros(1) for i in range(4)}, False)
+    large = npz_bytes({f"a{i}": np.zeros(1) for i in range(7488)}, False)
+    bound = 2 * (7488 + 1).bit_length()
+    with counted_loops() as counter:
+        for key in ("a2", "a3", "missing"):
+            few, many = _iterations(counter, small, key), _iterations(counter, large, key)
+            assert few > 0, "the counter counts nothing"
+            assert many <= few + bound, (key, few, many)
+        assert _iterations(counter, large, "a7487") <= few + bound
+
+
+# --- the lookup against a walk of the entries, on damaged directories ---------------------------
+def _clamped(data: bytes, pos: int, n: int) -> bytes:
+    start = min(max(pos, 0), len(data))
+    return data[start : start + max(n, 0)]
+
+
+def walk(data: bytes, start: int, end: int, entries: int, key: bytes) -> tuple:
+    """The central directory walk, entry by entry, in Python: ``(entry or -1, ok, where the
+    walk stopped, listing)``, as `npyio._graph.zip._find_entry` must find it."""
+    i, p, exact, npy_at, ok, names = 0, start, -1, -1, True, b""
+    while i < entries and ok and exact < 0:
+        nlen, xlen, clen = struct.unpack("<HHH", _clamped(data, p, 46).ljust(46, b"\0")[28:34])
+        nxt = p + 46 + nlen + xlen + clen
+        ok = _clamped(data, p, 4) == npz.CENTRAL_SIG and nxt <= end
+        name = _clamped(data, p + 46, nlen)
+        if ok:
+            exact = p if name == key else exact
+            npy_at = p if npy_at < 0 and name == key + b".npy" else npy_at
+            if i < npz.MAX_LISTED:
+                names += (b", " if i else b"") + b"'" + name + b"'"
+            elif i == npz.MAX_LISTED:
+                names += b", ..."
+            p = nxt
+        i += 1
+    return exact if exact >= 0 else npy_at, ok, p, names
+
+
+@functools.cache
+def find_entry() -> tf.types.experimental.ConcreteFunction:
+    from npyio._graph import zip as zip_module
+
+    def find(contents, start, end, entries, key):
+        size = tf.cast(tf.strings.length(contents), tf.int64)
+        return tuple(zip_module._find_entry(contents, size, start, end, entries, key))
+
+    specs = [tf.TensorSpec([], tf.string)] + [tf.TensorSpec([], tf.int64)] * 3
+    return tf.function(find, autograph=False).get_concrete_function(
+        *specs, tf.TensorSpec([], tf.string)
+    )
+
+
+NAMES = ["a.npy", "x", "x.npy", "PK\x01\x02", "aPK\x01\x02" + "\x07" * 8, "b", "b.npy", ""]
+
+
+@st.composite
+def damaged_directories(draw):
+    names = draw(st.lists(st.sampled_from(NAMES), unique=True, max_size=6))
+    comments = {
+        name: draw(st.sampled_from([b"", fake_entry(b"x", 3) + b"...", b"PK\x01\x02" * 3]))
+        for name in names
+    }
+    data = bytearray(archive([(name, A) for name in names], comments=comments))
+    e = eocd_at(bytes(data))
+    count, _, offset = struct.unpack("<HII", data[e + 10 : e + 20])
+    for _ in range(draw(st.integers(0, 4))):  # damage: signatures, lengths, any bytes
+        at = draw(st.integers(offset, e + 21))
+        data[at : at + 4] = draw(st.sampled_from([npz.CENTRAL_SIG, b"\xff\x00", b"\x00", b"\x30"]))
+    data = bytes(data[: e + 22 + 40])
+    start = offset + draw(st.sampled_from([0, 0, 0, -46, 1, 46, 10**6]))
+    end = e + draw(st.sampled_from([0, 0, -1, -30, 5, 10**6]))
+    entries = draw(st.sampled_from([count, count, 0, 1, max(count - 1, 0), count + 1, 2**40]))
+    key = draw(st.sampled_from([n.removesuffix(".npy") for n in NAMES] + ["q"])).encode()
+    return data, start, end, entries, key
+
+
+@settings(max_examples=150)
+@given(case=damaged_directories())
+def test_the_lookup_agrees_with_a_walk_of_the_entries(case):
+    data, start, end, entries, key = case
+    want_at, want_ok, want_stop, want_names = walk(data, start, end, entries, key)
+    got = find_entry()(tf.constant(data), start, end, entries, tf.constant(key))
+    at, ok, bad_at, names = (t.numpy() for t in got)
+    assert (int(at), bool(ok)) == (want_at, want_ok), case
+    if not want_ok:  # where the first bad entry is, for its message
+        assert int(bad_at) == want_stop, case
+    elif want_at < 0:  # the listing, for the missing-member message
+        assert names == want_names, case
