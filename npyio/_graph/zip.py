@@ -89,6 +89,7 @@ from npyio._format.npz import (
 )
 from npyio._graph.decode import decode_one
 from npyio._graph.ops import (
+    Consts,
     as_str,
     assert_verdict,
     clamped_substr,
@@ -154,51 +155,58 @@ _CANDIDATE_BYTES = (1, 2, 3, *range(28, 34))
 
 
 class Candidates(NamedTuple):
-    """The positions in the central directory where an entry's signature stands ([C] each,
-    ascending), and what each would be as an entry. Signature bytes can also stand inside a
-    name, an extra field or a comment: which candidates are entries, the chain says."""
+    """The positions in the central directory where an entry's signature stands, and what
+    each would be as an entry. Signature bytes can also stand inside a name, an extra field
+    or a comment: which candidates are entries, the chain says."""
 
-    at: tf.Tensor  # the positions
-    next: tf.Tensor  # where the entry after it would start: at + 46 + the three lengths
-    name_len: tf.Tensor
-    sound: tf.Tensor  # it ends within the directory
+    at: tf.Tensor  # [C] the positions, ascending
+    #: [C + 1, 4] int64, a row per candidate: its position, where the entry after it would
+    #: start (at + 46 + the three lengths), its name's length, and 1 if it ends within the
+    #: directory; then a row for "no entry": (-1, 0, 0, 0).
+    rows: tf.Tensor
 
 
 def _candidates(
-    contents: tf.Tensor, size: tf.Tensor, start: tf.Tensor, end: tf.Tensor
+    contents: tf.Tensor, size: tf.Tensor, start: tf.Tensor, end: tf.Tensor, k: Consts
 ) -> Candidates:
     """Every position of the directory [start, end) (clamped into the archive) where the entry
     signature stands: the directory is decoded once, the positions of the signature's first
     byte found in it, and the signature's other bytes and the lengths gathered there."""
-    lo = tf.clip_by_value(start, 0, size)
+    lo = tf.clip_by_value(start, k(0), size)
     n = tf.clip_by_value(end, lo, size) - lo
     b = tf.io.decode_raw(
-        tf.strings.join([tf.strings.substr(contents, lo, n), b"\0" * CENTRAL_LEN]), tf.uint8
+        tf.strings.join([tf.strings.substr(contents, lo, n), k.str(b"\0" * CENTRAL_LEN)]),
+        tf.uint8,
     )  # the directory, then zeros: the fixed fields of a candidate are there to read
-    first = tf.where(tf.equal(b, CENTRAL_SIG[0]))[:, 0]
-    rows = tf.gather(b, first[:, None] + tf.constant(_CANDIDATE_BYTES, tf.int64))
-    hit = tf.where(tf.reduce_all(tf.equal(rows[:, :3], list(CENTRAL_SIG[1:])), axis=1))[:, 0]
-    fields = tf.cast(tf.gather(rows, hit)[:, 3:], tf.int64)
-    name_len, extra_len, comment_len = (fields[:, i] + 256 * fields[:, i + 1] for i in (0, 2, 4))
+    first = tf.where(tf.equal(b, k(CENTRAL_SIG[0], tf.uint8)))[:, 0]
+    rows = tf.gather(b, tf.expand_dims(first, 1) + k(_CANDIDATE_BYTES))
+    signed = tf.equal(rows[:, :3], k(list(CENTRAL_SIG[1:]), tf.uint8))
+    hit = tf.where(tf.reduce_all(signed, axis=k.i32(1)))[:, 0]
+    fields = tf.reshape(tf.cast(tf.gather(rows, hit)[:, 3:], tf.int64), k([-1, 3, 2]))
+    lengths = tf.reduce_sum(fields * k([1, 256]), axis=k.i32(2))  # name, extra, comment
     at = lo + tf.gather(first, hit)
-    nxt = at + CENTRAL_LEN + name_len + extra_len + comment_len
-    return Candidates(at, nxt, name_len, nxt <= end)
+    nxt = at + k(CENTRAL_LEN) + tf.reduce_sum(lengths, axis=k.i32(1))
+    sound = tf.cast(nxt <= end, tf.int64)
+    table = tf.stack([at, nxt, lengths[:, 0], sound], axis=1)
+    return Candidates(at, tf.concat([table, k([[-1, 0, 0, 0]])], k.i32(0)))
 
 
-def _index_at(at: tf.Tensor, positions: tf.Tensor) -> tf.Tensor:
+def _index_at(at: tf.Tensor, positions: tf.Tensor, k: Consts) -> tf.Tensor:
     """For each of ``positions`` [N], the index in the ascending ``at`` [C] that holds it, or
     C where none does."""
     count = tf.size(at, out_type=tf.int64)
-    i = tf.searchsorted(at, positions, out_type=tf.int64)
-    return tf.where(tf.gather(tf.concat([at, [-1]], 0), i) == positions, i, count)
+    i = tf.raw_ops.LowerBound(
+        sorted_inputs=tf.expand_dims(at, 0), values=tf.expand_dims(positions, 0), out_type=tf.int64
+    )[0]
+    return tf.where(tf.gather(tf.concat([at, k([-1])], k.i32(0)), i) == positions, i, count)
 
 
-def _chain(successor: tf.Tensor, first: tf.Tensor, count: tf.Tensor) -> tf.Tensor:
+def _chain(successor: tf.Tensor, first: tf.Tensor, count: tf.Tensor, k: Consts) -> tf.Tensor:
     """``[s_0, ..., s_{count-1}]`` with ``s_0 = first`` and ``s_{i+1} = successor[s_i]``, by
     pointer doubling: round r follows the jumps of 2**r steps where bit r of i is set, then
     doubles them, so the loop runs log2(count) times, not count times. ``successor`` must map
     [0, len(successor)) into itself, so that every gather stays in bounds."""
-    i = tf.range(count)
+    i = tf.range(k(0), count, k(1))
 
     def cond(step: tf.Tensor, jump: tf.Tensor, path: tf.Tensor) -> tf.Tensor:
         return step < count
@@ -207,14 +215,13 @@ def _chain(successor: tf.Tensor, first: tf.Tensor, count: tf.Tensor) -> tf.Tenso
         path = tf.where(tf.bitwise.bitwise_and(i, step) > 0, tf.gather(jump, path), path)
         return step * 2, tf.gather(jump, jump), path
 
-    start = [tf.constant(1, tf.int64), successor, tf.fill([count], first)]
-    return tf.while_loop(cond, body, start)[2]
+    return tf.while_loop(cond, body, [k(1), successor, tf.fill([count], first)])[2]
 
 
-def _listing(names: tf.Tensor, count: tf.Tensor) -> tf.Tensor:
+def _listing(names: tf.Tensor, count: tf.Tensor, k: Consts) -> tf.Tensor:
     """The first `MAX_LISTED` of ``names``, quoted, then ", ..." if there are more."""
-    shown = tf.gather(names, tf.range(tf.minimum(count, MAX_LISTED)))
-    more = tf.where(count > MAX_LISTED, ", ...", "")
+    shown = tf.gather(names, tf.range(k(0), tf.minimum(count, k(MAX_LISTED)), k(1)))
+    more = tf.where(count > k(MAX_LISTED), k.str(", ..."), k.str(""))
     return tf.strings.join([tf.strings.reduce_join(_quote(shown), separator=", "), more])
 
 
@@ -233,25 +240,27 @@ def _find_entry(
     (entries after it are not read). The chain is found over the signature's candidates at
     once (`_candidates`, `_chain`), so the cost grows with the directory's size, not with a
     loop step per entry."""
-    c = _candidates(contents, size, start, end)
-    past = tf.size(c.at, out_type=tf.int64)  # the index past every candidate: no entry
-    successor = tf.concat([tf.where(c.sound, _index_at(c.at, c.next), past), [past]], 0)
-    count = tf.minimum(entries, past + 1)  # a chain has at most C sound entries
-    path = _chain(successor, _index_at(c.at, start[None])[0], count)
-    sound = tf.gather(tf.concat([c.sound, [False]], 0), path)  # true, then false
-    at = tf.gather(tf.concat([c.at, [-1]], 0), path)
-    name_len = tf.gather(tf.concat([c.name_len, [0]], 0), path)
-    names = clamped_substr(contents, size, at + CENTRAL_LEN, name_len)
-    first_bad = first_index(tf.logical_not(sound))
-    exact = first_index(tf.logical_and(sound, names == key))
-    npy = first_index(tf.logical_and(sound, names == tf.strings.join([key, ".npy"])))
-    at = tf.concat([at, [-1]], 0)
-    nexts = tf.concat([[start], tf.gather(tf.concat([c.next, [0]], 0), path)], 0)
+    k = Consts()
+    c = _candidates(contents, size, start, end, k)
+    past = tf.size(c.at, out_type=tf.int64)  # the index of the "no entry" row
+    _, nexts, _, sound = tf.unstack(c.rows[:-1], num=4, axis=1)
+    successor = tf.where(sound > k(0), _index_at(c.at, nexts, k), past)
+    successor = tf.concat([successor, tf.expand_dims(past, 0)], k.i32(0))
+    count = tf.minimum(entries, past + k(1))  # a chain has at most C sound entries
+    first = _index_at(c.at, tf.expand_dims(start, 0), k)[0]
+    path = _chain(successor, first, count, k)
+    at, nexts, name_len, sound = tf.unstack(tf.gather(c.rows, path), num=4, axis=1)
+    sound = sound > k(0)  # true, then false
+    names = clamped_substr(contents, size, at + k(CENTRAL_LEN), name_len)
+    first_bad = first_index(tf.logical_not(sound), k)
+    exact = first_index(tf.logical_and(sound, names == key), k)
+    npy = first_index(tf.logical_and(sound, names == tf.strings.join([key, ".npy"])), k)
+    at = tf.concat([at, k([-1])], k.i32(0))
     return Lookup(
         at=tf.where(exact < count, tf.gather(at, exact), tf.gather(at, npy)),
         ok=tf.logical_or(exact < count, tf.equal(first_bad, count)),
-        bad_at=tf.gather(nexts, first_bad),
-        names=_listing(names, count),
+        bad_at=tf.gather(tf.concat([tf.expand_dims(start, 0), nexts], k.i32(0)), first_bad),
+        names=_listing(names, count, k),
     )
 
 
