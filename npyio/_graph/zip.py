@@ -201,6 +201,15 @@ def _index_at(at: tf.Tensor, positions: tf.Tensor, k: Consts) -> tf.Tensor:
     return tf.where(tf.gather(tf.concat([at, k([-1])], k.i32(0)), i) == positions, i, count)
 
 
+def _successors(c: Candidates, past: tf.Tensor, k: Consts) -> tf.Tensor:
+    """[C + 1]: for each candidate that ends within the directory, the index of the candidate
+    where the entry after it would start; ``past`` (C, "no entry") for any other, and for
+    ``past`` itself."""
+    _, nexts, _, fits = tf.unstack(c.rows[:-1], num=4, axis=1)
+    successor = tf.where(fits > k(0), _index_at(c.at, nexts, k), past)
+    return tf.concat([successor, tf.expand_dims(past, 0)], k.i32(0))
+
+
 def _chain(successor: tf.Tensor, first: tf.Tensor, count: tf.Tensor, k: Consts) -> tf.Tensor:
     """``[s_0, ..., s_{count-1}]`` with ``s_0 = first`` and ``s_{i+1} = successor[s_i]``, by
     pointer doubling: round r follows the jumps of 2**r steps where bit r of i is set, then
@@ -243,12 +252,9 @@ def _find_entry(
     k = Consts()
     c = _candidates(contents, size, start, end, k)
     past = tf.size(c.at, out_type=tf.int64)  # the index of the "no entry" row
-    _, nexts, _, sound = tf.unstack(c.rows[:-1], num=4, axis=1)
-    successor = tf.where(sound > k(0), _index_at(c.at, nexts, k), past)
-    successor = tf.concat([successor, tf.expand_dims(past, 0)], k.i32(0))
     count = tf.minimum(entries, past + k(1))  # a chain has at most C sound entries
     first = _index_at(c.at, tf.expand_dims(start, 0), k)[0]
-    path = _chain(successor, first, count, k)
+    path = _chain(_successors(c, past, k), first, count, k)
     at, nexts, name_len, sound = tf.unstack(tf.gather(c.rows, path), num=4, axis=1)
     sound = sound > k(0)  # true, then false
     names = clamped_substr(contents, size, at + k(CENTRAL_LEN), name_len)
