@@ -1,1 +1,1 @@
-"""npyio's test suite (a package so that the shared helpers import as ``tests._npy``)."""
+"""npyio's test suite (a package so that the shared helpers import as ``tests._npy_testing``)."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from npyio._format import npy
-from tests._npy import header_text, npy_bytes, with_header
+from tests._npy_testing import header_text, npy_bytes, with_header
 
 GOOD_ARRAY = np.arange(6, dtype="<f4").reshape(2, 3)
 PAYLOAD = GOOD_ARRAY.tobytes()  # 24 bytes

@@ -153,7 +153,7 @@ LEAD = r"[ \t]*"
 TRAIL_V3 = r"[ \t\f]*(?:[\n\r](?:[ \t\n\r\f]*[\n\r])?)?"
 #: ... or, in versions 1.0 and 2.0, a last line of spaces, tabs and \f after a \n, which the
 #: filter's untokenize drops (checked against numpy for every run of up to 4 whitespace
-#: characters: tests/npy/test_header_styles.py, test_whitespace_around_python2_forms_*).
+#: characters: tests/format/test_header_styles.py, test_whitespace_around_python2_forms_*).
 TRAIL = r"[ \t\f]*(?:[\n\r](?:[ \t\n\r\f]*[\n\r])?|(?:[\n\r][ \t\n\r\f]*)?\n[ \t\f]+)?"
 #: The whole accepted grammar (full match) of versions 1.0 and 2.0. A version 3.0 header must
 #: also match `V3_TRAIL_RE` and `V3_NO_LONG_RE`: numpy reads no Python 2 forms there.

@@ -15,7 +15,7 @@ error is always npyio's, and it names the file.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +26,7 @@ from npyio._format.header import Hint, Limits, make_hint
 from npyio._graph.ops import (
     RAW_DTYPES,
     as_str,
+    assert_verdict,
     first_index,
     native,
     require_tf2,
@@ -124,17 +125,7 @@ def decode_batch(
     ``<bytes>`` (``<bytes>[row]`` in a batch).
     """
     raw, dims, ok, message = _parse(contents, names, dt, shape, limits, batched)
-    if tf.executing_eagerly():
-        if not bool(ok):
-            # Eagerly, the message itself, not tf.debugging.Assert's "assertion failed: [...]"
-            # (which also escapes quotes and backslashes): its first line is "PATH: reason".
-            raise tf.errors.InvalidArgumentError(
-                None, None, message.numpy().decode("utf-8", "replace")
-            )
-    else:
-        assertion = tf.debugging.Assert(ok, [message], summarize=1)
-        with tf.control_dependencies([assertion]):
-            raw, dims = tf.identity(raw), tf.identity(dims)
+    raw, dims = assert_verdict(ok, message, raw, dims)
     return _values(raw, dims, contents, dt, shape, batched)
 
 
@@ -192,107 +183,144 @@ class Part:
         return self.hint if self.hint is not None and self.hint.usable(self.limits) else None
 
 
+def _spec(part: Part, batched: bool, lead: int | None) -> tf.TensorShape:
+    """The static shape of ``part``'s output: ``[lead, *shape]``, or ``shape`` unbatched."""
+    return tf.TensorShape([lead]).concatenate(part.shape) if batched else part.shape
+
+
+def _matches(part: Part, hint: Hint) -> tf.Tensor:
+    """[B]: whether each file starts with ``hint``'s header bytes and has its size."""
+    return tf.logical_and(
+        tf.strings.substr(part.contents, 0, len(hint.header)) == hint.header,
+        tf.strings.length(part.contents) == hint.size,
+    )
+
+
+def _decode_known(part: Part, hint: Hint, batched: bool) -> tf.Tensor:
+    """The fast path: ``part``'s files, known to have ``hint``'s header, without the parser."""
+    offset, dt, contents = len(hint.header), part.dt, part.contents
+    dims = part.shape.as_list()
+    if not batched and offset % dt.itemsize == 0:
+        # Decode the whole file and drop the header's items: slicing the front of a 1-d
+        # tensor at an aligned offset shares its buffer, so the payload is copied once.
+        raw = tf.io.decode_raw(
+            tf.reshape(contents, []), RAW_DTYPES[dt.name], little_endian=hint.little_endian
+        )
+        values = tf.expand_dims(native(raw[offset // dt.itemsize :], dt), 0)
+    else:
+        payload = tf.strings.substr(contents, offset, hint.size - offset)
+        values = native(
+            tf.io.decode_raw(payload, RAW_DTYPES[dt.name], little_endian=hint.little_endian),
+            dt,
+        )
+    if hint.fortran_order:
+        values = tf.reshape(values, [-1, *dims[::-1]])
+        values = tf.transpose(values, [0, *range(len(dims), 0, -1)])
+    return tf.reshape(values, [-1, *dims] if batched else dims)
+
+
+def _fast_path_cond(
+    same: Sequence[tf.Tensor],
+    fast: Callable[[], list[tf.Tensor]],
+    full: Callable[[], list[tf.Tensor]],
+) -> list[tf.Tensor]:
+    """One ``tf.cond`` for all the hinted parts: ``fast()`` when every [B] bool tensor of
+    ``same`` is all true, else ``full()``. One, not one per part, because tf.data prepares
+    each cond again at every iterator start."""
+    return tf.nest.flatten(tf.cond(tf.reduce_all(tf.concat(list(same), 0)), fast, full))
+
+
+# --- strict: the first refusal raises ------------------------------------------------------
+def _decode_full(part: Part, batched: bool) -> tf.Tensor:
+    out = decode_batch(part.contents, part.names, part.dt, part.shape, part.limits, batched)
+    out.set_shape(_spec(part, batched, None))
+    return out
+
+
+def _decode_strict(parts: Sequence[Part], batched: bool) -> list[tf.Tensor]:
+    """Parts without a usable hint by the full parser; the others share one fast-path cond,
+    whose other branch is the full parser for all of them."""
+    hints = [part.usable_hint() for part in parts]
+    outs = {i: _decode_full(parts[i], batched) for i, hint in enumerate(hints) if hint is None}
+    fast = [(i, parts[i], hint) for i, hint in enumerate(hints) if hint is not None]
+    if fast:
+        decoded = _fast_path_cond(
+            [_matches(part, hint) for _, part, hint in fast],
+            lambda: [_decode_known(part, hint, batched) for _, part, hint in fast],
+            lambda: [_decode_full(part, batched) for _, part, _ in fast],
+        )
+        outs.update(zip((i for i, _, _ in fast), decoded))
+    return [outs[i] for i in range(len(parts))]
+
+
+# --- reporting: every refusal is printed, then asserted --------------------------------------
+def _with_precheck(part: Part, ok: tf.Tensor, message: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    """The verdict ``(ok, message)`` on ``part``, its precheck's first refusal first."""
+    if part.precheck is None:
+        return ok, message
+    pre_ok, pre_message = part.precheck
+    passed = tf.reduce_all(pre_ok)
+    first = tf.gather(tf.concat([pre_message, [""]], 0), first_index(tf.logical_not(pre_ok)))
+    return tf.logical_and(ok, passed), tf.where(passed, message, first)
+
+
+def _decode_full_reporting(parts: Sequence[Part], batched: bool) -> list[tf.Tensor]:
+    """Every part by the full parser; every refusal printed before any assertion fails."""
+    parsed = [_parse(p.contents, p.names, p.dt, p.shape, p.limits, batched) for p in parts]
+    verdicts = [
+        _with_precheck(part, ok, message) for part, (_, _, ok, message) in zip(parts, parsed)
+    ]
+    with tf.control_dependencies(report_then_assert(verdicts)):
+        outs = [
+            _values(tf.identity(raw), tf.identity(dims), p.contents, p.dt, p.shape, batched)
+            for p, (raw, dims, _, _) in zip(parts, parsed)
+        ]
+    for part, out in zip(parts, outs):
+        out.set_shape(_spec(part, batched, None))
+    return outs
+
+
+def _decode_reporting(parts: Sequence[Part], batched: bool) -> list[tf.Tensor]:
+    """The fast path only when every part has a usable hint and passes its precheck (one
+    refusing branch must see all the parts); else the full parser for all, reporting."""
+    hints = [part.usable_hint() for part in parts]
+    if any(hint is None for hint in hints):
+        return _decode_full_reporting(parts, batched)
+    same = [_matches(part, hint) for part, hint in zip(parts, hints) if hint is not None]
+    same += [part.precheck[0] for part in parts if part.precheck is not None]
+    return _fast_path_cond(
+        same,
+        lambda: [_decode_known(p, h, batched) for p, h in zip(parts, hints) if h is not None],
+        lambda: _decode_full_reporting(parts, batched),
+    )
+
+
 def decode_group(parts: Sequence[Part], batched: bool, report: bool = False) -> list[tf.Tensor]:
     """Decodes several [B] file tensors (a dataset's inputs and labels, say).
 
     Parts with a usable hint share one ``tf.cond``: when every file of every such part starts
     with its hint's header bytes and has its size, the fast path decodes them all; otherwise
     the full parser decodes them all. One cond, not one per part, because tf.data prepares
-    each again at every iterator start. Returns [B, *dims] (or dims when not batched) per part.
+    each again at every iterator start.
 
     With ``report`` (graph mode, for ``ignore_errors``), the full parser checks every part
     first and prints each refusal to stderr before any assertion fails (`report_then_assert`);
     the fast path is then taken only when every part has a usable hint and passes its
     ``precheck``, since one refusing branch must see all the parts.
+
+    Returns:
+        Per part, [B, *dims] (or dims when not batched) values of its dtype.
+
+    Raises:
+        RuntimeError: When built in a TF1-style graph.
+        tf.errors.InvalidArgumentError: When it runs (eagerly: at once), for a file that is
+            not a valid ``.npy`` file of its part's dtype and shape, naming the file.
     """
-
-    def spec(part: Part, lead: int | None) -> tf.TensorShape:
-        return tf.TensorShape([lead]).concatenate(part.shape) if batched else part.shape
-
-    def full(part: Part) -> tf.Tensor:
-        out = decode_batch(part.contents, part.names, part.dt, part.shape, part.limits, batched)
-        out.set_shape(spec(part, None))
-        return out
-
-    def full_reporting(group: Sequence[Part]) -> list[tf.Tensor]:
-        parsed = [_parse(p.contents, p.names, p.dt, p.shape, p.limits, batched) for p in group]
-        verdicts = []
-        for part, (_, _, ok, message) in zip(group, parsed):
-            if part.precheck is not None:
-                pre_ok, pre_message = part.precheck
-                passed = tf.reduce_all(pre_ok)
-                first = tf.gather(
-                    tf.concat([pre_message, [""]], 0), first_index(tf.logical_not(pre_ok))
-                )
-                ok, message = tf.logical_and(ok, passed), tf.where(passed, message, first)
-            verdicts.append((ok, message))
-        with tf.control_dependencies(report_then_assert(verdicts)):
-            outs = [
-                _values(tf.identity(raw), tf.identity(dims), p.contents, p.dt, p.shape, batched)
-                for p, (raw, dims, _, _) in zip(group, parsed)
-            ]
-        for part, out in zip(group, outs):
-            out.set_shape(spec(part, None))
-        return outs
-
-    def known(part: Part, hint: Hint) -> tf.Tensor:
-        offset, dt, contents = len(hint.header), part.dt, part.contents
-        dims = part.shape.as_list()
-        if not batched and offset % dt.itemsize == 0:
-            # Decode the whole file and drop the header's items: slicing the front of a 1-d
-            # tensor at an aligned offset shares its buffer, so the payload is copied once.
-            raw = tf.io.decode_raw(
-                tf.reshape(contents, []), RAW_DTYPES[dt.name], little_endian=hint.little_endian
-            )
-            values = tf.expand_dims(native(raw[offset // dt.itemsize :], dt), 0)
-        else:
-            payload = tf.strings.substr(contents, offset, hint.size - offset)
-            values = native(
-                tf.io.decode_raw(payload, RAW_DTYPES[dt.name], little_endian=hint.little_endian),
-                dt,
-            )
-        if hint.fortran_order:
-            values = tf.reshape(values, [-1, *dims[::-1]])
-            values = tf.transpose(values, [0, *range(len(dims), 0, -1)])
-        return tf.reshape(values, [-1, *dims] if batched else dims)
-
-    def matches(part: Part, hint: Hint) -> tf.Tensor:
-        return tf.logical_and(
-            tf.strings.substr(part.contents, 0, len(hint.header)) == hint.header,
-            tf.strings.length(part.contents) == hint.size,
-        )
-
     require_tf2()
-    hints = [part.usable_hint() for part in parts]
-    out: dict[int, tf.Tensor] = {}
-    if report:
-        if all(hint is not None for hint in hints):
-            same = [matches(part, hint) for part, hint in zip(parts, hints) if hint is not None]
-            same += [part.precheck[0] for part in parts if part.precheck is not None]
-            decoded = tf.cond(
-                tf.reduce_all(tf.concat(same, 0)),
-                lambda: [known(part, hint) for part, hint in zip(parts, hints) if hint is not None],
-                lambda: full_reporting(parts),
-            )
-        else:
-            decoded = full_reporting(parts)
-        out.update(enumerate(tf.nest.flatten(decoded)))
-    else:
-        out.update(
-            {i: full(part) for i, (part, hint) in enumerate(zip(parts, hints)) if hint is None}
-        )
-        fast = {i: hint for i, hint in enumerate(hints) if hint is not None}
-        if fast:
-            same = [matches(parts[i], hint) for i, hint in fast.items()]
-            decoded = tf.cond(
-                tf.reduce_all(tf.concat(same, 0)),
-                lambda: [known(parts[i], hint) for i, hint in fast.items()],
-                lambda: [full(parts[i]) for i in fast],
-            )
-            out.update(zip(fast, tf.nest.flatten(decoded)))
-    for i, tensor in out.items():
-        tensor.set_shape(spec(parts[i], parts[i].contents.shape[0]))
-    return [out[i] for i in range(len(parts))]
+    outs = (_decode_reporting if report else _decode_strict)(parts, batched)
+    for part, out in zip(parts, outs):
+        out.set_shape(_spec(part, batched, part.contents.shape[0]))
+    return outs
 
 
 def decode_one(

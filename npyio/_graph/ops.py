@@ -10,6 +10,7 @@ zero-padded. Validity assertions come after them; until then nothing may raise.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -25,6 +26,7 @@ __all__ = [
     "TF_DTYPES",
     "Consts",
     "as_str",
+    "assert_verdict",
     "clamped_substr",
     "first_index",
     "fmt",
@@ -35,6 +37,7 @@ __all__ = [
     "native",
     "padded_bytes",
     "path_tensor",
+    "reason_words",
     "require_tf2",
     "static_shape",
 ]
@@ -55,19 +58,69 @@ FIELD64_LIMIT = 2**62
 
 
 # --- messages ---------------------------------------------------------------------------------
-def template(reason: Callable[..., str], nargs: int) -> list[str]:
-    """``reason``'s words around its ``nargs`` arguments: ``[pre, mid, post]`` (padded with "")."""
-    parts = reason(*([_SENTINEL] * nargs)).split(_SENTINEL)
-    return parts + [""] * (3 - len(parts))
+def _spliced(reason: Callable[..., str], nargs: int) -> tuple[list[str], list[int]]:
+    """``reason``'s words and, between each two, which argument stands there."""
+    parts = re.split(f"{_SENTINEL}([0-9]+){_SENTINEL}", reason(*map(_marker, range(nargs))))
+    return parts[0::2], [int(i) for i in parts[1::2]]
+
+
+def _marker(i: int) -> str:
+    return f"{_SENTINEL}{i}{_SENTINEL}"
+
+
+def reason_words(reason: Callable[..., str], nargs: int) -> list[str]:
+    """The words of the reason function ``reason`` around its ``nargs`` arguments, for a
+    message built by gathering words and values (the graph parser's failure message).
+
+    Returns:
+        ``nargs + 1`` strings, padded with "" to at least three: ``reason(a, b)`` is
+        ``words[0] + a + words[1] + b + words[2]``.
+
+    Raises:
+        ValueError: When ``reason`` does not use each argument once, in order.
+
+    Example:
+        >>> from npyio._format import npy
+        >>> reason_words(npy.payload_short, 2)
+        ['payload is shorter than the header says -- expected ', ' bytes, got ', '']
+    """
+    words, order = _spliced(reason, nargs)
+    if order != list(range(nargs)):
+        raise ValueError(f"{reason.__name__} uses its arguments in the order {order}")
+    return words + [""] * (3 - len(words))
 
 
 def fmt(reason: Callable[..., str], *args: tf.Tensor | str) -> tf.Tensor:
-    """Builds the message ``reason(*args)`` with tensors spliced in for the arguments."""
-    parts = reason(*([_SENTINEL] * len(args))).split(_SENTINEL)
-    pieces: list[tf.Tensor | str] = [parts[0]]
-    for arg, part in zip(args, parts[1:]):
-        pieces += [arg, part]
+    """The message ``reason(*args)`` as a string tensor, with tensors spliced in for the
+    arguments wherever the reason puts them."""
+    words, order = _spliced(reason, len(args))
+    pieces: list[tf.Tensor | str] = [words[0]]
+    for i, word in zip(order, words[1:]):
+        pieces += [args[i], word]
     return tf.strings.join(pieces)
+
+
+def assert_verdict(ok: tf.Tensor, message: tf.Tensor, *tensors: tf.Tensor) -> list[tf.Tensor]:
+    """``tensors``, to be used only once the verdict ``(ok, message)`` (scalars) says ok.
+
+    In a graph they come out of ``tf.identity`` under a control dependency on
+    ``tf.debugging.Assert(ok, [message])``. Eagerly the verdict is known at once, and a refusal
+    raises with the message itself, not ``Assert``'s ``"assertion failed: [...]"`` (which also
+    escapes quotes and backslashes), so the error's first line is npyio's ``"PATH: reason"``.
+
+    Raises:
+        tf.errors.InvalidArgumentError: Eagerly, when ``ok`` is false (in a graph, when the
+            assertion runs).
+    """
+    if tf.executing_eagerly():
+        if not bool(ok):
+            raise tf.errors.InvalidArgumentError(
+                None, None, message.numpy().decode("utf-8", "replace")
+            )
+        return list(tensors)
+    assertion = tf.debugging.Assert(ok, [message], summarize=1)
+    with tf.control_dependencies([assertion]):
+        return [tf.identity(t) for t in tensors]
 
 
 def as_str(x: tf.Tensor) -> tf.Tensor:
@@ -117,10 +170,11 @@ class Consts:
 
 
 def first_index(flags: tf.Tensor, k: Consts | None = None) -> tf.Tensor:
-    """The index of the first True in a rank-1 bool tensor (its size if none)."""
+    """The index of the first True in a rank-1 bool tensor, as int64 (its size if none)."""
     k = k or Consts()
     n = tf.size(flags, out_type=tf.int64)
-    return tf.reduce_min(tf.where(flags, tf.range(k(0), n, k(1)), n), axis=k.i32(0))
+    # (the minimum with n: reduce_min of nothing is the largest int64)
+    return tf.minimum(tf.reduce_min(tf.where(flags, tf.range(k(0), n, k(1)), n), axis=k.i32(0)), n)
 
 
 # --- total byte-field readers -----------------------------------------------------------------

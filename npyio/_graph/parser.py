@@ -1,11 +1,14 @@
 """The graph parser of ``.npy`` headers: a batch of whole files in, checked payload bytes out.
 
 One graph function (`parser`) serves every dtype, shape and call site: the declared dtype and
-shape come in as tensors. Its checks are one table, `CHECKS`, in the reference parser's order
-(`npyio._format.npy.read_header`): each has a name, a condition over the values the parser
-computes, and the reason function of `npyio._format.npy` that words its failure, with the names
-of the values spliced into that message. The stack of conditions, the message templates and the
-gathers that pick a failure's words are all derived from the table.
+shape come in as tensors. It works in named steps: read each file's fixed-size prefix
+(`Prefix`), parse its header text (`Header`), parse the dims once, from the first file
+(`Dims`), check, then read the payload. Its checks are one table, `CHECKS`, in the reference
+parser's order (`npyio._format.npy.read_header`): each has a name, a condition over the
+parser's `Values`, and the reason function of `npyio._format.npy` that words its failure, with
+fields of `Words` (the failing file's values, as strings) spliced into that message. The stack
+of conditions, the message templates and the gathers that pick a failure's words are all
+derived from the table.
 
 Safety: every op that runs *before* the validity assertion is total (positions are clamped,
 numbers are converted only after a regex accepted them, the fixed-size fields are read from a
@@ -17,7 +20,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import SimpleNamespace
+from typing import NamedTuple
 
 import numpy as np
 import tensorflow as tf
@@ -31,25 +34,145 @@ from npyio._graph.ops import (
     first_index,
     full_match,
     group,
-    template,
+    reason_words,
 )
 
-__all__ = ["CHECKS", "GRAMMAR", "PARSE_SIGNATURE", "Check", "parser"]
+__all__ = [
+    "CHECKS",
+    "GRAMMAR",
+    "PARSE_SIGNATURE",
+    "Check",
+    "Declared",
+    "Dims",
+    "Header",
+    "Prefix",
+    "SizeLimits",
+    "Values",
+    "Words",
+    "parser",
+]
 
 _PREFIX = npy.MAGIC_LEN + 4  # magic, version and the longest header-length field
 _ITEMSIZES = [np.dtype(name).itemsize for name in npy.CODES.values()]
 
 
+# --- the values the checks read --------------------------------------------------------------
+class Declared(NamedTuple):
+    """What every file must be, as the caller declares it (scalars, and dims ``[rank]``)."""
+
+    code: tf.Tensor  # the dtype's code without byte order, e.g. "f4"
+    name: tf.Tensor  # the dtype's name, e.g. "float32"
+    itemsize: tf.Tensor
+    dims: tf.Tensor  # int64, -1 for a None dim
+    rank: tf.Tensor  # -1 for an unknown rank (then dims is empty)
+    text: tf.Tensor  # the shape as messages show it, e.g. "(2, None)"
+
+
+class SizeLimits(NamedTuple):
+    """The resource limits (int64 scalars)."""
+
+    max_header_size: tf.Tensor
+    max_file_size: tf.Tensor  # -1 for no limit
+
+
+class Prefix(NamedTuple):
+    """The fixed-size fields at the start of each file ([B] each), read from a zero-padded copy
+    of its first 12 bytes, and where the header text lies."""
+
+    size: tf.Tensor  # int64 file sizes
+    bytes: tf.Tensor  # [B, 12] int64: the first 12 bytes, 0 past the end
+    magic: tf.Tensor  # the first 6 bytes, as a string
+    major: tf.Tensor  # the version's major number
+    v1: tf.Tensor  # version 1.0 (a 2-byte header length)
+    v23: tf.Tensor  # version 2.0 or 3.0 (a 4-byte header length)
+    hstart: tf.Tensor  # where the header text starts
+    hlen: tf.Tensor  # the header length field
+    offset: tf.Tensor  # where the payload starts: hstart + hlen
+
+
+class Header(NamedTuple):
+    """What each file's header text says ([B] each); meaningful where ``grammar_ok``."""
+
+    text: tf.Tensor
+    grammar_ok: tf.Tensor  # the text is a header of the grammar (versions 1.0 and 2.0)
+    v3_trail: tf.Tensor  # not version 3.0, or nothing after the dict but its whitespace
+    v3_long: tf.Tensor  # not version 3.0, or no Python 2 long suffix
+    order: tf.Tensor  # the descr's byte order character, or ""
+    code: tf.Tensor  # the descr's type code, e.g. "f4"
+    fortran: tf.Tensor  # fortran_order is True
+    canon: tf.Tensor  # the shape text, canonical: "2,3", "" for ()
+
+
+class Dims(NamedTuple):
+    """The dims, parsed once, from the first file's shape text."""
+
+    canon0: tf.Tensor  # the first file's canonical shape text (every file must have it)
+    ndim: tf.Tensor
+    tokens: tf.Tensor  # [ndim] its dims, as text
+    values: tf.Tensor  # [ndim] int64 (0 where a token is not a number)
+    nonnegative: tf.Tensor  # no dim is negative (decided from the text)
+    small: tf.Tensor  # [B] every dim is a number and the array has under MAX_NBYTES bytes
+    nbytes: tf.Tensor  # the payload size the dims and the declared item size give
+
+
+class Values(NamedTuple):
+    """Everything a check's condition reads."""
+
+    declared: Declared
+    limits: SizeLimits
+    prefix: Prefix
+    header: Header
+    dims: Dims
+    shape_ok: tf.Tensor  # the dims match the declared shape (scalar)
+    payload_len: tf.Tensor  # [B] the bytes after the header
+    everyone: tf.Tensor  # [B] of True: broadcasts a per-batch check to every file
+
+
+class Words(NamedTuple):
+    """The values a failure message names (string scalars), for the failing file."""
+
+    size: tf.Tensor
+    hstart: tf.Tensor
+    hlen: tf.Tensor
+    offset: tf.Tensor
+    payload_len: tf.Tensor
+    snip_descr: tf.Tensor  # the text of each key's value (`npy.SNIPPET_LEN` at most)
+    snip_fortran: tf.Tensor
+    snip_shape: tf.Tensor
+    nbytes: tf.Tensor
+    max_file_size: tf.Tensor
+    max_header_size: tf.Tensor
+    magic_len: tf.Tensor
+    declared_name: tf.Tensor
+    declared_text: tf.Tensor
+    magic: tf.Tensor  # the first bytes in hex, "0 bytes" for an empty file
+    version: tf.Tensor  # "major.minor"
+    code: tf.Tensor  # the file's dtype name
+    first_shape: tf.Tensor  # the first file's shape, as shown: "(2, 3)"
+    this_shape: tf.Tensor  # the failing file's shape
+
+
+# --- the table of checks ---------------------------------------------------------------------
 @dataclass(frozen=True)
 class Check:
-    """One check of the parser: ``condition(v)`` is a [B] (or broadcastable) bool tensor over
-    the parser's values ``v``; on failure the message is ``reason(*(m.<arg> for arg in args))``
-    with ``m`` the message values (strings) of the failing file."""
+    """One check of the parser: ``condition(values, k)`` is a [B] (or broadcastable) bool
+    tensor over the parser's `Values`, with ``k`` its literals; on failure the message is
+    ``reason(*(getattr(words, arg) for arg in args))`` with ``words`` the failing file's
+    `Words`."""
 
     name: str
-    condition: Callable[[SimpleNamespace], tf.Tensor]
+    condition: Callable[[Values, Consts], tf.Tensor]
     reason: Callable[..., str] | None  # None: the grammar check, worded by `GRAMMAR`
-    args: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()  # fields of `Words`
+
+    def __post_init__(self) -> None:
+        _check_args(self.name, self.args)
+
+
+def _check_args(what: str, args: tuple[str, ...]) -> None:
+    unknown = [arg for arg in args if arg not in Words._fields]
+    if unknown:
+        raise ValueError(f"{what}: {unknown} are not fields of Words")
 
 
 #: The grammar check's layered wording, in `npy.parse_header_text`'s order: the first pattern
@@ -66,58 +189,86 @@ GRAMMAR: tuple[tuple[str | None, Callable[..., str], tuple[str, ...]], ...] = (
     ),
     (None, npy.bad_keys, ()),
 )
+for _, _reason, _args in GRAMMAR:
+    _check_args(_reason.__name__, _args)
 
 CHECKS: tuple[Check, ...] = (
     Check(
         "file_size",
-        lambda v: (v.max_file_size < v.k(0)) | (v.size <= v.max_file_size),
+        lambda v, k: (v.limits.max_file_size < k(0)) | (v.prefix.size <= v.limits.max_file_size),
         npy.file_too_large,
         ("max_file_size", "size"),
     ),
-    Check("magic", lambda v: v.magic == v.k.str(npy.MAGIC_PREFIX), npy.bad_magic, ("magic",)),
     Check(
-        "magic_length", lambda v: v.size >= v.k(npy.MAGIC_LEN), npy.too_short, ("magic_len", "size")
+        "magic",
+        lambda v, k: v.prefix.magic == k.str(npy.MAGIC_PREFIX),
+        npy.bad_magic,
+        ("magic",),
     ),
-    Check("version", lambda v: v.v1 | v.v23, npy.bad_version, ("version",)),
-    Check("length_field", lambda v: v.size >= v.hstart, npy.too_short, ("hstart", "size")),
+    Check(
+        "magic_length",
+        lambda v, k: v.prefix.size >= k(npy.MAGIC_LEN),
+        npy.too_short,
+        ("magic_len", "size"),
+    ),
+    Check("version", lambda v, k: v.prefix.v1 | v.prefix.v23, npy.bad_version, ("version",)),
+    Check(
+        "length_field",
+        lambda v, k: v.prefix.size >= v.prefix.hstart,
+        npy.too_short,
+        ("hstart", "size"),
+    ),
     Check(
         "header_size",
-        lambda v: v.hlen <= v.max_header_size,
+        lambda v, k: v.prefix.hlen <= v.limits.max_header_size,
         npy.header_too_large,
         ("max_header_size", "hlen"),
     ),
-    Check("header_end", lambda v: v.offset <= v.size, npy.header_past_end, ("offset", "size")),
-    Check("grammar", lambda v: v.grammar_ok, None),
+    Check(
+        "header_end",
+        lambda v, k: v.prefix.offset <= v.prefix.size,
+        npy.header_past_end,
+        ("offset", "size"),
+    ),
+    Check("grammar", lambda v, k: v.header.grammar_ok, None),
     # a 3.0 header gets no Python 2 forms (numpy's filter reads versions 1.0 and 2.0 only)
-    Check("v3_trail", lambda v: v.v3_trail, npy.not_a_dict),
-    Check("v3_long", lambda v: v.v3_long, npy.bad_shape, ("snip_shape",)),
+    Check("v3_trail", lambda v, k: v.header.v3_trail, npy.not_a_dict),
+    Check("v3_long", lambda v, k: v.header.v3_long, npy.bad_shape, ("snip_shape",)),
     # dims are parsed once, from the first file; the others must have the same shape text
     Check(
         "same_shape",
-        lambda v: v.canon == v.canon0,
+        lambda v, k: v.header.canon == v.dims.canon0,
         npy.shape_mismatch,
         ("first_shape", "this_shape"),
     ),
-    Check("nonnegative", lambda v: v.everyone & v.nonnegative, npy.negative_dim, ("first_shape",)),
-    Check("small", lambda v: v.everyone & v.small, npy.too_large, ("first_shape",)),
     Check(
-        "dtype", lambda v: v.code == v.declared_code, npy.dtype_mismatch, ("declared_name", "code")
+        "nonnegative",
+        lambda v, k: v.everyone & v.dims.nonnegative,
+        npy.negative_dim,
+        ("first_shape",),
+    ),
+    Check("small", lambda v, k: v.everyone & v.dims.small, npy.too_large, ("first_shape",)),
+    Check(
+        "dtype",
+        lambda v, k: v.header.code == v.declared.code,
+        npy.dtype_mismatch,
+        ("declared_name", "code"),
     ),
     Check(
         "shape",
-        lambda v: v.everyone & v.shape_ok,
+        lambda v, k: v.everyone & v.shape_ok,
         npy.shape_mismatch,
         ("declared_text", "this_shape"),
     ),
     Check(
         "payload_short",
-        lambda v: v.payload_len >= v.nbytes,
+        lambda v, k: v.payload_len >= v.dims.nbytes,
         npy.payload_short,
         ("nbytes", "payload_len"),
     ),
     Check(
         "payload_trailing",
-        lambda v: v.payload_len <= v.nbytes,
+        lambda v, k: v.payload_len <= v.dims.nbytes,
         npy.payload_trailing,
         ("nbytes", "payload_len"),
     ),
@@ -142,9 +293,20 @@ _GRAMMAR_CHECK = next(i for i, c in enumerate(CHECKS) if c.reason is None)
 # Reason i's message is PRE[i] + a[i] + MID[i] + b[i] + POST[i].
 _TEMPLATES = [
     list(part)
-    for part in zip(*(template(reason, len(args)) for reason, args in _WORDINGS), strict=True)
+    for part in zip(*(reason_words(reason, len(args)) for reason, args in _WORDINGS), strict=True)
 ]
 assert all(len(args) <= 2 for _, args in _WORDINGS), "a reason takes at most two values"
+
+
+# --- small graph helpers ---------------------------------------------------------------------
+def _at(t: tf.Tensor, i: tf.Tensor, k: Consts) -> tf.Tensor:
+    """``t[i]`` along axis 0, as a gather (a strided slice takes four nodes)."""
+    return tf.gather(t, i, axis=k.i32(0))
+
+
+def _upto(t: tf.Tensor, n: tf.Tensor, k: Consts) -> tf.Tensor:
+    """``t[:n]`` of a rank-1 tensor."""
+    return _at(t, tf.range(k(0), n, k(1)), k)
 
 
 def _show_canon(canon: tf.Tensor, k: Consts) -> tf.Tensor:
@@ -155,6 +317,263 @@ def _show_canon(canon: tf.Tensor, k: Consts) -> tf.Tensor:
     return tf.strings.join(
         [k.str("("), tf.strings.regex_replace(canon, ",", ", "), comma, k.str(")")]
     )
+
+
+def _show_magic(first: tf.Tensor, size: tf.Tensor, k: Consts) -> tf.Tensor:
+    """The magic bytes a file has (of its ``first`` bytes, ``size`` in all) in hex, as
+    `npy.bad_magic` shows them: "93 4e 55", or "0 bytes"."""
+    shown = _upto(first, tf.minimum(size, k(len(npy.MAGIC_PREFIX))), k)
+    hex_ = tf.strings.reduce_join(_at(k.str(HEX), shown, k), axis=k.i32(0), separator=" ")
+    return tf.where(size == k(0), k.str("0 bytes"), hex_)
+
+
+def _type_index(code: tf.Tensor, k: Consts, per_file: bool) -> tf.Tensor:
+    """The index in `npy.CODES` of each type code (0 for one that is not there): of a [B]
+    ``code`` if ``per_file``, else of a scalar one."""
+    codes = k.str(list(npy.CODES))
+    if per_file:
+        hits = tf.equal(tf.expand_dims(code, k.i32(1)), codes)
+        return tf.argmax(tf.cast(hits, tf.int32), k.i32(1))
+    return tf.argmax(tf.cast(tf.equal(code, codes), tf.int32), k.i32(0))
+
+
+# --- the steps ---------------------------------------------------------------------------------
+def _read_prefix(contents: tf.Tensor, k: Consts) -> Prefix:
+    """The magic, the version and the header length of each file, from its first 12 bytes."""
+    size = tf.cast(tf.strings.length(contents), tf.int64)
+    axis0, width = k.i32(0), k.i32(_PREFIX)
+    first = tf.strings.substr(contents, axis0, width)
+    padded = tf.strings.substr(tf.strings.join([first, k.str("\0" * _PREFIX)]), axis0, width)
+    pb = tf.cast(tf.io.decode_raw(padded, tf.uint8), tf.int64)  # [B, 12]
+    cols = tf.unstack(pb, num=_PREFIX, axis=1)
+    major, minor = cols[6], cols[7]
+    v1 = tf.logical_and(major == k(1), minor == k(0))
+    v23 = tf.logical_and(tf.logical_or(major == k(2), major == k(3)), minor == k(0))
+    short = cols[8] + cols[9] * k(256)
+    hlen = tf.where(v1, short, short + cols[10] * k(65536) + cols[11] * k(16777216))
+    hstart = tf.where(v1, k(10), k(12))
+    magic = tf.strings.substr(contents, axis0, k.i32(len(npy.MAGIC_PREFIX)))
+    return Prefix(size, pb, magic, major, v1, v23, hstart, hlen, hstart + hlen)
+
+
+def _parse_header(contents: tf.Tensor, prefix: Prefix, limits: SizeLimits, k: Consts) -> Header:
+    """Each file's header text (at most ``max_header_size`` bytes of it) against the grammar,
+    and the values it gives."""
+    text = tf.strings.substr(
+        contents,
+        tf.minimum(prefix.hstart, prefix.size),
+        tf.minimum(prefix.hlen, limits.max_header_size),
+    )
+    py2 = prefix.major != k(3)  # versions 1.0 and 2.0 (any other fails the version check first)
+    shape = group(text, npy.SHAPE_EXTRACT)
+    canon = tf.strings.regex_replace(tf.strings.regex_replace(shape, npy.SHAPE_NOISE, ""), ",$", "")
+    for _ in range(2):  # "-0" is 0, as in F (twice: a match consumes the comma after it)
+        canon = tf.strings.regex_replace(canon, "(^|,)-0(,|$)", "\\10\\2")  # RE2: \1, then 0
+    return Header(
+        text=text,
+        grammar_ok=full_match(text, npy.HEADER_RE),
+        v3_trail=tf.logical_or(py2, full_match(text, npy.V3_TRAIL_RE)),
+        v3_long=tf.logical_or(py2, full_match(text, npy.V3_NO_LONG_RE)),
+        order=group(text, npy.DESCR_EXTRACT, 1),
+        code=group(text, npy.DESCR_EXTRACT, 2),
+        fortran=group(text, npy.FORTRAN_EXTRACT) == k.str("True"),
+        canon=canon,
+    )
+
+
+def _parse_dims(header: Header, declared: Declared, k: Consts) -> Dims:
+    """The dims of the first file's shape text, and whether the array they make is small
+    enough (with each file's own item size, as the reference parser does: the dtype is
+    checked later)."""
+    axis0, c1 = k.i32(0), k(1)
+    canon0 = _at(header.canon, k(0), k)
+    # (the raw op: tf.strings.split of a scalar adds ~40 ops of ragged bookkeeping)
+    tokens = tf.raw_ops.StringSplitV2(
+        input=tf.expand_dims(canon0, axis0), sep=k.str(","), maxsplit=-1
+    ).values
+    ndim = tf.where(canon0 == k.str(""), k(0), tf.size(tokens, out_type=tf.int64))
+    tokens = _upto(tokens, ndim, k)
+    tokens_ok = full_match(tokens, f"-?[0-9]{{1,{npy.MAX_DIM_DIGITS}}}")
+    dims = tf.strings.to_number(tf.where(tokens_ok, tokens, k.str("0")), tf.int64)
+    file_itemsize = _at(k(_ITEMSIZES), _type_index(header.code, k, per_file=True), k)
+    some_dims = tf.maximum(dims, c1)
+    fbytes = tf.reduce_prod(tf.cast(some_dims, tf.float64), axis0) * tf.cast(
+        file_itemsize, tf.float64
+    )
+    # float64 rounds near 2**62, so decide there in int64 (exact: no overflow below 1.5 * 2**62)
+    small = tf.reduce_all(tokens_ok, axis0) & tf.logical_and(
+        fbytes < k(1.5 * npy.MAX_NBYTES, tf.float64),
+        tf.reduce_prod(some_dims, axis0) * file_itemsize < k(npy.MAX_NBYTES),
+    )
+    # from the text, as F does: a 19-digit negative dim is negative, not too large
+    nonnegative = tf.reduce_all(
+        tf.logical_or(
+            tf.strings.substr(tokens, axis0, k.i32(1)) != k.str("-"), tokens == k.str("-0")
+        ),
+        axis0,
+    )
+    nbytes = tf.reduce_prod(dims, axis0) * declared.itemsize
+    return Dims(canon0, ndim, tokens, dims, nonnegative, small, nbytes)
+
+
+def _match_shape(dims: Dims, declared: Declared, k: Consts) -> tf.Tensor:
+    """Whether the dims match the declared shape (``None`` dims match any size)."""
+    axis0, c0 = k.i32(0), k(0)
+    padded = _upto(
+        tf.concat([dims.values, tf.zeros_like(declared.dims)], axis0),
+        tf.size(declared.dims, out_type=tf.int64),
+        k,
+    )
+    return tf.logical_or(
+        declared.rank < c0,
+        tf.logical_and(
+            dims.ndim == declared.rank,
+            tf.reduce_all(tf.logical_or(declared.dims < c0, padded == declared.dims), axis0),
+        ),
+    )
+
+
+def _first_failure(ok: tf.Tensor, k: Consts) -> tuple[tf.Tensor, tf.Tensor]:
+    """``(row, check)``: the first file with a failing check, and its first failing check."""
+    bad = tf.logical_not(ok)
+    row = first_index(tf.reduce_any(bad, axis=k.i32(1)), k)
+    return row, first_index(_at(bad, row, k), k)
+
+
+def _wording_of(check: tf.Tensor, text: tf.Tensor, k: Consts) -> tf.Tensor:
+    """The index in `_WORDINGS` of the words of ``check`` for a file of header text ``text``:
+    for the grammar check, the first of its layers (`GRAMMAR`) that the text fails."""
+    matched = tf.stack(
+        [
+            k(False, tf.bool) if pattern is None else full_match(text, pattern)
+            for pattern, _, _ in GRAMMAR
+        ]
+    )
+    layer = tf.where(check == k(_GRAMMAR_CHECK), first_index(tf.logical_not(matched), k), k(0))
+    return _at(k(_FIRST_WORDING), check, k) + layer
+
+
+def _failure_words(v: Values, row: tf.Tensor, text: tf.Tensor, k: Consts) -> Words:
+    """The values the messages name, for file ``row`` (of header text ``text``), as strings."""
+    snippets = tf.strings.substr(
+        tf.stack([group(text, layer[3]) for layer in npy.LAYERS]),
+        k.i32(0),
+        k.i32(npy.SNIPPET_LEN),
+    )
+    snip_descr, snip_fortran, snip_shape = tf.unstack(
+        tf.where(snippets == k.str(""), k.str("nothing"), snippets), num=3
+    )
+    p = v.prefix
+    numbers = _at(tf.stack([p.size, p.hstart, p.hlen, p.offset, v.payload_len], 1), row, k)
+    size, hstart, hlen, offset, payload_len = tf.unstack(as_str(numbers), num=5)
+    row_bytes = _at(p.bytes, row, k)
+    first_shape, this_shape = tf.unstack(
+        _show_canon(tf.stack([v.dims.canon0, _at(v.header.canon, row, k)]), k), num=2
+    )
+    return Words(
+        size=size,
+        hstart=hstart,
+        hlen=hlen,
+        offset=offset,
+        payload_len=payload_len,
+        snip_descr=snip_descr,
+        snip_fortran=snip_fortran,
+        snip_shape=snip_shape,
+        nbytes=as_str(v.dims.nbytes),
+        max_file_size=as_str(v.limits.max_file_size),
+        max_header_size=as_str(v.limits.max_header_size),
+        magic_len=k.str(str(npy.MAGIC_LEN)),
+        declared_name=v.declared.name,
+        declared_text=v.declared.text,
+        magic=_show_magic(row_bytes, _at(numbers, k(0), k), k),
+        version=tf.strings.reduce_join(
+            as_str(_at(row_bytes, k([6, 7]), k)), axis=k.i32(0), separator="."
+        ),
+        code=_at(
+            k.str(list(npy.CODES.values())),
+            _type_index(_at(v.header.code, row, k), k, per_file=False),
+            k,
+        ),
+        first_shape=first_shape,
+        this_shape=this_shape,
+    )
+
+
+def _splice_message(name: tf.Tensor, wording: tf.Tensor, words: Words, k: Consts) -> tf.Tensor:
+    """``"NAME: reason"``, with wording ``wording``'s words around its values from ``words``."""
+    blank = k.str("")
+    a = [getattr(words, args[0]) if args else blank for _, args in _WORDINGS]
+    b = [getattr(words, args[1]) if len(args) > 1 else blank for _, args in _WORDINGS]
+    pre, mid, post = (_at(k.str(t), wording, k) for t in _TEMPLATES)
+    first, second = _at(tf.stack(a), wording, k), _at(tf.stack(b), wording, k)
+    return tf.strings.join([name, k.str(": "), pre, first, mid, second, post])
+
+
+def _failure_message(ok: tf.Tensor, v: Values, names: tf.Tensor, k: Consts) -> tf.Tensor:
+    """The message of the first failing check of the first bad file. Built in the branch taken
+    only on failure, with few ops: tf.data prepares that branch at every iterator start."""
+    kf = Consts(k)
+    row, check = _first_failure(ok, kf)
+    text = _at(v.header.text, row, kf)
+    words = _failure_words(v, row, text, kf)
+    return _splice_message(_at(names, row, kf), _wording_of(check, text, kf), words, kf)
+
+
+def _to_c_order(
+    raw: tf.Tensor,
+    count: tf.Tensor,
+    dims: tf.Tensor,
+    swap: tf.Tensor,
+    fortran: tf.Tensor,
+    unit: tf.Tensor,
+    itemsize: tf.Tensor,
+    k: Consts,
+) -> tf.Tensor:
+    """``raw`` [B, nbytes] with each item's bytes reversed where ``swap`` (each half's, for
+    complex: ``unit`` bytes at a time) and Fortran-order rows transposed where ``fortran``:
+    native byte order and C order, whatever the dtype. Each step keeps the rows that do not
+    need it."""
+    axis0, axis1 = k.i32(0), k.i32(1)
+    items = tf.reverse(tf.reshape(raw, tf.stack([count, k(-1), unit])), k.i32([2]))
+    flat = tf.reshape(items, tf.stack([count, k(-1)]))
+    native = tf.where(tf.expand_dims(swap, axis1), flat, raw)
+    ndim = tf.size(dims)
+    shape = tf.concat([[count], tf.reverse(dims, k.i32([0])), [itemsize]], axis0)
+    perm = tf.concat([[0], tf.range(ndim, 0, -1), [ndim + 1]], axis0)
+    items = tf.transpose(tf.reshape(native, shape), perm)
+    flat = tf.reshape(items, tf.stack([count, k(-1)]))
+    return tf.where(tf.expand_dims(fortran, axis1), flat, native)
+
+
+def _read_payload(
+    contents: tf.Tensor, v: Values, all_ok: tf.Tensor, k: Consts
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """``(payload [B, nbytes] uint8 in native byte order and C order, dims)``; empty unless
+    ``all_ok``, so that nothing is allocated from a lying header."""
+    c0, c1 = k(0), k(1)
+    nbytes = tf.where(all_ok, v.dims.nbytes, c0)
+    dims = tf.where(all_ok, v.dims.values, tf.zeros_like(v.dims.values))
+    offset = tf.where(all_ok, v.prefix.offset, c0)
+    payload = tf.strings.substr(contents, offset, tf.broadcast_to(nbytes, tf.shape(offset)))
+    raw = tf.io.decode_raw(payload, tf.uint8)  # [B, nbytes]: one copy of the payload
+    count = _at(tf.shape(raw, out_type=tf.int64), c0, k)
+    itemsize, order, fortran = v.declared.itemsize, v.header.order, v.header.fortran
+    is_le = tf.logical_or(
+        order == k.str("<"), tf.logical_and(order != k.str(">"), k(NATIVE_LE, tf.bool))
+    )
+    swap = tf.logical_and(tf.not_equal(is_le, k(NATIVE_LE, tf.bool)), itemsize > c1)
+    complex_ = tf.strings.substr(v.declared.code, k.i32(0), k.i32(1)) == k.str("c")
+    unit = tf.where(complex_, itemsize // k(2), itemsize)
+    # Only a good batch is rearranged: a bad one's dims say nothing about its (empty) payload,
+    # and a reshape error here would hide npyio's message. One branch for both steps: each
+    # tf.cond is prepared again at every iterator start.
+    needed = tf.logical_or(tf.reduce_any(swap, k.i32(0)), tf.reduce_any(fortran, k.i32(0)))
+    raw = tf.cond(
+        tf.logical_and(all_ok, needed),
+        lambda: _to_c_order(raw, count, dims, swap, fortran, unit, itemsize, Consts(k)),
+        lambda: raw,
+    )
+    return raw, dims
 
 
 def parse_headers(
@@ -171,231 +590,45 @@ def parse_headers(
 ) -> tuple[tf.Tensor, ...]:
     """Parses and checks the headers of a [B] batch of whole files.
 
-    Generic over dtype and shape (they come in as tensors): ``declared_dims`` holds -1 for a
-    ``None`` dim and ``declared_rank`` is -1 for an unknown rank; ``max_file_size`` is -1 for
-    no limit. ``names[row]`` is the file an error about element ``row`` names.
+    Generic over dtype and shape (they come in as tensors, see `PARSE_SIGNATURE` and
+    `Declared`): ``declared_dims`` holds -1 for a ``None`` dim and ``declared_rank`` is -1 for
+    an unknown rank; ``max_file_size`` is -1 for no limit. ``names[row]`` is the file an error
+    about element ``row`` names.
 
-    Returns ``(payload [B, nbytes] uint8 in native byte order and C order, dims [ndim], ok,
-    message)``: when ``ok`` is false the payload is empty and ``message`` names the first bad
-    file and what is wrong; the caller must assert ``ok`` before using the payload.
+    Returns:
+        ``(payload [B, nbytes] uint8 in native byte order and C order, dims [ndim], ok,
+        message)``: when ``ok`` is false the payload is empty and ``message`` names the first
+        bad file and what is wrong; the caller must assert ``ok`` before using the payload.
 
     Written for a small graph (see `Consts`): every literal is shared, rows and columns are
     taken with ``gather``/``unstack`` rather than slicing.
     """
     k = Consts()
-    axis0, axis1 = k.i32(0), k.i32(1)
-    c0, c1 = k(0), k(1)
-
-    def at(t: tf.Tensor, i: tf.Tensor) -> tf.Tensor:
-        return tf.gather(t, i, axis=axis0)
-
-    def upto(t: tf.Tensor, n: tf.Tensor) -> tf.Tensor:  # t[:n] of a rank-1 tensor
-        return at(t, tf.range(c0, n, c1))
-
-    v = SimpleNamespace(  # the values the checks' conditions read
-        k=k,
-        max_file_size=max_file_size,
-        max_header_size=max_header_size,
-        declared_code=declared_code,
+    declared = Declared(
+        declared_code, declared_name, itemsize, declared_dims, declared_rank, declared_text
     )
-    v.size = size = tf.cast(tf.strings.length(contents), tf.int64)
-    width = k.i32(_PREFIX)
-    prefix = tf.strings.substr(
-        tf.strings.join([tf.strings.substr(contents, axis0, width), k.str("\0" * _PREFIX)]),
-        axis0,
-        width,
+    limits = SizeLimits(max_header_size, max_file_size)
+    prefix = _read_prefix(contents, k)
+    header = _parse_header(contents, prefix, limits, k)
+    dims = _parse_dims(header, declared, k)
+    v = Values(
+        declared=declared,
+        limits=limits,
+        prefix=prefix,
+        header=header,
+        dims=dims,
+        shape_ok=_match_shape(dims, declared, k),
+        payload_len=prefix.size - prefix.offset,
+        everyone=tf.equal(prefix.size, prefix.size),
     )
-    pb = tf.cast(tf.io.decode_raw(prefix, tf.uint8), tf.int64)  # [B, 12]
-    cols = tf.unstack(pb, num=_PREFIX, axis=1)
-    major, minor = cols[6], cols[7]
-    v.magic = tf.strings.substr(contents, axis0, k.i32(len(npy.MAGIC_PREFIX)))
-    v.v1 = tf.logical_and(major == c1, minor == c0)
-    v.v23 = tf.logical_and(tf.logical_or(major == k(2), major == k(3)), minor == c0)
-    short = cols[8] + cols[9] * k(256)
-    v.hlen = tf.where(v.v1, short, short + cols[10] * k(65536) + cols[11] * k(16777216))
-    v.hstart = tf.where(v.v1, k(10), k(12))
-    v.offset = v.hstart + v.hlen
-    header = tf.strings.substr(
-        contents, tf.minimum(v.hstart, size), tf.minimum(v.hlen, max_header_size)
-    )
-
-    v.grammar_ok = full_match(header, npy.HEADER_RE)
-    py2 = major != k(3)  # versions 1.0 and 2.0 (any other fails the version check first)
-    v.v3_trail = tf.logical_or(py2, full_match(header, npy.V3_TRAIL_RE))
-    v.v3_long = tf.logical_or(py2, full_match(header, npy.V3_NO_LONG_RE))
-    order = group(header, npy.DESCR_EXTRACT, 1)
-    v.code = group(header, npy.DESCR_EXTRACT, 2)
-    fortran = group(header, npy.FORTRAN_EXTRACT) == k.str("True")
-    canon = tf.strings.regex_replace(
-        tf.strings.regex_replace(group(header, npy.SHAPE_EXTRACT), npy.SHAPE_NOISE, ""), ",$", ""
-    )
-    for _ in range(2):  # "-0" is 0, as in F (twice: a match consumes the comma after it)
-        canon = tf.strings.regex_replace(canon, "(^|,)-0(,|$)", "\\10\\2")  # RE2: \1, then 0
-    v.canon = canon
-
-    # Dims are parsed once, from the first element.
-    v.canon0 = canon0 = at(canon, c0)
-    # (the raw op: tf.strings.split of a scalar adds ~40 ops of ragged bookkeeping)
-    tokens = tf.raw_ops.StringSplitV2(
-        input=tf.expand_dims(canon0, axis0), sep=k.str(","), maxsplit=-1
-    ).values
-    ndim = tf.where(canon0 == k.str(""), c0, tf.size(tokens, out_type=tf.int64))
-    tokens = upto(tokens, ndim)
-    tokens_ok = full_match(tokens, f"-?[0-9]{{1,{npy.MAX_DIM_DIGITS}}}")
-    dims = tf.strings.to_number(tf.where(tokens_ok, tokens, k.str("0")), tf.int64)
-    # The size limit uses each file's own item size, as F does (the dtype is checked later).
-    code_index = tf.argmax(
-        tf.cast(tf.equal(tf.expand_dims(v.code, axis1), k.str(list(npy.CODES))), tf.int32), axis1
-    )
-    file_itemsize = at(k(_ITEMSIZES), code_index)
-    some_dims = tf.maximum(dims, c1)
-    fbytes = tf.reduce_prod(tf.cast(some_dims, tf.float64), axis0) * tf.cast(
-        file_itemsize, tf.float64
-    )
-    # float64 rounds near 2**62, so decide there in int64 (exact: no overflow below 1.5 * 2**62)
-    v.small = tf.reduce_all(tokens_ok, axis0) & tf.logical_and(
-        fbytes < k(1.5 * npy.MAX_NBYTES, tf.float64),
-        tf.reduce_prod(some_dims, axis0) * file_itemsize < k(npy.MAX_NBYTES),
-    )
-    v.nbytes = nbytes = tf.reduce_prod(dims, axis0) * itemsize
-    v.payload_len = size - v.offset
-    padded = upto(
-        tf.concat([dims, tf.zeros_like(declared_dims)], axis0),
-        tf.size(declared_dims, out_type=tf.int64),
-    )
-    v.shape_ok = tf.logical_or(
-        declared_rank < c0,
-        tf.logical_and(
-            ndim == declared_rank,
-            tf.reduce_all(tf.logical_or(declared_dims < c0, padded == declared_dims), axis0),
-        ),
-    )
-    # from the text, as F does: a 19-digit negative dim is negative, not too large
-    v.nonnegative = tf.reduce_all(
-        tf.logical_or(tf.strings.substr(tokens, axis0, axis1) != k.str("-"), tokens == k.str("-0")),
-        axis0,
-    )
-    v.everyone = tf.equal(size, size)  # [B] of True, to broadcast the per-batch checks
-    ok = tf.stack([check.condition(v) for check in CHECKS], axis=1)
+    ok = tf.stack([check.condition(v, k) for check in CHECKS], axis=1)
     all_ok = tf.reduce_all(ok, axis=k.i32([0, 1]))
-
-    def failure() -> tf.Tensor:
-        # Pick the row and the wording, then gather; few ops, because tf.data prepares this
-        # branch at every iterator start.
-        kf = Consts(k)
-        bad = tf.logical_not(ok)
-        row = first_index(tf.reduce_any(bad, axis=axis1), kf)
-        check = first_index(at(bad, row), kf)
-        text = at(header, row)
-        layers = tf.logical_not(
-            tf.stack(
-                [
-                    kf(False, tf.bool) if pattern is None else full_match(text, pattern)
-                    for pattern, _, _ in GRAMMAR
-                ]
-            )
-        )
-        wording = at(kf(_FIRST_WORDING), check) + tf.where(
-            check == kf(_GRAMMAR_CHECK), first_index(layers, kf), c0
-        )
-        snippets = tf.strings.substr(
-            tf.stack([group(text, layer[3]) for layer in npy.LAYERS]),
-            axis0,
-            kf.i32(npy.SNIPPET_LEN),
-        )
-        numbers = at(tf.stack([size, v.hstart, v.hlen, v.offset, v.payload_len], 1), row)
-        m = SimpleNamespace(
-            **dict(
-                zip(
-                    ("size", "hstart", "hlen", "offset", "payload_len"),
-                    tf.unstack(as_str(numbers), num=5),
-                    strict=True,
-                )
-            )
-        )
-        m.snip_descr, m.snip_fortran, m.snip_shape = tf.unstack(
-            tf.where(snippets == kf.str(""), kf.str("nothing"), snippets), num=3
-        )
-        m.nbytes = as_str(nbytes)
-        m.max_file_size, m.max_header_size = as_str(max_file_size), as_str(max_header_size)
-        m.magic_len = kf.str(str(npy.MAGIC_LEN))
-        m.declared_name, m.declared_text = declared_name, declared_text
-        row_bytes = at(pb, row)
-        magic_len = kf(len(npy.MAGIC_PREFIX))
-        m.magic = tf.where(
-            at(numbers, c0) == c0,
-            kf.str("0 bytes"),
-            tf.strings.reduce_join(
-                at(kf.str(HEX), upto(row_bytes, tf.minimum(at(numbers, c0), magic_len))),
-                axis=axis0,
-                separator=" ",
-            ),
-        )
-        m.version = tf.strings.reduce_join(
-            as_str(at(row_bytes, kf([6, 7]))), axis=axis0, separator="."
-        )
-        m.code = at(
-            kf.str(list(npy.CODES.values())),
-            tf.argmax(tf.cast(tf.equal(at(v.code, row), kf.str(list(npy.CODES))), tf.int32), axis0),
-        )
-        m.first_shape, m.this_shape = tf.unstack(
-            _show_canon(tf.stack([canon0, at(canon, row)]), kf), num=2
-        )
-        blank = kf.str("")
-        a = [getattr(m, args[0]) if args else blank for _, args in _WORDINGS]
-        b = [getattr(m, args[1]) if len(args) > 1 else blank for _, args in _WORDINGS]
-        pre, mid, post = (at(kf.str(t), wording) for t in _TEMPLATES)
-        return tf.strings.join(
-            [
-                at(names, row),
-                kf.str(": "),
-                pre,
-                at(tf.stack(a), wording),
-                mid,
-                at(tf.stack(b), wording),
-                post,
-            ]
-        )
-
-    message = tf.cond(all_ok, lambda: k.str(""), failure)
-    # No assertion in here: TensorFlow keeps ~1 KiB for every error raised inside a called
-    # function, so the caller asserts. Until it has, every op below must be total: a bad batch
-    # decodes as empty arrays (nothing is allocated from a lying header).
-    nbytes = tf.where(all_ok, nbytes, c0)
-    dims = tf.where(all_ok, dims, tf.zeros_like(dims))
-    payload = tf.strings.substr(
-        contents, tf.where(all_ok, v.offset, c0), tf.broadcast_to(nbytes, tf.shape(v.offset))
-    )
-    raw = tf.io.decode_raw(payload, tf.uint8)  # [B, nbytes]: one copy of the payload
-    count = at(tf.shape(raw, out_type=tf.int64), c0)
-    # Byte order and Fortran order are undone here on bytes, generically: in native order a
-    # swap reverses each item's bytes (each half's, for complex), whatever the dtype.
-    is_le = tf.logical_or(
-        order == k.str("<"), tf.logical_and(order != k.str(">"), k(NATIVE_LE, tf.bool))
-    )
-    swap = tf.logical_and(tf.not_equal(is_le, k(NATIVE_LE, tf.bool)), itemsize > c1)
-    complex_ = tf.strings.substr(declared_code, axis0, axis1) == k.str("c")
-    unit = tf.where(complex_, itemsize // k(2), itemsize)
-
-    def reorder() -> tf.Tensor:
-        # One branch for both steps (a tf.cond costs as much as ~25 ops at every iterator
-        # start); each step keeps the rows that do not need it.
-        kb = Consts(k)
-        items = tf.reverse(tf.reshape(raw, tf.stack([count, kb(-1), unit])), kb.i32([2]))
-        flat = tf.reshape(items, tf.stack([count, kb(-1)]))
-        native = tf.where(tf.expand_dims(swap, axis1), flat, raw)
-        ndim_ = tf.size(dims)
-        shape = tf.concat([[count], tf.reverse(dims, kb.i32([0])), [itemsize]], axis0)
-        perm = tf.concat([[0], tf.range(ndim_, 0, -1), [ndim_ + 1]], axis0)
-        items = tf.transpose(tf.reshape(native, shape), perm)
-        flat = tf.reshape(items, tf.stack([count, kb(-1)]))
-        return tf.where(tf.expand_dims(fortran, axis1), flat, native)
-
-    # Only a good batch is rearranged: a bad one's dims say nothing about its (empty) payload,
-    # and a reshape error here would hide npyio's message.
-    needed = tf.logical_or(tf.reduce_any(swap, axis0), tf.reduce_any(fortran, axis0))
-    raw = tf.cond(tf.logical_and(all_ok, needed), reorder, lambda: raw)
-    return raw, dims, all_ok, message
+    message = tf.cond(all_ok, lambda: k.str(""), lambda: _failure_message(ok, v, names, k))
+    # No assertion in here: TensorFlow keeps about 1 KiB for every error raised inside a
+    # called function, so the caller asserts. Until it has, every op below must be total: a
+    # bad batch decodes as empty arrays (nothing is allocated from a lying header).
+    raw, dims_out = _read_payload(contents, v, all_ok, k)
+    return raw, dims_out, all_ok, message
 
 
 PARSE_SIGNATURE = [

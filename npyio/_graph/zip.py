@@ -1,5 +1,6 @@
-r"""``.npz`` archives: find one member with graph ops and inflate it if needed (`npz_member`);
-read a member's header in Python (`inspect_npz_prefix`). `npyio._read.npz` decodes members.
+r"""``.npz`` archives with graph ops: find one member and inflate it if needed (`npz_member`,
+`checked_member`), and decode it (`decode_npz`). A member's header is read in Python by
+`npyio._format.npz`, which holds the layout's constants and the error wording.
 
 An ``.npz`` file is a zip archive of ``.npy`` members (``np.savez`` stores them, method 0;
 ``np.savez_compressed`` deflates them, method 8). The member is found the way a zip reader
@@ -13,6 +14,14 @@ does, with ``tf.strings`` ops on the whole archive::
                                       sizes and the local header's offset (0xFFFFFFFF: the
                                       value is in the zip64 extra field 0x0001 instead)
     local header                      b"PK\x03\x04", 30 bytes + name + extra, then the data
+
+The directory is a chain: each entry's name, extra field and comment lengths give where the
+next one starts. The member is looked up along that chain as a walk of the entries would do it
+(it stops at the first unsound entry, and at an exact name), but not a step per entry: the
+candidates, the positions where the entry signature stands, are found in one pass over the
+directory's bytes, and which of them the chain reaches from the directory's start is found by
+pointer doubling, in log2(entries) rounds of gathers (a signature can also stand inside a name,
+an extra field or a comment, so not every candidate is an entry).
 
 Sizes and CRC are taken from the central directory, never from the local header (whose sizes
 are 0 when the writer used a data descriptor, flag bit 3, as Python's zipfile does on an
@@ -39,6 +48,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import tensorflow as tf
@@ -79,7 +89,9 @@ from npyio._format.npz import (
 )
 from npyio._graph.decode import decode_one
 from npyio._graph.ops import (
+    Consts,
     as_str,
+    assert_verdict,
     clamped_substr,
     first_index,
     fmt,
@@ -128,47 +140,134 @@ def _find_eocd(contents: tf.Tensor, size: tf.Tensor) -> tuple[tf.Tensor, tf.Tens
     return at >= 0, start + tf.maximum(at, 0)
 
 
-def _scan_directory(
+class Lookup(NamedTuple):
+    """Where the central directory names the member, and whether its entries are sound."""
+
+    at: tf.Tensor  # the member's entry (-1: none)
+    ok: tf.Tensor  # every entry read was sound
+    bad_at: tf.Tensor  # where the first unsound one is
+    names: tf.Tensor  # the first names, quoted, for the missing-member message
+
+
+#: The bytes of a candidate entry read after its first: the signature's others, then the name,
+#: extra field and comment lengths (2 bytes each, at 28).
+_CANDIDATE_BYTES = (1, 2, 3, *range(28, 34))
+
+
+class Candidates(NamedTuple):
+    """The positions in the central directory where an entry's signature stands, and what
+    each would be as an entry. Signature bytes can also stand inside a name, an extra field
+    or a comment: which candidates are entries, the chain says."""
+
+    at: tf.Tensor  # [C] the positions, ascending
+    #: [C + 1, 4] int64, a row per candidate: its position, where the entry after it would
+    #: start (at + 46 + the three lengths), its name's length, and 1 if it ends within the
+    #: directory; then a row for "no entry": (-1, 0, 0, 0).
+    rows: tf.Tensor
+
+
+def _candidates(
+    contents: tf.Tensor, size: tf.Tensor, start: tf.Tensor, end: tf.Tensor, k: Consts
+) -> Candidates:
+    """Every position of the directory [start, end) (clamped into the archive) where the entry
+    signature stands: the directory is decoded once, the positions of the signature's first
+    byte found in it, and the signature's other bytes and the lengths gathered there."""
+    lo = tf.clip_by_value(start, k(0), size)
+    n = tf.clip_by_value(end, lo, size) - lo
+    b = tf.io.decode_raw(
+        tf.strings.join([tf.strings.substr(contents, lo, n), k.str(b"\0" * CENTRAL_LEN)]),
+        tf.uint8,
+    )  # the directory, then zeros: the fixed fields of a candidate are there to read
+    first = tf.where(tf.equal(b, k(CENTRAL_SIG[0], tf.uint8)))[:, 0]
+    rows = tf.gather(b, tf.expand_dims(first, 1) + k(_CANDIDATE_BYTES))
+    signed = tf.equal(rows[:, :3], k(list(CENTRAL_SIG[1:]), tf.uint8))
+    hit = tf.where(tf.reduce_all(signed, axis=k.i32(1)))[:, 0]
+    fields = tf.reshape(tf.cast(tf.gather(rows, hit)[:, 3:], tf.int64), k([-1, 3, 2]))
+    lengths = tf.reduce_sum(fields * k([1, 256]), axis=k.i32(2))  # name, extra, comment
+    at = lo + tf.gather(first, hit)
+    nxt = at + k(CENTRAL_LEN) + tf.reduce_sum(lengths, axis=k.i32(1))
+    sound = tf.cast(nxt <= end, tf.int64)
+    table = tf.stack([at, nxt, lengths[:, 0], sound], axis=1)
+    return Candidates(at, tf.concat([table, k([[-1, 0, 0, 0]])], k.i32(0)))
+
+
+def _index_at(at: tf.Tensor, positions: tf.Tensor, k: Consts) -> tf.Tensor:
+    """For each of ``positions`` [N], the index in the ascending ``at`` [C] that holds it, or
+    C where none does."""
+    count = tf.size(at, out_type=tf.int64)
+    i = tf.raw_ops.LowerBound(
+        sorted_inputs=tf.expand_dims(at, 0), values=tf.expand_dims(positions, 0), out_type=tf.int64
+    )[0]
+    return tf.where(tf.gather(tf.concat([at, k([-1])], k.i32(0)), i) == positions, i, count)
+
+
+def _successors(c: Candidates, past: tf.Tensor, k: Consts) -> tf.Tensor:
+    """[C + 1]: for each candidate that ends within the directory, the index of the candidate
+    where the entry after it would start; ``past`` (C, "no entry") for any other, and for
+    ``past`` itself."""
+    _, nexts, _, fits = tf.unstack(c.rows[:-1], num=4, axis=1)
+    successor = tf.where(fits > k(0), _index_at(c.at, nexts, k), past)
+    return tf.concat([successor, tf.expand_dims(past, 0)], k.i32(0))
+
+
+def _chain(successor: tf.Tensor, first: tf.Tensor, count: tf.Tensor, k: Consts) -> tf.Tensor:
+    """``[s_0, ..., s_{count-1}]`` with ``s_0 = first`` and ``s_{i+1} = successor[s_i]``, by
+    pointer doubling: round r follows the jumps of 2**r steps where bit r of i is set, then
+    doubles them, so the loop runs log2(count) times, not count times. ``successor`` must map
+    [0, len(successor)) into itself, so that every gather stays in bounds."""
+    i = tf.range(k(0), count, k(1))
+
+    def cond(step: tf.Tensor, jump: tf.Tensor, path: tf.Tensor) -> tf.Tensor:
+        return step < count
+
+    def body(step: tf.Tensor, jump: tf.Tensor, path: tf.Tensor) -> tuple[tf.Tensor, ...]:
+        path = tf.where(tf.bitwise.bitwise_and(i, step) > 0, tf.gather(jump, path), path)
+        return step * 2, tf.gather(jump, jump), path
+
+    return tf.while_loop(cond, body, [k(1), successor, tf.fill([count], first)])[2]
+
+
+def _listing(names: tf.Tensor, count: tf.Tensor, k: Consts) -> tf.Tensor:
+    """The first `MAX_LISTED` of ``names``, quoted, then ", ..." if there are more."""
+    shown = tf.gather(names, tf.range(k(0), tf.minimum(count, k(MAX_LISTED)), k(1)))
+    more = tf.where(count > k(MAX_LISTED), k.str(", ..."), k.str(""))
+    return tf.strings.join([tf.strings.reduce_join(_quote(shown), separator=", "), more])
+
+
+def _find_entry(
     contents: tf.Tensor,
     size: tf.Tensor,
     start: tf.Tensor,
     end: tf.Tensor,
     entries: tf.Tensor,
     key: tf.Tensor,
-) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
-    """Walks the central directory [start, end) for ``key`` (exact name first, else key.npy).
-
-    Returns (entry position or -1, ok, position of the first bad entry, quoted names listing).
-    """
-    key_npy = tf.strings.join([key, ".npy"])
-    minus1 = tf.constant(-1, tf.int64)
-
-    def cond(*state: tf.Tensor) -> tf.Tensor:
-        i, _, exact, _, ok, _ = state
-        return tf.logical_and(tf.logical_and(i < entries, ok), exact < 0)
-
-    def body(*state: tf.Tensor) -> tuple[tf.Tensor, ...]:
-        i, p, exact, npy, _, names = state
-        b = padded_bytes(contents, p, CENTRAL_LEN, size)
-        nlen, xlen, clen = le_field(b, 28, 2), le_field(b, 30, 2), le_field(b, 32, 2)
-        nxt = p + CENTRAL_LEN + nlen + xlen + clen
-        good = tf.logical_and(clamped_substr(contents, size, p, 4) == CENTRAL_SIG, nxt <= end)
-        name = clamped_substr(contents, size, p + CENTRAL_LEN, nlen)
-        exact = tf.where(tf.logical_and(good, name == key), p, exact)
-        npy = tf.where(tf.logical_and(tf.logical_and(good, npy < 0), name == key_npy), p, npy)
-        listed = tf.where(
-            i < MAX_LISTED,
-            tf.strings.join([names, tf.where(i > 0, ", ", ""), _quote(name)]),
-            tf.where(tf.equal(i, MAX_LISTED), tf.strings.join([names, ", ..."]), names),
-        )
-        return (i + 1, tf.where(good, nxt, p), exact, npy, good, tf.where(good, listed, names))
-
-    _, p, exact, npy, ok, names = tf.while_loop(
-        cond,
-        body,
-        [tf.constant(0, tf.int64), start, minus1, minus1, tf.constant(True), tf.constant("")],
+) -> Lookup:
+    """Finds ``key`` (an exact name first, else ``key.npy``) in the central directory
+    [start, end), the way a walk of its entries would: from the entry at ``start``, each
+    entry's lengths give the next one's position, for at most ``entries`` entries; it stops at
+    the first entry that is not sound (no signature, or past ``end``) and at an exact name
+    (entries after it are not read). The chain is found over the signature's candidates at
+    once (`_candidates`, `_chain`), so the cost grows with the directory's size, not with a
+    loop step per entry."""
+    k = Consts()
+    c = _candidates(contents, size, start, end, k)
+    past = tf.size(c.at, out_type=tf.int64)  # the index of the "no entry" row
+    count = tf.minimum(entries, past + k(1))  # a chain has at most C sound entries
+    first = _index_at(c.at, tf.expand_dims(start, 0), k)[0]
+    path = _chain(_successors(c, past, k), first, count, k)
+    at, nexts, name_len, sound = tf.unstack(tf.gather(c.rows, path), num=4, axis=1)
+    sound = sound > k(0)  # true, then false
+    names = clamped_substr(contents, size, at + k(CENTRAL_LEN), name_len)
+    first_bad = first_index(tf.logical_not(sound), k)
+    exact = first_index(tf.logical_and(sound, names == key), k)
+    npy = first_index(tf.logical_and(sound, names == tf.strings.join([key, ".npy"])), k)
+    at = tf.concat([at, k([-1])], k.i32(0))
+    return Lookup(
+        at=tf.where(exact < count, tf.gather(at, exact), tf.gather(at, npy)),
+        ok=tf.logical_or(exact < count, tf.equal(first_bad, count)),
+        bad_at=tf.gather(tf.concat([tf.expand_dims(start, 0), nexts], k.i32(0)), first_bad),
+        names=_listing(names, count, k),
     )
-    return tf.where(exact >= 0, exact, npy), ok, p, names
 
 
 def _zip64_extra(
@@ -193,15 +292,46 @@ def _zip64_extra(
     return found, data_size
 
 
-def _extract(contents: tf.Tensor, key: tf.Tensor, name: tf.Tensor) -> tf.Tensor:
-    """The bytes of member ``key`` (or ``key.npy``) of the zip archive ``contents``, inflated.
+class EndRecord(NamedTuple):
+    """The end of central directory record, or the zip64 one where a locator precedes it."""
 
-    ``name`` (``path[key]``) starts every error message.
-    """
-    size = tf.cast(tf.strings.length(contents), tf.int64)
+    found: tf.Tensor  # an end record is there
+    has_locator: tf.Tensor  # a zip64 locator precedes it
+    zip64_at: tf.Tensor  # where the locator says the zip64 record is
+    zip64_ok: tf.Tensor  # that record is there, before the locator
+    entries: tf.Tensor  # the entry count
+    start: tf.Tensor  # where the central directory starts
+    end: tf.Tensor  # where it ends, by its size
+    limit: tf.Tensor  # where it must end by: the (zip64) end record
 
-    # End of central directory, and the zip64 one if a locator precedes it.
-    has_eocd, e = _find_eocd(contents, size)
+
+class Entry(NamedTuple):
+    """A central directory entry's fields, with the zip64 extra field's values in place."""
+
+    at: tf.Tensor  # its position (-1: none, then the fields are those of byte 0)
+    flags: tf.Tensor
+    method: tf.Tensor
+    csize: tf.Tensor
+    usize: tf.Tensor
+    offset: tf.Tensor  # of the local header
+    name: tf.Tensor
+    need: tf.Tensor  # bytes the zip64 extra field must hold
+    extra_len: tf.Tensor  # bytes it holds
+    extra_ok: tf.Tensor  # it holds them
+    isize_bytes: tf.Tensor  # the size mod 2**32, 4 bytes little-endian (the gzip trailer's)
+
+
+class Local(NamedTuple):
+    """The local header at an entry's offset: only its name and its lengths are used."""
+
+    found: tf.Tensor  # its signature is there, with room for the header
+    name: tf.Tensor
+    data: tf.Tensor  # where the member's data starts
+
+
+def _read_end_record(contents: tf.Tensor, size: tf.Tensor) -> EndRecord:
+    """The end record, and the zip64 one if a locator precedes it (its values then count)."""
+    found, e = _find_eocd(contents, size)
     eb = padded_bytes(contents, e, EOCD_LEN, size)
     entries, cd_size, cd_off = le_field(eb, 10, 2), le_field(eb, 12, 4), le_field(eb, 16, 4)
     has_locator = tf.logical_and(
@@ -212,96 +342,139 @@ def _extract(contents: tf.Tensor, key: tf.Tensor, name: tf.Tensor) -> tf.Tensor:
     zip64_ok = tf.logical_and(
         z + EOCD64_LEN <= e - LOCATOR_LEN, clamped_substr(contents, size, z, 4) == EOCD64_SIG
     )
-    entries = tf.where(has_locator, le_field8(zb, 32), entries)
     cd_size = tf.where(has_locator, le_field8(zb, 40), cd_size)
     cd_off = tf.where(has_locator, le_field8(zb, 48), cd_off)
-    cd_limit = tf.where(has_locator, z, e)
-    cd_end = cd_off + cd_size
-
-    # The central directory entry of the member.
-    q, entries_ok, bad_at, names = _scan_directory(
-        contents, size, cd_off, tf.minimum(cd_end, cd_limit), entries, key
+    return EndRecord(
+        found=found,
+        has_locator=has_locator,
+        zip64_at=z,
+        zip64_ok=zip64_ok,
+        entries=tf.where(has_locator, le_field8(zb, 32), entries),
+        start=cd_off,
+        end=cd_off + cd_size,
+        limit=tf.where(has_locator, z, e),
     )
-    found = q >= 0
-    cb = padded_bytes(contents, q, CENTRAL_LEN, size)
-    flags, method = le_field(cb, 8, 2), le_field(cb, 10, 2)
-    csize, usize = le_field(cb, 20, 4), le_field(cb, 24, 4)
-    nlen, xlen = le_field(cb, 28, 2), le_field(cb, 30, 2)
-    offset = le_field(cb, 42, 4)
-    central_name = clamped_substr(contents, size, q + CENTRAL_LEN, nlen)
 
-    # Values of 0xFFFFFFFF are in the zip64 extra field, in this order: uncompressed size,
-    # compressed size, local header offset (8 bytes each).
+
+def _read_entry(contents: tf.Tensor, size: tf.Tensor, q: tf.Tensor) -> Entry:
+    """The central directory entry at ``q``. Values of 0xFFFFFFFF are in its zip64 extra
+    field, in this order: uncompressed size, compressed size, local header offset (8 bytes
+    each)."""
+    cb = padded_bytes(contents, q, CENTRAL_LEN, size)
+    usize, csize, offset = le_field(cb, 24, 4), le_field(cb, 20, 4), le_field(cb, 42, 4)
+    nlen, xlen = le_field(cb, 28, 2), le_field(cb, 30, 2)
     x_at, x_len = _zip64_extra(contents, size, q + CENTRAL_LEN + nlen, xlen)
     need_u, need_c, need_o = (tf.cast(v == 0xFFFFFFFF, tf.int64) for v in (usize, csize, offset))
     need = 8 * (need_u + need_c + need_o)
-    extra_ok = tf.logical_or(tf.equal(need, 0), tf.logical_and(x_at >= 0, x_len >= need))
     xb = padded_bytes(contents, x_at, 24, size)
-    isize_bytes = tf.where(
-        need_u > 0,
-        clamped_substr(contents, size, x_at, 4),
-        clamped_substr(contents, size, q + 24, 4),
+    return Entry(
+        at=q,
+        flags=le_field(cb, 8, 2),
+        method=le_field(cb, 10, 2),
+        csize=tf.where(need_c > 0, le_field8(xb, 8 * need_u), csize),
+        usize=tf.where(need_u > 0, le_field8(xb, 0), usize),
+        offset=tf.where(need_o > 0, le_field8(xb, 8 * (need_u + need_c)), offset),
+        name=clamped_substr(contents, size, q + CENTRAL_LEN, nlen),
+        need=need,
+        extra_len=x_len,
+        extra_ok=tf.logical_or(tf.equal(need, 0), tf.logical_and(x_at >= 0, x_len >= need)),
+        isize_bytes=tf.where(
+            need_u > 0,
+            clamped_substr(contents, size, x_at, 4),
+            clamped_substr(contents, size, q + 24, 4),
+        ),
     )
-    usize = tf.where(need_u > 0, le_field8(xb, 0), usize)
-    csize = tf.where(need_c > 0, le_field8(xb, 8 * need_u), csize)
-    offset = tf.where(need_o > 0, le_field8(xb, 8 * (need_u + need_c)), offset)
 
-    # The local header: only its name and extra field lengths are used, to find the data.
+
+def _read_local(contents: tf.Tensor, size: tf.Tensor, offset: tf.Tensor) -> Local:
+    """The local header at ``offset``."""
     lb = padded_bytes(contents, offset, LOCAL_LEN, size)
     lnlen, lxlen = le_field(lb, 26, 2), le_field(lb, 28, 2)
-    start = offset + LOCAL_LEN + lnlen + lxlen
-    local = clamped_substr(contents, size, offset + LOCAL_LEN, lnlen)
+    found = tf.logical_and(
+        offset + LOCAL_LEN <= size, clamped_substr(contents, size, offset, 4) == LOCAL_SIG
+    )
+    name = clamped_substr(contents, size, offset + LOCAL_LEN, lnlen)
+    return Local(found, name, offset + LOCAL_LEN + lnlen + lxlen)
 
-    checks: list[tuple[tf.Tensor, Callable[[], tf.Tensor]]] = [
-        (has_eocd, lambda: tf.constant(not_a_zip())),
+
+Checks = list[tuple[tf.Tensor, Callable[[], tf.Tensor]]]
+
+
+def _checks(
+    size: tf.Tensor, end: EndRecord, lookup: Lookup, entry: Entry, local: Local, key: tf.Tensor
+) -> Checks:
+    """The checks in order, each (condition, its message when it fails)."""
+    data_end, method = local.data + entry.csize, entry.method
+    listed = tf.where(lookup.names == "", "nothing", lookup.names)
+    return [
+        (end.found, lambda: tf.constant(not_a_zip())),
         (
-            tf.logical_or(tf.logical_not(has_locator), zip64_ok),
-            lambda: fmt(bad_zip64_record, as_str(z), as_str(size)),
+            tf.logical_or(tf.logical_not(end.has_locator), end.zip64_ok),
+            lambda: fmt(bad_zip64_record, as_str(end.zip64_at), as_str(size)),
         ),
-        (cd_end <= cd_limit, lambda: fmt(directory_past_end, as_str(cd_end), as_str(cd_limit))),
-        (entries_ok, lambda: fmt(bad_entry, as_str(bad_at))),
-        (found, lambda: fmt(no_member, tf.where(names == "", "nothing", names), _quote(key))),
-        (tf.equal(flags % 2, 0), lambda: tf.constant(encrypted())),
+        (end.end <= end.limit, lambda: fmt(directory_past_end, as_str(end.end), as_str(end.limit))),
+        (lookup.ok, lambda: fmt(bad_entry, as_str(lookup.bad_at))),
+        (lookup.at >= 0, lambda: fmt(no_member, listed, _quote(key))),
+        (tf.equal(entry.flags % 2, 0), lambda: tf.constant(encrypted())),
         (
             tf.logical_or(tf.equal(method, STORED), tf.equal(method, DEFLATED)),
             lambda: fmt(bad_method, _method_text(method)),
         ),
-        (extra_ok, lambda: fmt(bad_zip64_extra, as_str(need), as_str(x_len))),
+        (entry.extra_ok, lambda: fmt(bad_zip64_extra, as_str(entry.need), as_str(entry.extra_len))),
+        (local.found, lambda: fmt(bad_local, as_str(entry.offset))),
         (
-            tf.logical_and(
-                offset + LOCAL_LEN <= size, clamped_substr(contents, size, offset, 4) == LOCAL_SIG
-            ),
-            lambda: fmt(bad_local, as_str(offset)),
+            local.name == entry.name,
+            lambda: fmt(local_name, _quote(entry.name), _quote(local.name)),
         ),
-        (local == central_name, lambda: fmt(local_name, _quote(central_name), _quote(local))),
-        (start + csize <= size, lambda: fmt(data_past_end, as_str(start + csize), as_str(size))),
+        (data_end <= size, lambda: fmt(data_past_end, as_str(data_end), as_str(size))),
         (
-            tf.logical_or(tf.equal(method, DEFLATED), tf.equal(csize, usize)),
-            lambda: fmt(stored_sizes, as_str(csize), as_str(usize)),
+            tf.logical_or(tf.equal(method, DEFLATED), tf.equal(entry.csize, entry.usize)),
+            lambda: fmt(stored_sizes, as_str(entry.csize), as_str(entry.usize)),
         ),
     ]
-    ok = tf.stack([c for c, _ in checks])
+
+
+def _member(contents: tf.Tensor, size: tf.Tensor, entry: Entry, local: Local) -> tf.Tensor:
+    """The member's bytes, inflated if deflated (run only once every check has passed)."""
+    data = tf.strings.substr(contents, local.data, entry.csize)
+
+    def inflate() -> tf.Tensor:
+        crc = clamped_substr(contents, size, entry.at + 16, 4)
+        return tf.io.decode_compressed(
+            tf.strings.join([GZIP_HEADER, data, crc, entry.isize_bytes]), compression_type="GZIP"
+        )
+
+    return tf.cond(tf.equal(entry.method, DEFLATED), inflate, lambda: tf.identity(data))
+
+
+def _extract(
+    contents: tf.Tensor, key: tf.Tensor, name: tf.Tensor
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """The verdict on member ``key`` (or ``key.npy``) of the zip archive ``contents``:
+    ``(its bytes, inflated if deflated; ok; message)``, the bytes empty unless ``ok``.
+
+    ``name`` (``path[key]``) starts the message.
+    """
+    size = tf.cast(tf.strings.length(contents), tf.int64)
+    end = _read_end_record(contents, size)
+    lookup = _find_entry(
+        contents, size, end.start, tf.minimum(end.end, end.limit), end.entries, key
+    )
+    entry = _read_entry(contents, size, lookup.at)
+    local = _read_local(contents, size, entry.offset)
+    checks = _checks(size, end, lookup, entry, local, key)
+    ok = tf.stack([condition for condition, _ in checks])
     all_ok = tf.reduce_all(ok)
 
     def failure() -> tf.Tensor:
-        messages = tf.stack([build() for _, build in checks])
+        messages = tf.stack([message() for _, message in checks])
         return tf.strings.join([name, ": ", tf.gather(messages, first_index(tf.logical_not(ok)))])
 
-    def member() -> tf.Tensor:
-        data = tf.strings.substr(contents, start, csize)
-
-        def inflate() -> tf.Tensor:
-            crc = clamped_substr(contents, size, q + 16, 4)
-            return tf.io.decode_compressed(
-                tf.strings.join([GZIP_HEADER, data, crc, isize_bytes]), compression_type="GZIP"
-            )
-
-        return tf.cond(tf.equal(method, DEFLATED), inflate, lambda: tf.identity(data))
-
     # The member is sliced and inflated only in the branch taken when every check passed.
-    out = tf.cond(all_ok, member, lambda: tf.constant(""))
+    out = tf.cond(all_ok, lambda: _member(contents, size, entry, local), lambda: tf.constant(""))
     got = tf.cast(tf.strings.length(out), tf.int64)
-    whole = tf.logical_or(tf.logical_not(all_ok), tf.equal(got, usize))
+    whole = tf.logical_or(tf.logical_not(all_ok), tf.equal(got, entry.usize))
+    usize = entry.usize
     message = tf.cond(
         all_ok,
         lambda: tf.cond(
@@ -343,6 +516,20 @@ def checked_member(
     return _extractor()(contents, key_tensor(key), name)
 
 
+def _extract_eagerly(
+    contents: tf.Tensor, key: tf.Tensor, name: tf.Tensor
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """`_extractor`'s verdict, run eagerly: zlib's refusal of corrupt deflated data, raised
+    inside the graph function, is re-raised as ``"PATH[key]: reason"``, not TensorFlow's
+    ``"Graph execution error: ... Detected at"``."""
+    try:
+        return _extractor()(contents, key, name)
+    except tf.errors.OpError as e:
+        reason = e.message.split("\n\n")[-1].split("\n\t")[0].strip() or type(e).__name__
+        label = name.numpy().decode("utf-8", "replace")
+        raise type(e)(None, None, f"{label}: {reason}") from None
+
+
 def npz_member(contents: tf.Tensor, key: tf.Tensor | str, name: tf.Tensor) -> tf.Tensor:
     """The ``.npy`` bytes of member ``key`` of the archive ``contents`` (scalar string tensors).
 
@@ -353,27 +540,12 @@ def npz_member(contents: tf.Tensor, key: tf.Tensor | str, name: tf.Tensor) -> tf
     require_tf2()
     key = key_tensor(key)
     if tf.executing_eagerly():
-        try:
-            data, ok, message = _extractor()(contents, key, name)
-        except tf.errors.OpError as e:
-            # zlib's refusal of corrupt deflated data, raised inside the graph function: as
-            # "PATH[key]: reason", not TensorFlow's "Graph execution error: ... Detected at".
-            reason = e.message.split("\n\n")[-1].split("\n\t")[0].strip() or type(e).__name__
-            label = name.numpy().decode("utf-8", "replace")
-            raise type(e)(None, None, f"{label}: {reason}") from None
-        if not bool(ok):
-            # The message itself: tf.debugging.Assert would wrap it in "assertion failed: [...]"
-            # after a traceback of the graph function, and escape its quotes.
-            raise tf.errors.InvalidArgumentError(
-                None, None, message.numpy().decode("utf-8", "replace")
-            )
-        return data
-    data, ok, message = _extractor()(contents, key, name)
+        data, ok, message = _extract_eagerly(contents, key, name)
+    else:
+        data, ok, message = _extractor()(contents, key, name)
     # Asserted here, outside the graph function, so that an error is not wrapped in
     # "{{function_node __inference__extract}}" twice.
-    assertion = tf.debugging.Assert(ok, [message], summarize=1)
-    with tf.control_dependencies([assertion]):
-        return tf.identity(data)
+    return assert_verdict(ok, message, data)[0]
 
 
 def decode_member(

@@ -27,7 +27,7 @@ import tensorflow as tf
 import npyio
 from npyio.cli import main as cli
 from npyio.errors import NpyFormatError
-from tests._npy import assert_same, header_text, with_header
+from tests._npy_testing import assert_same, header_text, with_header
 
 PAIRS = 6
 X_SHAPE = (4, 3)

@@ -24,7 +24,7 @@ from npyio._format import header, npy
 from npyio.cli import main as cli
 from npyio.errors import NpyFormatError
 from tests._corpus import CORPUS, CORPUS_IDS
-from tests._npy import header_text, npy_bytes, with_header
+from tests._npy_testing import header_text, npy_bytes, with_header
 
 ROOT = Path(__file__).resolve().parents[2]
 

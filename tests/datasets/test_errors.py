@@ -29,7 +29,7 @@ from npyio._format import npy, npz
 from npyio._format.files import NO_SUCH_FILE
 from npyio._graph.decode import SKIP_PREFIX
 from tests._graph_util import graph_def, op_types, python_ops
-from tests._npy import npy_bytes, tf_message
+from tests._npy_testing import npy_bytes, tf_message
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD_MAGIC = b"\x93NUMPX" + npy_bytes(np.zeros(3, "<f4"))[6:]

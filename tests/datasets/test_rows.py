@@ -20,7 +20,7 @@ import npyio
 from npyio._data import rows_plan
 from tests._graph_util import PYTHON_OPS as CALLBACK_OPS
 from tests._graph_util import op_types
-from tests._npy import assert_same, header_text, native, tf_message, with_header
+from tests._npy_testing import assert_same, header_text, native, tf_message, with_header
 
 
 def save(path: Path | str, arr: np.ndarray) -> str:

@@ -19,7 +19,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from tests._npy import header_text, npy_bytes, with_header
+from tests._npy_testing import header_text, npy_bytes, with_header
 
 N = 5_000
 EPOCHS = 3

@@ -58,7 +58,7 @@ def one_input(data: bytes) -> None:
 
 def seed_corpus(directory: Path) -> None:
     """Valid files numpy's writer makes, one per stored dtype and a few shapes and versions."""
-    from tests._npy import STORED_DTYPES, npy_bytes, sample
+    from tests._npy_testing import STORED_DTYPES, npy_bytes, sample
     from tests.fuzz import regressions
 
     directory.mkdir(parents=True, exist_ok=True)

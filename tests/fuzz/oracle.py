@@ -10,7 +10,7 @@ Invariants checked by `check` (each failure says which one broke):
 2. *One grammar.* The graph decoder and the reference parser accept the same files, and refuse
    the others with the same words.
 3. *Nothing decoded wrongly.* Whatever the graph decoder accepts, ``np.load`` accepts, with the
-   same dtype, shape and bits (``tests._npy.assert_same``; bool bytes other than 0 and 1 are
+   same dtype, shape and bits (``tests._npy_testing.assert_same``; bool bytes other than 0 and 1 are
    ``True``).
 4. *No undocumented refusal.* Whatever ``np.load`` accepts, the graph decoder accepts, or it
    refuses under a clause of the documented policy (`CLAUSES`) that applies to this file and
@@ -45,7 +45,7 @@ except ImportError:  # numpy 1.x, as in the tfio venv
 
 import npyio
 from npyio._format import npy
-from tests._npy import assert_same, decoder, reader, reference, tf_message, write_gfile
+from tests._npy_testing import assert_same, decoder, reader, reference, tf_message, write_gfile
 
 BYTES = "<bytes>"
 SUPPORTED = frozenset(npy.CODES.values())

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from npyio._format import npy
-from tests._npy import npy_bytes, with_header
+from tests._npy_testing import npy_bytes, with_header
 from tests.fuzz import oracle, regressions
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests._npy import npy_bytes
+from tests._npy_testing import npy_bytes
 from tests.fuzz import oracle, regressions
 
 

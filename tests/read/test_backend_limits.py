@@ -18,7 +18,7 @@ import tensorflow as tf
 
 import npyio
 from npyio._format import npy
-from tests._npy import assert_same, tf_message
+from tests._npy_testing import assert_same, tf_message
 
 BACKENDS = [
     pytest.param("graph", id="graph"),

@@ -15,7 +15,7 @@ import tensorflow as tf
 
 import npyio
 from tests._corpus import CORPUS, CORPUS_IDS
-from tests._npy import STORED_DTYPES, assert_same, npy_bytes, sample, write_file
+from tests._npy_testing import STORED_DTYPES, assert_same, npy_bytes, sample, write_file
 
 BACKENDS = [
     pytest.param("graph", id="graph"),

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from npyio._read import tfio as _tfio
 from npyio.errors import BackendUnavailableError
-from tests._npy import (
+from tests._npy_testing import (
     DTYPE_NAMES,
     LAYOUTS,
     SHAPES,

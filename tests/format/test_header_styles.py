@@ -24,13 +24,14 @@ import npyio
 from npyio._data.options import DatasetOptions
 from npyio._data.plan import BATCH_THEN_DECODE, plan_dataset
 from npyio._format import npy
-from tests._npy import (
+from tests._npy_testing import (
     VERSION_IDS,
     VERSIONS,
     assert_same,
     decoder,
     header_text,
     np_load,
+    numpy_header,
     sample,
     tf_message,
     with_header,
@@ -88,18 +89,6 @@ def file_of(arr: np.ndarray, text: str, version=(1, 0), fortran: bool = False) -
     return with_header(text.encode("utf-8" if version == (3, 0) else "latin-1"), payload, version)
 
 
-def numpy_reader(data: bytes) -> tuple:
-    f = io.BytesIO(data)
-    version = np.lib.format.read_magic(f)
-    read = (
-        np.lib.format.read_array_header_1_0
-        if version == (1, 0)
-        else np.lib.format.read_array_header_2_0
-    )
-    shape, fortran_order, dtype = read(f)
-    return version, shape, fortran_order, dtype, f.tell()
-
-
 def check(tmp_path, data: bytes, name: str) -> None:
     """npyio (eager, traced, read_npy, inspect, reference parser) agrees with numpy on ``data``."""
     want = np_load(data)
@@ -107,7 +96,7 @@ def check(tmp_path, data: bytes, name: str) -> None:
     assert_same(decoder(name)(data), want)
     path = write_file(tmp_path, "style.npy", data)
     assert_same(npyio.read_npy(path, name), want)
-    version, shape, fortran_order, dtype, offset = numpy_reader(data)
+    version, shape, fortran_order, dtype, offset = numpy_header(data)
     header = npyio.inspect(path)
     assert header == npyio.NpyHeader(version, dtype, shape, fortran_order, offset)
     assert header.dtype.str == dtype.str == want.dtype.str

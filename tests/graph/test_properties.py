@@ -5,7 +5,7 @@
     or both refuse with the same reason.
 (c) Whatever the graph decoder accepts, np.load(allow_pickle=False) accepts, with equal values.
 
-The graph side is one traced function per dtype (``tests._npy.decoder``), so examples never
+The graph side is one traced function per dtype (``tests._npy_testing.decoder``), so examples never
 retrace.
 """
 
@@ -22,7 +22,7 @@ from hypothesis.extra import numpy as hnp
 
 import npyio
 from npyio._format import npy
-from tests._npy import (
+from tests._npy_testing import (
     STORED_DTYPES,
     VERSIONS,
     assert_same,

@@ -14,7 +14,7 @@ import tensorflow as tf
 import npyio
 from npyio._format import npy
 from tests._corpus import CORPUS, CORPUS_IDS
-from tests._npy import decoder, header_text, npy_bytes, reference, tf_message, with_header
+from tests._npy_testing import decoder, header_text, npy_bytes, reference, tf_message, with_header
 
 
 # --- parse_dtype -------------------------------------------------------------------------------

@@ -120,6 +120,20 @@ def sample(dtype: str, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
     return flat.reshape(shape)
 
 
+def numpy_header(data: bytes) -> tuple[tuple[int, int], tuple, bool, np.dtype, int]:
+    """numpy's own reading of a file's header: ``(version, shape, fortran_order, dtype, data
+    offset)``."""
+    f = io.BytesIO(data)
+    version = np.lib.format.read_magic(f)
+    read = (
+        np.lib.format.read_array_header_1_0
+        if version == (1, 0)
+        else np.lib.format.read_array_header_2_0
+    )
+    shape, fortran_order, dtype = read(f)
+    return version, shape, fortran_order, dtype, f.tell()
+
+
 def write_file(directory: Path, name: str, data: bytes) -> str:
     path = directory / name
     path.write_bytes(data)

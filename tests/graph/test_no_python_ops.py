@@ -12,7 +12,7 @@ import tensorflow as tf
 
 import npyio
 from tests._graph_util import PYTHON_OPS, graph_def, op_types, python_ops
-from tests._npy import npy_bytes, write_file
+from tests._npy_testing import npy_bytes, write_file
 
 #: Ops that only appear if the walker reached into cond branches / mapped functions.
 NESTED = {"Assert", "DecodeRaw", "Transpose"}
@@ -110,40 +110,3 @@ def test_walker_finds_npyio_inside_a_python_callback_free_map_of_a_map():
     ds = tf.data.Dataset.from_tensors(npy_bytes(np.arange(3, dtype="i1"))).map(inner)
     assert op_types(ds) >= NESTED
     assert not python_ops(ds)
-
-
-def test_parser_graph_stays_small():
-    # tf.data reads every node of every function a map refers to at each iterator start
-    # (Dataset.reduce even rewrites them all), so the fallback parser's size is paid every
-    # epoch, used or not: ~0.05 ms a node on the bench machine (bench/README.md). 524 nodes
-    # before literals were shared and tf.strings.split's ragged bookkeeping was dropped; 322
-    # after. A budget, so that growth is a decision.
-    from npyio._graph import parser as _parser
-
-    gd = graph_def(_parser.parser())
-    nodes = len(gd.node) + sum(len(f.node_def) for f in gd.library.function)
-    assert nodes <= 360, f"the parser has grown to {nodes} nodes"
-    consts = [
-        n.attr["value"].SerializeToString(deterministic=True) + n.attr["dtype"].SerializeToString()
-        for n in gd.node
-        if n.op == "Const"
-    ]
-    assert len(consts) == len(set(consts)), "a literal is repeated in the parser's graph"
-
-
-def test_tf1_style_graphs_are_refused_clearly(tmp_path):
-    # In a TF1-style graph `tensor == value` compares identities, so npyio's checks would be
-    # wrong there: every entry point says so when it is built instead.
-    path = write_file(tmp_path, "a.npy", npy_bytes(np.zeros((2, 2), np.float32)))
-    calls = {
-        "decode_npy": lambda: npyio.decode_npy(tf.constant(b"x"), "float32", (2, 2)),
-        "read_npy": lambda: npyio.read_npy(path, "float32", (2, 2)),
-        "dataset": lambda: npyio.dataset([path], batch_size=2),
-        "rows": lambda: npyio.rows(path),
-        "read_npz": lambda: npyio.read_npz(path, "x", "float32"),
-    }
-    for name, call in calls.items():
-        with tf.Graph().as_default(), pytest.raises(RuntimeError, match="TF1-style graphs"):
-            call()
-            pytest.fail(name)
-    assert npyio.read_npy(path, "float32", (2, 2)).shape == (2, 2)  # eager again: fine

@@ -20,7 +20,7 @@ import tensorflow as tf
 
 import npyio
 from npyio._format import npy
-from tests._npy import (
+from tests._npy_testing import (
     VERSION_IDS,
     VERSIONS,
     assert_same,

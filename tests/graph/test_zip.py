@@ -1,12 +1,12 @@
 """npyio.decode_npz / read_npz: bit-exact members of np.savez and np.savez_compressed archives
 (seekable, streamed with data descriptors, zip64), refused archives, corrupt deflate data, no
-Python ops, inspect_npz; and, at the end, npyio.dataset(..., key=...)."""
+Python ops; and, at the end, npyio.dataset(..., key=...)."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
-import re
 import struct
 import zipfile
 from pathlib import Path
@@ -15,99 +15,24 @@ from unittest import mock
 import numpy as np
 import pytest
 import tensorflow as tf
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import npyio
 from npyio._format import npz
 from tests._graph_util import PYTHON_OPS as CALLBACK_OPS
 from tests._graph_util import op_types
-from tests._npy import assert_same, npy_bytes, tf_message
-
-
-def _members() -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(0)
-    return {
-        "flags": rng.integers(0, 2, (7, 3)).astype(bool),
-        "ids": rng.integers(-(2**62), 2**62, (3, 4), dtype=np.int64),
-        "big_endian": rng.standard_normal((5, 2)).astype(">f8"),
-        "empty": np.zeros((0, 3), np.float32),
-        "large": rng.standard_normal((1024, 1024)).astype(np.float32),  # 4 MiB
-        "u32": rng.integers(0, 2**32, 6, dtype=np.uint64).astype(">u4"),
-        "scalar": np.array(1.5 - 2j, ">c8"),
-    }
-
-
-MEMBERS = _members()
-
-
-class _Unseekable(io.RawIOBase):
-    """A write-only stream: zipfile then writes data descriptors (flag bit 3, local sizes 0)."""
-
-    def __init__(self) -> None:
-        self.buffer = io.BytesIO()
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, b) -> int:  # type: ignore[override]
-        return self.buffer.write(b)
-
-
-def _eocd(data: bytes) -> int:
-    return data.rindex(npz.EOCD_SIG)
-
-
-def zip64_everywhere() -> mock._patch:
-    """Make Python's zipfile write zip64 structures for a small archive: the zip64 extra field
-    (sizes, local header offsets) in the central directory, and the zip64 end records."""
-    return mock.patch.multiple(zipfile, ZIP64_LIMIT=64, ZIP_FILECOUNT_LIMIT=1)
-
-
-def npz_bytes(arrays: dict[str, np.ndarray], compressed: bool, writer: str = "file") -> bytes:
-    """``writer``: "file" (seekable), "stream" (data descriptors), "zip64" (zip64 structures,
-    with the end record's fields set to 0xFFFF... so that only the zip64 record has them, as
-    in an archive of more than 65535 members or 4 GiB)."""
-    save = np.savez_compressed if compressed else np.savez
-    if writer == "stream":
-        out = _Unseekable()
-        save(out, **arrays)
-        return out.buffer.getvalue()
-    buf = io.BytesIO()
-    if writer == "zip64":
-        with zip64_everywhere():
-            save(buf, **arrays)
-        data = bytearray(buf.getvalue())
-        e = _eocd(data)
-        assert data[e - npz.LOCATOR_LEN : e - npz.LOCATOR_LEN + 4] == npz.LOCATOR_SIG
-        data[e + 8 : e + 20] = b"\xff" * 12  # entries (2 x 2 bytes), directory size and offset
-        return bytes(data)
-    save(buf, **arrays)
-    return buf.getvalue()
-
-
-def write(path: Path, data: bytes) -> str:
-    path.write_bytes(data)
-    return str(path)
-
-
-def central(data: bytes) -> dict[str, int]:
-    """Member name -> position of its central directory entry."""
-    e = _eocd(data)
-    count, _, offset = struct.unpack("<HII", data[e + 10 : e + 20])
-    if data[e - npz.LOCATOR_LEN : e - npz.LOCATOR_LEN + 4] == npz.LOCATOR_SIG:
-        record = struct.unpack("<Q", data[e - 12 : e - 4])[0]
-        count, _, offset = struct.unpack("<QQQ", data[record + 32 : record + 56])
-    out, p = {}, offset
-    for _ in range(count):
-        nlen, xlen, clen = struct.unpack("<HHH", data[p + 28 : p + 34])
-        out[data[p + 46 : p + 46 + nlen].decode()] = p
-        p += 46 + nlen + xlen + clen
-    return out
-
-
-def patched(data: bytes, at: int, fmt: str, *values: int) -> bytes:
-    out = bytearray(data)
-    struct.pack_into(fmt, out, at, *values)
-    return bytes(out)
+from tests._npy_testing import assert_same, npy_bytes, tf_message
+from tests._npz_testing import (
+    BASE,
+    MEMBERS,
+    central,
+    eocd_at,
+    npz_bytes,
+    patched,
+    write,
+    zip64_everywhere,
+)
 
 
 # --- bit-exact ----------------------------------------------------------------------------------
@@ -134,7 +59,7 @@ def test_writers_do_what_the_tests_assume():
     with zip64_everywhere():
         data = npz_bytes(MEMBERS, False, "zip64")
         assert any(len(i.extra) >= 28 for i in zipfile.ZipFile(io.BytesIO(data)).infolist())
-    assert data[_eocd(data) + 8 : _eocd(data) + 20] == b"\xff" * 12
+    assert data[eocd_at(data) + 8 : eocd_at(data) + 20] == b"\xff" * 12
 
 
 def test_read_npz_paths_and_exact_names(tmp_path):
@@ -200,9 +125,6 @@ def refused(path: str, key: str = "x", dtype: object = tf.int64) -> str:
     return message
 
 
-BASE = {"x": np.arange(10, dtype=np.int64), "y": np.ones(3)}
-
-
 def test_missing_member(tmp_path):
     path = write(tmp_path / "a.npz", npz_bytes(BASE, True))
     message = refused(path, "z")
@@ -237,8 +159,8 @@ def _truncations(data: bytes) -> dict[str, bytes]:
         "empty": b"",
         "half": data[: len(data) // 2],
         "minus-one": data[:-1],
-        "no-end-record": data[: _eocd(data)],
-        "cut-before-directory": data[: central(data)["x.npy"]] + data[_eocd(data) :],
+        "no-end-record": data[: eocd_at(data)],
+        "cut-before-directory": data[: central(data)["x.npy"]] + data[eocd_at(data) :],
         "head-cut": data[40:],
     }
 
@@ -253,7 +175,7 @@ def test_truncated(tmp_path, compressed):
 
 def test_corrupt_structures(tmp_path):
     data = npz_bytes(BASE, False)
-    e, at = _eocd(data), central(data)["x.npy"]
+    e, at = eocd_at(data), central(data)["x.npy"]
     local = struct.unpack("<I", data[at + 42 : at + 46])[0]
     cases = {
         "central-signature": (patched(data, at, "<I", 0), "corrupt central directory"),
@@ -277,7 +199,7 @@ def test_corrupt_structures(tmp_path):
 def test_corrupt_zip64_structures(tmp_path):
     """Bad zip64 end records, and 8-byte values past any end (no int64 overflow)."""
     data = npz_bytes(BASE, True, "zip64")
-    e = _eocd(data)
+    e = eocd_at(data)
     record = struct.unpack("<Q", data[e - 12 : e - 4])[0]
     entries = central(data)
     x_extra = entries["x.npy"] + 46 + len("x.npy") + 4  # uncompressed, compressed size
@@ -348,31 +270,6 @@ def test_random_corruption_of_deflate_data_is_caught():
     assert errors >= 20
 
 
-# --- inspect_npz --------------------------------------------------------------------------------
-def test_inspect_npz(tmp_path):
-    for compressed in (False, True):
-        path = write(tmp_path / "a.npz", npz_bytes(MEMBERS, compressed, "stream"))
-        for key, arr in MEMBERS.items():
-            header = npz.inspect_npz_prefix(path, key)[0]
-            assert (header.dtype, header.shape) == (arr.dtype, arr.shape)
-        header, raw = npz.inspect_npz_prefix(path, "big_endian.npy")
-        assert raw == npy_bytes(MEMBERS["big_endian"])[: header.data_offset]
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_BZIP2) as zf:
-        zf.writestr("x.npy", npy_bytes(BASE["x"]))
-    bz = write(tmp_path / "bz.npz", buf.getvalue())
-    for p, key, words in (
-        (path, "nope", "no such member"),
-        (bz, "x", re.escape("12 (bzip2)")),
-        (write(tmp_path / "n.npz", b"junk"), "x", "not a readable zip"),
-    ):
-        with pytest.raises(npyio.NpyFormatError, match=words) as e:
-            npz.inspect_npz_prefix(p, key)
-        assert str(e.value).startswith(f"{p}[{key}]: ")
-    with pytest.raises(npyio.NpyFormatError, match="no such file"):
-        npz.inspect_npz_prefix(tmp_path / "missing.npz", "x")
-
-
 def test_bad_arguments():
     with pytest.raises(TypeError, match="unsupported dtype"):
         npyio.decode_npz(b"", "x", "U4")
@@ -430,3 +327,271 @@ def test_dataset_key_missing_member_names_path_and_key(tmp_path):
     with pytest.raises(tf.errors.InvalidArgumentError) as e:
         list(ds)
     assert tf_message(e.value).startswith(f"{bad}[x]: no such member")
+
+
+def test_messages_put_each_number_where_its_words_say(tmp_path):
+    """directory_past_end and data_past_end word their arguments in the other order than they
+    take them: the graph's message must still say which number is which."""
+    data = npz_bytes(BASE, False)
+    e, at = eocd_at(data), central(data)["x.npy"]
+    _, _, cd_offset = struct.unpack("<HII", data[e + 10 : e + 20])
+    bad = patched(data, e + 12, "<I", 10**6)
+    message = refused(write(tmp_path / "dir.npz", bad))
+    assert message.endswith(npz.directory_past_end(str(cd_offset + 10**6), str(e))), message
+    local = struct.unpack("<I", data[at + 42 : at + 46])[0]
+    start = local + 30 + sum(struct.unpack("<HH", data[local + 26 : local + 30]))
+    bad = patched(data, at + 20, "<I", 10**6)
+    message = refused(write(tmp_path / "data.npz", bad))
+    assert message.endswith(npz.data_past_end(str(start + 10**6), str(len(data)))), message
+
+
+# --- the central directory's chain of entries -------------------------------------------------
+# The lookup reads the chain of entries from the directory's start (each entry's lengths give
+# the next one's position), for at most the end record's entry count. Signature bytes can also
+# stand inside a name, an extra field or a comment: they are not entries.
+def fake_entry(name: bytes, clen: int = 0) -> bytes:
+    """The bytes of a central directory entry (fields zero but the lengths) named ``name``."""
+    lengths = struct.pack("<HHH", len(name), 0, clen)
+    return npz.CENTRAL_SIG + bytes(24) + lengths + bytes(12) + name
+
+
+def archive(
+    members: list[tuple[str, np.ndarray]],
+    comments: dict[str, bytes] | None = None,
+    extras: dict[str, bytes] | None = None,
+) -> bytes:
+    """A stored archive of ``members``, with a comment and an extra field for those named."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, arr in members:
+            info = zipfile.ZipInfo(name)
+            info.comment = (comments or {}).get(name, b"")
+            info.extra = (extras or {}).get(name, b"")
+            zf.writestr(info, npy_bytes(arr))
+    return buf.getvalue()
+
+
+A, X, B = np.arange(3, dtype=np.int64), np.arange(5, dtype=np.int64), np.zeros(2, np.int64)
+
+
+def test_a_signature_in_a_name_is_not_an_entry():
+    weird = "aPK\x01\x02" + "\x10" * 30 + ".npy"
+    data = archive([(weird, A), ("x.npy", X), ("b.npy", B)])
+    assert_same(npyio.decode_npz(data, "x", tf.int64), X)
+    assert_same(npyio.decode_npz(data, weird, tf.int64), A)
+    assert_same(npyio.decode_npz(data, "b", tf.int64), B)
+
+
+def test_a_fake_entry_in_a_comment_that_joins_the_chain_is_not_read():
+    """A comment holding a fake entry named "x" whose lengths end it exactly where the real
+    entry ends: its chain joins the real one, but it is not on it."""
+    size = 100
+    comment = b"zz" + fake_entry(b"x", clen=size - 2 - 47)
+    comment += b"\0" * (size - len(comment))
+    data = archive([("a.npy", A), ("x.npy", X), ("b.npy", B)], comments={"a.npy": comment})
+    assert zipfile.ZipFile(io.BytesIO(data)).getinfo("a.npy").comment == comment
+    assert_same(npyio.decode_npz(data, "x", tf.int64), X)  # x.npy, not the fake "x"
+    with pytest.raises(tf.errors.InvalidArgumentError) as e:
+        npyio.decode_npz(data, "q", tf.int64)
+    assert tf_message(e.value).endswith("expected one of 'a.npy', 'x.npy', 'b.npy', got 'q'")
+
+
+def test_fake_entries_in_an_extra_field_and_the_last_comment():
+    extra = struct.pack("<HH", 0xCAFE, 60) + (fake_entry(b"b.npy") + bytes(60))[:60]
+    last = fake_entry(b"b", clen=5000)  # runs past the directory: not an entry either
+    data = archive(
+        [("a.npy", A), ("x.npy", X), ("b.npy", B)],
+        comments={"b.npy": last},
+        extras={"x.npy": extra},
+    )
+    for key, arr in (("a", A), ("x", X), ("b", B), ("b.npy", B)):
+        assert_same(npyio.decode_npz(data, key, tf.int64), arr)
+
+
+def test_an_exact_name_is_found_before_a_corrupt_later_entry():
+    data = archive([("x", X), ("y.npy", A), ("z.npy", B)])
+    z = central(data)["z.npy"]
+    bad = patched(data, z, "<I", 0)
+    assert_same(npyio.decode_npz(bad, "x", tf.int64), X)  # the walk stops at "x"
+    for key in ("y", "z", "q"):  # "y" could still be named "y" later: the walk goes on
+        with pytest.raises(tf.errors.InvalidArgumentError) as e:
+            npyio.decode_npz(bad, key, tf.int64)
+        assert tf_message(e.value) == f"<bytes>[{key}]: {npz.bad_entry(str(z))}"
+    assert_same(npyio.decode_npz(bad, "y.npy", tf.int64), A)
+
+
+@pytest.mark.parametrize("count", [0, 1, 10, 11, 12])
+def test_the_missing_member_message_lists_ten_names(count):
+    data = archive([(f"m{i:02d}.npy", A) for i in range(count)])
+    with pytest.raises(tf.errors.InvalidArgumentError) as e:
+        npyio.decode_npz(data, "x", tf.int64)
+    names = ", ".join(f"'m{i:02d}.npy'" for i in range(min(count, 10))) or "nothing"
+    names += ", ..." if count > 10 else ""
+    assert tf_message(e.value) == f"<bytes>[x]: {npz.no_member(names, repr('x'))}"
+
+
+def test_the_entry_count_bounds_the_walk():
+    data = archive([("a.npy", A), ("b.npy", B), ("x.npy", X), ("c.npy", A)])
+    e = eocd_at(data)
+    fewer = patched(patched(data, e + 8, "<H", 2), e + 10, "<H", 2)
+    assert_same(npyio.decode_npz(fewer, "b", tf.int64), B)
+    with pytest.raises(tf.errors.InvalidArgumentError) as err:
+        npyio.decode_npz(fewer, "x", tf.int64)
+    assert tf_message(err.value).endswith("expected one of 'a.npy', 'b.npy', got 'x'")
+    more = patched(data, e + 10, "<H", 5)  # a fifth entry would start at the end record
+    for key in ("q", "x"):  # ("x" only matches "x.npy": a later entry could be "x")
+        with pytest.raises(tf.errors.InvalidArgumentError) as err:
+            npyio.decode_npz(more, key, tf.int64)
+        assert tf_message(err.value) == f"<bytes>[{key}]: {npz.bad_entry(str(e))}"
+    assert_same(npyio.decode_npz(more, "x.npy", tf.int64), X)  # found before the fifth
+
+
+def test_a_huge_zip64_entry_count_allocates_nothing():
+    data = npz_bytes(BASE, False, "zip64")
+    e = eocd_at(data)
+    record = struct.unpack("<Q", data[e - 12 : e - 4])[0]
+    for count in (2**40, 2**63 - 1, 2**64 - 1):
+        bad = patched(data, record + 32, "<Q", count)
+        assert_same(npyio.decode_npz(bad, "y.npy", tf.float64), BASE["y"])
+        with pytest.raises(tf.errors.InvalidArgumentError) as err:
+            npyio.decode_npz(bad, "q", tf.int64)
+        assert "corrupt central directory" in tf_message(err.value)
+
+
+def test_the_first_bad_entry_is_named_by_its_position():
+    data = archive([("a.npy", A), ("b.npy", B), ("x.npy", X)])
+    at = central(data)
+    for name, patch in (
+        ("b.npy", (at["b.npy"], "<I", 0)),
+        ("x.npy", (at["x.npy"] + 28, "<H", 9000)),
+    ):
+        bad = patched(data, *patch)
+        with pytest.raises(tf.errors.InvalidArgumentError) as err:
+            npyio.decode_npz(bad, "q", tf.int64)
+        assert tf_message(err.value) == f"<bytes>[q]: {npz.bad_entry(str(at[name]))}"
+
+
+# --- the lookup's cost does not grow by a step per entry ----------------------------------------
+@contextlib.contextmanager
+def counted_loops():
+    """Counts the iterations of every ``tf.while_loop`` the extractor runs: it is traced
+    afresh with a counter in each loop body (and traced afresh again afterwards)."""
+    from npyio._graph import zip as zip_module
+
+    counter = tf.Variable(0, dtype=tf.int64, trainable=False)
+    real = tf.while_loop
+
+    def while_loop(cond, body, loop_vars, **kwargs):
+        def counted(*args):
+            with tf.control_dependencies([counter.assign_add(1)]):
+                return [tf.identity(t) for t in body(*args)]
+
+        return real(cond, counted, loop_vars, **kwargs)
+
+    zip_module._extractor.cache_clear()
+    try:
+        with mock.patch.object(tf, "while_loop", while_loop):
+            yield counter
+    finally:
+        zip_module._extractor.cache_clear()
+
+
+def _iterations(counter: tf.Variable, data: bytes, key: str) -> int:
+    counter.assign(0)
+    with contextlib.suppress(tf.errors.InvalidArgumentError):  # (the missing member)
+        npyio.decode_npz(data, key, tf.float64)
+    return int(counter.numpy())
+
+
+def test_finding_a_member_takes_no_loop_step_per_entry():
+    """One member of a 7,488-member archive takes about as many loop iterations as one of a
+    4-member archive (pointer doubling: log2 of the entry count more), where a walk of the
+    directory takes one per entry before it."""
+    small = npz_bytes({f"a{i}": np.zeros(1) for i in range(4)}, False)
+    large = npz_bytes({f"a{i}": np.zeros(1) for i in range(7488)}, False)
+    bound = 2 * (7488 + 1).bit_length()
+    with counted_loops() as counter:
+        for key in ("a2", "a3", "missing"):
+            few, many = _iterations(counter, small, key), _iterations(counter, large, key)
+            assert few > 0, "the counter counts nothing"
+            assert many <= few + bound, (key, few, many)
+        assert _iterations(counter, large, "a7487") <= few + bound
+
+
+# --- the lookup against a walk of the entries, on damaged directories ---------------------------
+def _clamped(data: bytes, pos: int, n: int) -> bytes:
+    start = min(max(pos, 0), len(data))
+    return data[start : start + max(n, 0)]
+
+
+def walk(data: bytes, start: int, end: int, entries: int, key: bytes) -> tuple:
+    """The central directory walk, entry by entry, in Python: ``(entry or -1, ok, where the
+    walk stopped, listing)``, as `npyio._graph.zip._find_entry` must find it."""
+    i, p, exact, npy_at, ok, names = 0, start, -1, -1, True, b""
+    while i < entries and ok and exact < 0:
+        nlen, xlen, clen = struct.unpack("<HHH", _clamped(data, p, 46).ljust(46, b"\0")[28:34])
+        nxt = p + 46 + nlen + xlen + clen
+        ok = _clamped(data, p, 4) == npz.CENTRAL_SIG and nxt <= end
+        name = _clamped(data, p + 46, nlen)
+        if ok:
+            exact = p if name == key else exact
+            npy_at = p if npy_at < 0 and name == key + b".npy" else npy_at
+            if i < npz.MAX_LISTED:
+                names += (b", " if i else b"") + b"'" + name + b"'"
+            elif i == npz.MAX_LISTED:
+                names += b", ..."
+            p = nxt
+        i += 1
+    return exact if exact >= 0 else npy_at, ok, p, names
+
+
+@functools.cache
+def find_entry() -> tf.types.experimental.ConcreteFunction:
+    from npyio._graph import zip as zip_module
+
+    def find(contents, start, end, entries, key):
+        size = tf.cast(tf.strings.length(contents), tf.int64)
+        return tuple(zip_module._find_entry(contents, size, start, end, entries, key))
+
+    specs = [tf.TensorSpec([], tf.string)] + [tf.TensorSpec([], tf.int64)] * 3
+    return tf.function(find, autograph=False).get_concrete_function(
+        *specs, tf.TensorSpec([], tf.string)
+    )
+
+
+NAMES = ["a.npy", "x", "x.npy", "PK\x01\x02", "aPK\x01\x02" + "\x07" * 8, "b", "b.npy", ""]
+
+
+@st.composite
+def damaged_directories(draw):
+    names = draw(st.lists(st.sampled_from(NAMES), unique=True, max_size=6))
+    comments = {
+        name: draw(st.sampled_from([b"", fake_entry(b"x", 3) + b"...", b"PK\x01\x02" * 3]))
+        for name in names
+    }
+    data = bytearray(archive([(name, A) for name in names], comments=comments))
+    e = eocd_at(bytes(data))
+    count, _, offset = struct.unpack("<HII", data[e + 10 : e + 20])
+    for _ in range(draw(st.integers(0, 4))):  # damage: signatures, lengths, any bytes
+        at = draw(st.integers(offset, e + 21))
+        data[at : at + 4] = draw(st.sampled_from([npz.CENTRAL_SIG, b"\xff\x00", b"\x00", b"\x30"]))
+    data = bytes(data[: e + 22 + 40])
+    start = offset + draw(st.sampled_from([0, 0, 0, -46, 1, 46, 10**6]))
+    end = e + draw(st.sampled_from([0, 0, -1, -30, 5, 10**6]))
+    entries = draw(st.sampled_from([count, count, 0, 1, max(count - 1, 0), count + 1, 2**40]))
+    key = draw(st.sampled_from([n.removesuffix(".npy") for n in NAMES] + ["q"])).encode()
+    return data, start, end, entries, key
+
+
+@settings(max_examples=150)
+@given(case=damaged_directories())
+def test_the_lookup_agrees_with_a_walk_of_the_entries(case):
+    data, start, end, entries, key = case
+    want_at, want_ok, want_stop, want_names = walk(data, start, end, entries, key)
+    got = find_entry()(tf.constant(data), start, end, entries, tf.constant(key))
+    at, ok, bad_at, names = (t.numpy() for t in got)
+    assert (int(at), bool(ok)) == (want_at, want_ok), case
+    if not want_ok:  # where the first bad entry is, for its message
+        assert int(bad_at) == want_stop, case
+    elif want_at < 0:  # the listing, for the missing-member message
+        assert names == want_names, case

@@ -8,6 +8,7 @@ bit with ``np.load``: eagerly case by case, and through one traced function (and
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ import tensorflow as tf
 
 import npyio
 from npyio._format import npy
-from tests._npy import (
+from tests._npy_testing import (
     DTYPE_NAMES,
     LAYOUTS,
     SHAPES,
@@ -27,6 +28,7 @@ from tests._npy import (
     decoder,
     np_load,
     npy_bytes,
+    numpy_header,
     reader,
     sample,
     write_file,
@@ -199,18 +201,6 @@ def test_read_npy_in_dataset(tmp_path):
 
 
 # --- inspect agrees with numpy's own header reader -----------------------------------------------
-def numpy_header(path: str) -> tuple[tuple[int, int], tuple, bool, np.dtype, int]:
-    with open(path, "rb") as f:
-        version = np.lib.format.read_magic(f)
-        read = (
-            np.lib.format.read_array_header_1_0
-            if version == (1, 0)
-            else np.lib.format.read_array_header_2_0
-        )
-        shape, fortran_order, dtype = read(f)
-        return version, shape, fortran_order, dtype, f.tell()
-
-
 INSPECT_SHAPES = {k: SHAPES[k] for k in ("0d", "zero-3d", "6d")}
 
 
@@ -221,7 +211,7 @@ INSPECT_SHAPES = {k: SHAPES[k] for k in ("0d", "zero-3d", "6d")}
 def test_inspect_matches_numpy_reader(tmp_path, name, stored, version, shape, layout):
     arr = make(stored, shape, layout)
     path = write_file(tmp_path, "a.npy", npy_bytes(arr, version))
-    np_version, np_shape, np_fortran, np_dtype, np_offset = numpy_header(path)
+    np_version, np_shape, np_fortran, np_dtype, np_offset = numpy_header(Path(path).read_bytes())
     header = npyio.inspect(path)
     assert isinstance(header, npyio.NpyHeader)
     assert header == npyio.NpyHeader(np_version, np_dtype, np_shape, np_fortran, np_offset)

@@ -16,7 +16,7 @@ import tensorflow as tf
 import npyio
 from npyio._format import npy
 from tests._corpus import CORPUS, CORPUS_IDS, GOOD_ARRAY, HEADER_LEVEL, Bad
-from tests._npy import (
+from tests._npy_testing import (
     assert_same,
     decoder,
     header_text,
