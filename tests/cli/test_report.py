@@ -9,7 +9,7 @@ import pytest
 
 from npyio._format import header, npy
 from npyio.cli import report
-from tests._npy import npy_bytes
+from tests._npy_testing import npy_bytes
 
 
 def checked(tmp_path: Path, name: str, arr: np.ndarray, **kwargs: object) -> header.Checked:

@@ -17,7 +17,7 @@ from npyio._data.paths import resolve
 from npyio._format import header, npy
 from npyio._format.files import NO_SUCH_FILE
 from npyio.cli import verify
-from tests._npy import npy_bytes
+from tests._npy_testing import npy_bytes
 
 X_SHAPE = (4, 3)
 
