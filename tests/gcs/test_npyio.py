@@ -25,6 +25,7 @@ N = 12
 #: Helpers both runs have: ``drain(ds)`` (every element, as numpy, nested like the element).
 PRELUDE = """
 import numpy as np, tensorflow as tf, npyio
+tf.random.set_seed(1234)  # the same global seed here and in the worker: seeded orders agree
 
 def drain(ds):
     return [tf.nest.map_structure(lambda t: t.numpy(), e) for e in ds]
