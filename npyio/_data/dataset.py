@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import tensorflow as tf
 
@@ -23,6 +23,7 @@ from npyio._data.map import parallel_map
 from npyio._data.options import AUTOTUNE, DatasetOptions
 from npyio._data.paths import PathSpec
 from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, plan_dataset
+from npyio._data.shuffle import IndexShuffle, block_size
 from npyio._data.structure import pack
 from npyio._format import npy
 from npyio._graph.ops import require_tf2
@@ -32,12 +33,13 @@ from npyio._read.part import Fetched, Reader
 __all__ = [
     "Fetch",
     "Row",
+    "RowSource",
     "build",
     "build_all",
     "build_batch_then_decode",
     "build_decode_then_batch",
     "dataset",
-    "row_dataset",
+    "row_source",
 ]
 
 #: A function applied to the batched dataset before it is prefetched.
@@ -69,19 +71,45 @@ def _strings(paths: tuple[str, ...]) -> tf.Tensor:
         return tf.constant([os.fsencode(p) for p in paths], tf.string)
 
 
-def row_dataset(plan: DatasetPlan) -> tf.data.Dataset:
-    """The `Row`s of one epoch, shuffled when asked: a full uniform shuffle of the path
-    strings only. One string tensor per part, not a Python list (which builds a type spec
-    per element)."""
-    columns = tuple(_strings(column) for column in plan.columns)
-    values = () if plan.label_values is None else (tf.constant(plan.label_values),)
-    ds = tf.data.Dataset.from_tensor_slices(Row(columns, values))
+class RowSource(NamedTuple):
+    """Where the rows of one epoch come from: ``dataset``, whose elements ``to_row`` (fused
+    into the first map) turns into `Row`s, and ``anchor``, applied to the finished pipeline."""
+
+    dataset: tf.data.Dataset
+    to_row: Callable[[Any], Row]
+    anchor: Callable[[tf.data.Dataset], tf.data.Dataset]
+
+
+def row_source(plan: DatasetPlan) -> RowSource:
+    """The rows of one epoch.
+
+    In order, the dataset is the rows themselves: one string tensor per part, not a Python list
+    (which builds a type spec per element). Shuffled, it is the indices of a new permutation
+    each epoch (`npyio._data.shuffle`), and ``to_row`` gathers each row from the columns:
+    nothing but a position and a key is iterator state.
+    """
+    rows = Row(
+        tuple(_strings(column) for column in plan.columns),
+        () if plan.label_values is None else (tf.constant(plan.label_values),),
+    )
     loader = plan.loader
-    if loader.shuffle:
-        ds = ds.shuffle(
-            plan.count, seed=loader.seed, reshuffle_each_iteration=loader.reshuffle_each_iteration
+    if not loader.shuffle:
+        return RowSource(tf.data.Dataset.from_tensor_slices(rows), _same, _same)
+    shuffle = IndexShuffle(
+        plan.count, loader.seed, loader.reshuffle_each_iteration, block_size(loader.batch_size)
+    )
+
+    def gather(i: tf.Tensor) -> Row:
+        return Row(
+            tuple(tf.gather(column, i) for column in rows.paths),
+            tuple(tf.gather(values, i) for values in rows.values),
         )
-    return ds
+
+    return RowSource(shuffle.indices(), gather, shuffle.anchor)
+
+
+def _same(x: Any) -> Any:
+    return x
 
 
 def _element(
@@ -103,10 +131,11 @@ def _fetch(read: Reader, plan: DatasetPlan, row: Row) -> list[Fetched]:
     return [read.fetch(path, spec) for path, spec in zip(row.paths, plan.specs)]
 
 
-def build_batch_then_decode(plan: DatasetPlan, read: Reader) -> tf.data.Dataset:
+def build_batch_then_decode(plan: DatasetPlan, read: Reader, source: RowSource) -> tf.data.Dataset:
     """Fetches in the parallel map, batches the bytes, decodes whole batches."""
 
-    def fetch(row: Row) -> Fetch:
+    def fetch(element: Any) -> Fetch:
+        row = source.to_row(element)
         fetched = _fetch(read, plan, row)
         return Fetch(
             tuple(f.name for f in fetched),
@@ -121,7 +150,7 @@ def build_batch_then_decode(plan: DatasetPlan, read: Reader) -> tf.data.Dataset:
         return _element(plan, parts, batch.values, batch.path)
 
     loader = plan.loader
-    ds = parallel_map(row_dataset(plan), fetch, loader.num_parallel_calls, loader.deterministic)
+    ds = parallel_map(source.dataset, fetch, loader.num_parallel_calls, loader.deterministic)
     ds = ds.batch(loader.batch_size, drop_remainder=loader.drop_remainder)
     # Whole batches keep their order, whatever ``deterministic`` says: an unordered map here
     # could deliver the short final batch before a full one, which ``map(...).batch(...)``
@@ -130,7 +159,7 @@ def build_batch_then_decode(plan: DatasetPlan, read: Reader) -> tf.data.Dataset:
     return parallel_map(ds, decode, loader.num_parallel_calls, deterministic=True)
 
 
-def build_decode_then_batch(plan: DatasetPlan, read: Reader) -> tf.data.Dataset:
+def build_decode_then_batch(plan: DatasetPlan, read: Reader, source: RowSource) -> tf.data.Dataset:
     """Fetches and decodes each element in the parallel map, then batches (padded if needed).
 
     With ``ignore_errors`` the reader reports: each refused file is named on stderr before
@@ -141,12 +170,13 @@ def build_decode_then_batch(plan: DatasetPlan, read: Reader) -> tf.data.Dataset:
     # Dataset.map would run AutoGraph over this code and the reader's, which take their
     # decisions in Python and build their tf.conds themselves.
     @tf.autograph.experimental.do_not_convert
-    def load(row: Row) -> object:
+    def load(element: Any) -> object:
+        row = source.to_row(element)
         parts = read.decode(_fetch(read, plan, row), plan.specs)
         return _element(plan, parts, row.values, row.paths[0])
 
     loader = plan.loader
-    ds = row_dataset(plan)
+    ds = source.dataset
     if plan.read.ignore_errors or plan.read.backend == "py_function":
         # Dataset.map, not parallel_map: with ignore_errors, because TensorFlow keeps about
         # 1 KiB for every error a single-device function raises and each refused file is an
@@ -171,15 +201,16 @@ def build(plan: DatasetPlan, finish: Finish | None = None) -> tf.data.Dataset:
     prefetch (``dataset_from_directory`` encodes its labels there)."""
     require_tf2()
     read = reader(plan.read.backend, report=plan.read.ignore_errors)
+    source = row_source(plan)
     if plan.strategy == BATCH_THEN_DECODE:
-        ds = build_batch_then_decode(plan, read)
+        ds = build_batch_then_decode(plan, read, source)
     else:
-        ds = build_decode_then_batch(plan, read)
+        ds = build_decode_then_batch(plan, read, source)
     if finish is not None:
         ds = finish(ds)
     if plan.loader.prefetch:
         ds = ds.prefetch(plan.loader.prefetch)
-    return ds
+    return source.anchor(ds)
 
 
 def build_all(

@@ -33,6 +33,7 @@ import tensorflow as tf
 from npyio._data.options import AUTOTUNE, RowsOptions
 from npyio._data.paths import PathSpec
 from npyio._data.rows_plan import RowsPlan, RowsSide, plan_rows
+from npyio._data.shuffle import IndexShuffle
 from npyio._graph.ops import RAW_DTYPES, TF_DTYPES, require_tf2
 
 __all__ = ["rows"]
@@ -178,9 +179,10 @@ def rows(
     in header length.
 
     Shuffling: with ``shuffle_buffer`` set, the files are cut into pieces of about 8 MiB, the
-    order of the pieces is shuffled (anew each epoch), ``num_parallel_reads`` pieces (8 by
-    default) are read at a time with their rows interleaved, and the rows go through a shuffle
-    buffer of ``shuffle_buffer`` rows. This is not a full uniform shuffle (as ``npyio.dataset(...,
+    order of the pieces is shuffled anew each epoch (by index, as ``npyio.dataset`` shuffles
+    files: no buffer of pieces), ``num_parallel_reads`` pieces (8 by default) are read at a
+    time with their rows interleaved, and the rows go through a shuffle buffer of
+    ``shuffle_buffer`` rows (the one shuffle state an iterator checkpoint holds). This is not a full uniform shuffle (as ``npyio.dataset(...,
     shuffle=True)`` is, over whole files): rows of one piece stay near each other in time,
     the more so the smaller the buffer. It costs only the buffer's memory and reads files in
     long sequential runs; the alternative, a buffer holding every row, costs the dataset's
@@ -246,8 +248,9 @@ def rows(
     return build_rows(plan_rows(inputs, labels, RowsOptions.from_arguments(locals())))
 
 
-def _piece_columns(plan: RowsPlan) -> tf.data.Dataset:
-    """One element per piece: per side, (path, first byte, rows, bytes after, little_endian)."""
+def _piece_columns(plan: RowsPlan, shuffle: IndexShuffle | None) -> tf.data.Dataset:
+    """One element per piece: per side, (path, first byte, rows, bytes after, little_endian);
+    in a new order each epoch with ``shuffle`` (by index: no buffer of pieces)."""
     columns = []
     for side in plan.sides:
         rb = side.row_bytes
@@ -265,7 +268,14 @@ def _piece_columns(plan: RowsPlan) -> tf.data.Dataset:
                 tf.constant([f.little_endian for f in files], tf.bool),
             )
         )
-    return tf.data.Dataset.from_tensor_slices(tuple(columns))
+    table = tuple(columns)
+    if shuffle is None:
+        return tf.data.Dataset.from_tensor_slices(table)
+
+    def gather(i: tf.Tensor) -> tuple:
+        return tf.nest.map_structure(lambda column: tf.gather(column, i), table)
+
+    return shuffle.indices().map(gather)
 
 
 def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
@@ -286,7 +296,6 @@ def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
 
     if options.shuffle_buffer is None:
         return ds.flat_map(read_piece)
-    ds = ds.shuffle(max(len(plan.pieces), 1), seed=options.seed, reshuffle_each_iteration=True)
     return ds.interleave(
         read_piece,
         cycle_length=plan.cycle,
@@ -314,7 +323,10 @@ def _decode_chunks(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
 def build_rows(plan: RowsPlan) -> tf.data.Dataset:
     """The pipeline a `RowsPlan` describes."""
     options = plan.options
-    ds = _decode_chunks(_read_pieces(_piece_columns(plan), plan), plan)
+    shuffle = None
+    if options.shuffle_buffer is not None:
+        shuffle = IndexShuffle(len(plan.pieces), options.seed, reshuffle_each_iteration=True)
+    ds = _decode_chunks(_read_pieces(_piece_columns(plan, shuffle), plan), plan)
     if options.shuffle_buffer is None and options.batch_size is not None:
         ds = ds.rebatch(options.batch_size, drop_remainder=options.drop_remainder)
     else:
@@ -323,4 +335,5 @@ def build_rows(plan: RowsPlan) -> tf.data.Dataset:
         ds = ds.shuffle(options.shuffle_buffer, seed=options.seed, reshuffle_each_iteration=True)
         if options.batch_size is not None:
             ds = ds.batch(options.batch_size, drop_remainder=options.drop_remainder)
-    return ds.prefetch(tf.data.AUTOTUNE)
+    ds = ds.prefetch(tf.data.AUTOTUNE)
+    return ds if shuffle is None else shuffle.anchor(ds)

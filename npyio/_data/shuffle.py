@@ -1,0 +1,179 @@
+"""Shuffling by index: a new permutation of ``range(n)`` every epoch, computed in the graph.
+
+`shuffled_indices` gives the indices of one epoch's order: position ``p`` of the epoch holds
+index ``permute(p)``, where ``permute`` is ``RandomIndexShuffle`` (a keyed block cipher over
+``[0, n)``: a bijection, so every index comes exactly once) under a key drawn once per
+iteration. No buffer holds anything: an iterator checkpoint is a few scalars (the position, the
+iteration's key and the key generator's state), whatever ``n`` is.
+
+The structure::
+
+    zip(range(blocks),                                    # the one splittable source
+        Dataset.random(seed, rerandomize_each_iteration)  # one value per iteration,
+          .flat_map(r -> from_tensors(key(r)).repeat()))  #   repeated as that iteration's key
+    .map((b, key) -> permute(positions of block b, key))  # a vector of indices per block
+    .unbatch()
+
+- **Epochs.** ``Dataset.random(rerandomize_each_iteration=True)`` draws new values for every new
+  iterator and every ``.repeat()`` epoch, so each epoch has a new key; with ``False`` every
+  epoch has the first one's order. The same ``seed`` gives the same sequence of keys, in any
+  process, on every TensorFlow version npyio supports.
+- **Seeds.** ``seed=None`` is resolved to a concrete seed when the dataset is built (from the
+  global seed when ``tf.random.set_seed`` set one, as tf.data derives op seeds; else at random):
+  every tf.data service worker that deserializes the graph must derive the same keys, which a
+  seed drawn inside the graph would not.
+- **Blocks.** The permutation is computed for a block of positions at a time, one op for the
+  block, so that the per-element cost is an ``unbatch``. The order does not depend on the
+  block size; under tf.data service dynamic sharding a split is one block, taken on demand, so
+  a block is kept to about a batch (`block_size`).
+- **The kernel.** ``RandomIndexShuffle`` with 8 rounds (the public
+  ``tf.random.experimental.index_shuffle`` uses 4 and a 64-bit seed, whose orders fail a
+  chi-square test of uniformity). It sizes its cipher block from ``log2(max_index)``: for
+  ``max_index = 2**k`` with ``k`` even and at least 16 it is not a permutation (``max_index``
+  never comes and ``2**k`` collides with 0), so those sizes permute ``[0, n]`` and walk the one
+  position that lands on ``n``.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import tensorflow as tf
+
+__all__ = [
+    "MAX_BLOCK",
+    "IndexShuffle",
+    "block_size",
+    "permute",
+    "resolve_seed",
+    "shuffled_indices",
+]
+
+#: The most positions permuted by one op (a tf.data service split, under dynamic sharding).
+MAX_BLOCK = 64
+#: RandomIndexShuffle's rounds (see the module docstring).
+ROUNDS = 8
+#: The kernel sizes its block with a double-precision log2: keep n well inside it.
+MAX_COUNT = 2**52
+_MASK32 = 0xFFFFFFFF
+
+
+def resolve_seed(seed: int | None) -> int:
+    """``seed``, or for None a concrete one: derived from the global seed when
+    ``tf.random.set_seed`` set one (as tf.data derives an op's seed), else drawn at random."""
+    if seed is not None:
+        return int(seed)
+    global_seed, op_seed = tf.compat.v1.get_seed(None)
+    if global_seed is None:
+        return secrets.randbits(62)
+    return (int(global_seed) * 1_000_003 + int(op_seed)) % 2**62
+
+
+def block_size(batch_size: int | None) -> int:
+    """Positions permuted at a time: about a batch, at most `MAX_BLOCK`."""
+    return min(max(batch_size or 1, 1), MAX_BLOCK)
+
+
+def _iteration_key(r: tf.Tensor) -> tf.Tensor:
+    """The cipher's key, three 32-bit words, from one value of ``Dataset.random``: the cipher
+    uses the low bits of every word, so all three are drawn."""
+    words = tf.random.stateless_uniform(
+        [3],
+        seed=tf.stack([r, tf.constant(0x5EED, tf.int64)]),
+        minval=None,
+        maxval=None,
+        dtype=tf.int64,
+    )
+    return tf.bitwise.bitwise_and(words, tf.constant(_MASK32, tf.int64))
+
+
+def _misses_max_index(max_index: int) -> bool:
+    """Whether the kernel's cipher block for ``max_index`` leaves it out (module docstring)."""
+    return (
+        max_index >= 2**16
+        and max_index & (max_index - 1) == 0
+        and (max_index.bit_length() - 1) % 2 == 0
+    )
+
+
+def permute(positions: tf.Tensor, key: tf.Tensor, n: int) -> tf.Tensor:
+    """The indices at ``positions`` (int64, any shape) of the permutation of ``range(n)`` that
+    ``key`` (int64 [3]) gives; ``n >= 2``."""
+
+    def cipher(x: tf.Tensor, max_index: int) -> tf.Tensor:
+        return tf.raw_ops.RandomIndexShuffle(
+            index=x, seed=key, max_index=tf.constant(max_index, tf.int64), rounds=ROUNDS
+        )
+
+    if _misses_max_index(n - 1):  # a permutation of [0, n]; the one position on n walks on
+        out = cipher(positions, n)
+        return tf.where(out == n, cipher(tf.constant(n, tf.int64), n), out)
+    return cipher(positions, n - 1)
+
+
+class IndexShuffle:
+    """The shuffle of one dataset: its indices (`indices`) and the anchor of its key
+    generator (`anchor`).
+
+    tf.data draws each iteration's random values from a generator that the ``Dataset.random``
+    dataset owns; an iterator checkpoint records the generator's position only while an
+    iterator of that dataset is alive. The one that draws the keys ends with the epoch's last
+    block, which the pipeline's read-ahead reaches a few batches before the epoch ends: a
+    checkpoint written in those batches would lose the position, and a restored ``.repeat()``
+    would give the next epoch another order. So the pipeline's last step zips its elements
+    with a second iterator of the same dataset (`anchor`), alive until the epoch's end is
+    delivered: every checkpoint then holds the generator's position.
+    """
+
+    def __init__(
+        self, n: int, seed: int | None, reshuffle_each_iteration: bool = True, block: int = 1
+    ) -> None:
+        if not 0 <= n < MAX_COUNT:
+            raise ValueError(f"can only shuffle 0 to 2**52 - 1 elements, got {n}")
+        self.n, self.block = n, block
+        self.values = tf.data.Dataset.random(
+            seed=resolve_seed(seed), rerandomize_each_iteration=reshuffle_each_iteration
+        )
+
+    def indices(self) -> tf.data.Dataset:
+        """The int64 indices ``0 .. n-1`` of one epoch, in this iteration's order."""
+        n, block = self.n, self.block
+        if n <= 1:
+            return tf.data.Dataset.range(n)
+        # flat_map keeps the random iterator alive for the whole of the blocks, so that its
+        # state (this iteration's key) is in every checkpoint; the inner dataset repeats it.
+        keys = self.values.flat_map(
+            lambda r: tf.data.Dataset.from_tensors(_iteration_key(r)).repeat()
+        )
+        # (flat_map's cardinality is unknown; infinite lets the zip report the blocks' count)
+        keys = keys.apply(tf.data.experimental.assert_cardinality(tf.data.INFINITE_CARDINALITY))
+        blocks = tf.data.Dataset.range((n + block - 1) // block)
+
+        def block_indices(index: tf.Tensor, key: tf.Tensor) -> tf.Tensor:
+            start = index * block
+            positions = tf.range(start, tf.minimum(start + block, n), dtype=tf.int64)
+            return permute(positions, key, n)
+
+        return tf.data.Dataset.zip((blocks, keys)).map(block_indices).unbatch()
+
+    def anchor(self, ds: tf.data.Dataset) -> tf.data.Dataset:
+        """``ds``, its elements zipped with (and then stripped of) a second iterator of the key
+        generator's dataset, which lives as long as ``ds``'s iteration does."""
+        if self.n <= 1:
+            return ds
+        return tf.data.Dataset.zip((ds, self.values)).map(lambda element, _: element)
+
+
+def shuffled_indices(
+    n: int, seed: int | None = None, reshuffle_each_iteration: bool = True, block: int = 1
+) -> tf.data.Dataset:
+    """The int64 indices ``0 .. n-1`` in a pseudorandom order: a full shuffle, anew every
+    epoch with ``reshuffle_each_iteration``; the same ``seed`` gives the same sequence of
+    orders, whatever ``block`` (the positions permuted at a time) is. (A pipeline that reads
+    by these indices and is checkpointed should use `IndexShuffle` and its ``anchor``.)
+
+    Raises:
+        ValueError: for ``n`` below 0 or of 2**52 and more.
+    """
+    shuffle = IndexShuffle(n, seed, reshuffle_each_iteration, block)
+    return shuffle.anchor(shuffle.indices())

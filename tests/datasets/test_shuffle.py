@@ -1,0 +1,321 @@
+"""Shuffling by index (`npyio._data.shuffle`): a permutation each epoch, uniform, repeatable by
+seed, with checkpoints of a few kilobytes that resume exactly in a new process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from scipy import stats
+
+import npyio
+import npyio._data.rows_plan
+from npyio._data.shuffle import MAX_BLOCK, block_size, permute, resolve_seed, shuffled_indices
+from tests.datasets.test_dataset import ids_of, make_pairs
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def orders(ds: tf.data.Dataset, epochs: int, n: int) -> np.ndarray:
+    """``epochs`` epochs of a dataset of indices, one row per epoch."""
+    flat = next(iter(ds.repeat(epochs).batch(epochs * n))).numpy()
+    return flat.reshape(epochs, n)
+
+
+# --- the permutation ------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 10, 1000, 65_537, 262_145])
+def test_every_index_once_per_epoch(n):
+    # 65,537 and 262,145 (max_index 2**16, 2**18) are the sizes RandomIndexShuffle alone
+    # gets wrong: index 2**k never comes and another comes twice
+    got = orders(shuffled_indices(n, seed=1), 2, n) if n else np.zeros((2, 0), np.int64)
+    for epoch in got:
+        assert sorted(epoch.tolist()) == list(range(n))
+
+
+def test_permute_is_a_bijection_where_the_kernel_alone_is_not():
+    n = 65_537
+    key = tf.constant([1, 2, 3], tf.int64)
+    alone = tf.raw_ops.RandomIndexShuffle(
+        index=tf.range(n, dtype=tf.int64),
+        seed=key,
+        max_index=tf.constant(n - 1, tf.int64),
+        rounds=8,
+    ).numpy()
+    assert len(set(alone.tolist())) < n, "the kernel got fixed: the walk may go"
+    ours = permute(tf.range(n, dtype=tf.int64), key, n).numpy()
+    assert sorted(ours.tolist()) == list(range(n))
+
+
+def test_same_seed_same_sequence_of_orders_new_order_each_epoch():
+    a, b = (orders(shuffled_indices(50, seed=9), 4, 50) for _ in range(2))
+    np.testing.assert_array_equal(a, b)
+    assert len({tuple(e) for e in a}) == 4, "epochs should differ"
+    c = orders(shuffled_indices(50, seed=10), 4, 50)
+    assert not np.array_equal(a, c)
+
+
+def test_without_reshuffling_every_epoch_has_the_first_order():
+    got = orders(shuffled_indices(50, seed=9, reshuffle_each_iteration=False), 3, 50)
+    assert (got == got[0]).all()
+    assert got[0].tolist() != list(range(50))
+
+
+def test_the_order_does_not_depend_on_the_block_size():
+    first = orders(shuffled_indices(100, seed=4, block=1), 2, 100)
+    for block in (3, 16, MAX_BLOCK, 1000):
+        np.testing.assert_array_equal(
+            orders(shuffled_indices(100, seed=4, block=block), 2, 100), first
+        )
+
+
+def test_block_size_is_about_a_batch():
+    assert block_size(None) == 1
+    assert block_size(8) == 8
+    assert block_size(10_000) == MAX_BLOCK
+
+
+def test_every_position_is_equally_likely_for_every_element():
+    # A chi-square test on where each element lands, over 2000 epochs of 10 elements, with a
+    # fixed seed: the same draws every run, so the test cannot flake. (RandomIndexShuffle with
+    # the 4 rounds of tf.random.experimental.index_shuffle fails it: p ~ 1e-77.)
+    n, epochs = 10, 2000
+    got = orders(shuffled_indices(n, seed=2024), epochs, n)
+    counts = np.zeros((n, n), np.int64)
+    for epoch in got:
+        counts[epoch, np.arange(n)] += 1
+    chi2 = ((counts - epochs / n) ** 2 / (epochs / n)).sum()
+    p = stats.chi2.sf(chi2, (n - 1) ** 2)
+    assert p > 0.001, f"positions not uniform: chi2={chi2:.1f}, p={p:.2g}\n{counts}"
+    # every order of 4 elements, over 4800 epochs
+    got = orders(shuffled_indices(4, seed=7), 4800, 4)
+    seen = Counter(tuple(e) for e in got.tolist())
+    assert len(seen) == 24
+    assert stats.chisquare(list(seen.values())).pvalue > 0.001
+
+
+def test_consecutive_epochs_differ():
+    got = orders(shuffled_indices(20, seed=3), 200, 20)
+    assert all((got[i] != got[i + 1]).any() for i in range(len(got) - 1))
+
+
+def test_seed_none_is_random_unless_tensorflow_has_a_global_seed():
+    assert resolve_seed(5) == 5
+    assert resolve_seed(None) != resolve_seed(None)
+    tf.random.set_seed(3)
+    first = [resolve_seed(None) for _ in range(2)]
+    tf.random.set_seed(3)
+    assert [resolve_seed(None) for _ in range(2)] == first
+
+
+def test_refuses_what_it_cannot_shuffle():
+    with pytest.raises(ValueError, match="got -1"):
+        shuffled_indices(-1)
+    with pytest.raises(ValueError, match="2\\*\\*52"):
+        shuffled_indices(2**52)
+
+
+# --- through npyio.dataset ------------------------------------------------------------------
+N = 40
+
+
+@pytest.fixture(scope="module")
+def pairs(tmp_path_factory):
+    return make_pairs(str(tmp_path_factory.mktemp("shuffle")), n=N, shape=(2,))
+
+
+@pytest.mark.parametrize("batch_size", [None, 4, 7])
+@pytest.mark.parametrize("kwargs", [{}, {"shape": (None,)}, {"ignore_errors": True}])
+def test_dataset_shuffles_every_pair_once_on_every_strategy(pairs, batch_size, kwargs):
+    ds = npyio.dataset(*pairs, batch_size=batch_size, shuffle=True, seed=1, **kwargs)
+    epochs = [ids_of(ds) for _ in range(2)]
+    for ids in epochs:
+        assert sorted(ids) == list(range(N))
+    assert epochs[0] != epochs[1] and epochs[0] != sorted(epochs[0])
+
+
+def test_dataset_order_depends_on_the_seed_only(pairs):
+    def order(**kwargs):
+        return ids_of(npyio.dataset(*pairs, shuffle=True, seed=5, **kwargs))
+
+    assert order() == order(batch_size=4) == order(batch_size=9, deterministic=True)
+
+
+def test_a_dataset_iterator_is_only_a_position_and_a_key(pairs):
+    # no node of the pipeline holds the file list as state: no shuffle buffer
+    ds = npyio.dataset(*pairs, batch_size=4, shuffle=True, seed=1)
+    graph = tf.compat.v1.GraphDef.FromString(ds._as_serialized_graph().numpy())
+    ops = {node.op for node in graph.node}
+    assert "ShuffleDatasetV3" not in ops and "ShuffleDatasetV2" not in ops
+    assert "RandomDatasetV2" in ops or "RandomDataset" in ops
+
+
+CHECKPOINT = """
+import json, os, sys, time
+import tensorflow as tf
+import npyio
+import npyio._data.rows_plan
+path, n, shuffle, ckpt = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4]
+ds = npyio.dataset([path] * n, [path] * n, batch_size=32, shuffle=shuffle, seed=1,
+                   dtype="float32", shape=(2,), label_dtype="float32", label_shape=(2,))
+it = iter(ds)
+next(it)
+checkpoint = tf.train.Checkpoint(iterator=it)
+start = time.perf_counter()
+saved = checkpoint.write(ckpt)
+seconds = time.perf_counter() - start
+folder = os.path.dirname(ckpt)
+size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
+print(json.dumps({"bytes": size, "seconds": seconds}))
+"""
+
+
+@pytest.mark.slow
+def test_checkpoint_of_a_million_shuffled_pairs_is_kilobytes(tmp_path):
+    one = tmp_path / "one.npy"
+    np.save(one, np.zeros(2, np.float32))
+    sizes = {}
+    for shuffle in ("0", "1"):
+        folder = tmp_path / f"ckpt{shuffle}"
+        folder.mkdir()
+        run = _python(CHECKPOINT, str(one), str(1_000_000), shuffle, str(folder / "ckpt"))
+        assert run.returncode == 0, run.stderr[-3000:]
+        sizes[shuffle] = json.loads(run.stdout.strip().splitlines()[-1])["bytes"]
+    assert sizes["1"] <= 64 * 1024, sizes
+    # a few scalars more than the unshuffled iterator: the position, the key, its generator
+    assert sizes["1"] <= sizes["0"] + 16 * 1024, sizes
+
+
+RESUME = """
+import json, sys
+import tensorflow as tf
+import npyio
+import npyio._data.rows_plan
+xs, ys, ckpt, mode, take = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+kwargs = json.loads(sys.argv[6])
+epochs = kwargs.pop("epochs", 1)
+ds = npyio.dataset(xs, ys, shuffle=True, **kwargs).repeat(epochs)
+it = iter(ds)
+checkpoint = tf.train.Checkpoint(iterator=it)
+def ids(element):
+    y = element[1].numpy()
+    return [int(v) for v in y.reshape(-1)]
+def drain(it):
+    return [v for element in it for v in ids(element)]
+if mode == "save":
+    first = [v for _ in range(take) for v in ids(next(it))]
+    checkpoint.write(ckpt)
+    print(json.dumps({"first": first, "rest": drain(it)}))
+else:
+    checkpoint.read(ckpt).assert_consumed()
+    print(json.dumps({"rest": drain(it)}))
+"""
+
+
+def _python(code: str, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"batch_size": 3, "seed": 11},
+        {"batch_size": 3, "seed": 11, "epochs": 3},
+        {"batch_size": 4, "seed": 2, "shape": (None,)},
+        {"seed": 5, "num_parallel_calls": 4},
+        {"batch_size": 3, "seed": 11, "reshuffle_each_iteration": False, "epochs": 2},
+        {"batch_size": 5, "seed": 3, "ignore_errors": True},
+    ],
+    ids=["batched", "three-epochs", "padded", "unbatched", "no-reshuffle", "ignore-errors"],
+)
+def test_a_shuffled_iterator_resumes_exactly_in_a_new_process(pairs, tmp_path, kwargs):
+    ckpt = str(tmp_path / "ckpt")
+    saved = _python(RESUME, *pairs, ckpt, "save", "5", json.dumps(kwargs))
+    assert saved.returncode == 0, saved.stderr[-3000:]
+    before = json.loads(saved.stdout.strip().splitlines()[-1])
+    restored = _python(RESUME, *pairs, ckpt, "restore", "0", json.dumps(kwargs))
+    assert restored.returncode == 0, restored.stderr[-3000:]
+    after = json.loads(restored.stdout.strip().splitlines()[-1])
+    assert after["rest"] == before["rest"]
+    epochs = kwargs.get("epochs", 1)
+    assert Counter(before["first"] + after["rest"]) == Counter({i: epochs for i in range(N)})
+
+
+def test_without_a_seed_the_current_epoch_resumes_exactly(pairs, tmp_path):
+    # seed=None: a new process draws another base seed, but the epoch under way continues
+    # from its checkpointed key; later epochs then get new random orders
+    ckpt = str(tmp_path / "ckpt")
+    kwargs = json.dumps({"batch_size": 4, "seed": None})
+    saved = _python(RESUME, *pairs, ckpt, "save", "3", kwargs)
+    assert saved.returncode == 0, saved.stderr[-3000:]
+    before = json.loads(saved.stdout.strip().splitlines()[-1])
+    restored = _python(RESUME, *pairs, ckpt, "restore", "0", kwargs)
+    assert restored.returncode == 0, restored.stderr[-3000:]
+    assert json.loads(restored.stdout.strip().splitlines()[-1])["rest"] == before["rest"]
+
+
+def test_split_keeps_its_files_while_each_subset_reshuffles(pairs):
+    def subsets():
+        return npyio.dataset(
+            *pairs, validation_split=0.25, subset="both", shuffle=True, seed=8, batch_size=4
+        )
+
+    (train, val), (train2, val2) = subsets(), subsets()
+    assert sorted(ids_of(train)) == sorted(ids_of(train2))
+    assert sorted(ids_of(val)) == sorted(ids_of(val2))
+    assert not set(ids_of(train)) & set(ids_of(val))
+    assert ids_of(train) != ids_of(train), "each epoch of a subset should get a new order"
+
+
+ROWS_RESUME = """
+import json, sys
+import tensorflow as tf
+import npyio
+import npyio._data.rows_plan
+x, ckpt, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+ds = npyio.rows(x, batch_size=50, shuffle_buffer=64, seed=4, num_parallel_reads=2).repeat(2)
+it = iter(ds)
+checkpoint = tf.train.Checkpoint(iterator=it)
+def drain(it):
+    return [int(v) for b in it for v in b.numpy().reshape(-1)]
+if mode == "save":
+    first = [int(v) for _ in range(7) for v in next(it).numpy().reshape(-1)]
+    checkpoint.write(ckpt)
+    print(json.dumps({"first": first, "rest": drain(it)}))
+else:
+    checkpoint.read(ckpt).assert_consumed()
+    print(json.dumps({"rest": drain(it)}))
+"""
+
+
+def test_rows_shuffle_their_pieces_by_index_and_resume_exactly(tmp_path, monkeypatch):
+    # rows: the order of the pieces is a permutation by index (no buffer of pieces); the row
+    # shuffle buffer is the one shuffle state a checkpoint holds, and restores exactly
+    x = tmp_path / "x.npy"
+    np.save(x, np.arange(1000, dtype=np.int64))
+    monkeypatch.setattr(npyio._data.rows_plan, "BLOCK_BYTES", 800)  # 100-row pieces: 10
+    ds = npyio.rows(str(x), shuffle_buffer=64, seed=4)
+    graph = tf.compat.v1.GraphDef.FromString(ds._as_serialized_graph().numpy())
+    shuffles = [node for node in graph.node if node.op.startswith("ShuffleDataset")]
+    assert len(shuffles) == 1, "only the row buffer shuffles"
+    ckpt = str(tmp_path / "ckpt")
+    saved = _python(ROWS_RESUME, str(x), ckpt, "save")
+    assert saved.returncode == 0, saved.stderr[-3000:]
+    before = json.loads(saved.stdout.strip().splitlines()[-1])
+    restored = _python(ROWS_RESUME, str(x), ckpt, "restore")
+    assert restored.returncode == 0, restored.stderr[-3000:]
+    assert json.loads(restored.stdout.strip().splitlines()[-1])["rest"] == before["rest"]
+    assert Counter(before["first"] + before["rest"]) == Counter({i: 2 for i in range(1000)})
