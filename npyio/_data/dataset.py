@@ -72,21 +72,20 @@ def _strings(paths: tuple[str, ...]) -> tf.Tensor:
 
 
 class RowSource(NamedTuple):
-    """Where the rows of one epoch come from: ``dataset``, whose elements ``to_row`` (fused
-    into the first map) turns into `Row`s, and ``anchor``, applied to the finished pipeline."""
+    """Where the rows of one epoch come from: ``dataset`` (of `Row`s), and ``anchor``, applied
+    to the finished pipeline."""
 
     dataset: tf.data.Dataset
-    to_row: Callable[[Any], Row]
     anchor: Callable[[tf.data.Dataset], tf.data.Dataset]
 
 
 def row_source(plan: DatasetPlan) -> RowSource:
     """The rows of one epoch.
 
-    In order, the dataset is the rows themselves: one string tensor per part, not a Python list
-    (which builds a type spec per element). Shuffled, it is the indices of a new permutation
-    each epoch (`npyio._data.shuffle`), and ``to_row`` gathers each row from the columns:
-    nothing but a position and a key is iterator state.
+    In order, the rows are sliced from one string tensor per part (not a Python list, which
+    builds a type spec per element). Shuffled, they are gathered from those tensors, a block at
+    a time, in a new permutation each epoch (`npyio._data.shuffle`): nothing but a position and
+    a key is iterator state.
     """
     rows = Row(
         tuple(_strings(column) for column in plan.columns),
@@ -94,18 +93,18 @@ def row_source(plan: DatasetPlan) -> RowSource:
     )
     loader = plan.loader
     if not loader.shuffle:
-        return RowSource(tf.data.Dataset.from_tensor_slices(rows), _same, _same)
+        return RowSource(tf.data.Dataset.from_tensor_slices(rows), _same)
     shuffle = IndexShuffle(
         plan.count, loader.seed, loader.reshuffle_each_iteration, block_size(loader.batch_size)
     )
 
-    def gather(i: tf.Tensor) -> Row:
+    def gather(indices: tf.Tensor) -> Row:  # a block of rows at a time: one op per part
         return Row(
-            tuple(tf.gather(column, i) for column in rows.paths),
-            tuple(tf.gather(values, i) for values in rows.values),
+            tuple(tf.gather(column, indices) for column in rows.paths),
+            tuple(tf.gather(values, indices) for values in rows.values),
         )
 
-    return RowSource(shuffle.indices(), gather, shuffle.anchor)
+    return RowSource(shuffle.indices(gather), shuffle.anchor)
 
 
 def _same(x: Any) -> Any:
@@ -134,8 +133,7 @@ def _fetch(read: Reader, plan: DatasetPlan, row: Row) -> list[Fetched]:
 def build_batch_then_decode(plan: DatasetPlan, read: Reader, source: RowSource) -> tf.data.Dataset:
     """Fetches in the parallel map, batches the bytes, decodes whole batches."""
 
-    def fetch(element: Any) -> Fetch:
-        row = source.to_row(element)
+    def fetch(row: Row) -> Fetch:
         fetched = _fetch(read, plan, row)
         return Fetch(
             tuple(f.name for f in fetched),
@@ -170,8 +168,7 @@ def build_decode_then_batch(plan: DatasetPlan, read: Reader, source: RowSource) 
     # Dataset.map would run AutoGraph over this code and the reader's, which take their
     # decisions in Python and build their tf.conds themselves.
     @tf.autograph.experimental.do_not_convert
-    def load(element: Any) -> object:
-        row = source.to_row(element)
+    def load(row: Row) -> object:
         parts = read.decode(_fetch(read, plan, row), plan.specs)
         return _element(plan, parts, row.values, row.paths[0])
 

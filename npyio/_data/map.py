@@ -86,3 +86,34 @@ def parallel_map(
             **common,
         )
     return tf.data.experimental.from_variant(variant, structure)
+
+
+def flat_map(ds: tf.data.Dataset, fn: Callable[..., tf.data.Dataset]) -> tf.data.Dataset:
+    """``ds.flat_map(fn)``, ``fn`` run as a single-device function (see `parallel_map`).
+
+    As with ``Dataset.flat_map``, a plain tuple element is passed as separate arguments; ``fn``
+    returns a dataset, whose elements must be dense tensors.
+    """
+    in_spec = ds.element_spec
+    flat_in = tf.nest.flatten(in_spec)
+    out_structure: list[Any] = []
+
+    def flat_fn(*args: tf.Tensor) -> tf.Tensor:
+        element = tf.nest.pack_sequence_as(in_spec, list(args))
+        inner = fn(*element) if type(element) is tuple else fn(element)
+        out_structure.append(inner.element_spec)
+        return tf.data.experimental.to_variant(inner)
+
+    f = tf.function(
+        flat_fn, input_signature=flat_in, autograph=False, experimental_attributes=ATTRIBUTES
+    ).get_concrete_function()
+    structure = out_structure[-1]
+    flat_out = tf.nest.flatten(structure)
+    variant = tf.raw_ops.FlatMapDataset(
+        input_dataset=tf.data.experimental.to_variant(ds),
+        other_arguments=f.captured_inputs,
+        f=f,
+        output_types=[s.dtype for s in flat_out],
+        output_shapes=[s.shape for s in flat_out],
+    )
+    return tf.data.experimental.from_variant(variant, structure)

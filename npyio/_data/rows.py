@@ -182,11 +182,12 @@ def rows(
     order of the pieces is shuffled anew each epoch (by index, as ``npyio.dataset`` shuffles
     files: no buffer of pieces), ``num_parallel_reads`` pieces (8 by default) are read at a
     time with their rows interleaved, and the rows go through a shuffle buffer of
-    ``shuffle_buffer`` rows (the one shuffle state an iterator checkpoint holds). This is not a full uniform shuffle (as ``npyio.dataset(...,
-    shuffle=True)`` is, over whole files): rows of one piece stay near each other in time,
-    the more so the smaller the buffer. It costs only the buffer's memory and reads files in
-    long sequential runs; the alternative, a buffer holding every row, costs the dataset's
-    size in memory. For a better mix, raise ``shuffle_buffer`` (or ``num_parallel_reads``).
+    ``shuffle_buffer`` rows (the one shuffle state an iterator checkpoint holds). This is not
+    a full uniform shuffle (as ``npyio.dataset(..., shuffle=True)`` is, over whole files): rows
+    of one piece stay near each other in time, the more so the smaller the buffer. It costs
+    only the buffer's memory and reads files in long sequential runs; the alternative, a
+    buffer holding every row, costs the dataset's size in memory. For a better mix, raise
+    ``shuffle_buffer`` (or ``num_parallel_reads``).
     With ``shuffle_buffer=None`` rows come strictly in order.
 
     Sharding: ``shard=(n, i)`` splits the rows, not the files: the rows of all files,

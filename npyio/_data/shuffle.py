@@ -37,8 +37,12 @@ The structure::
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
+from typing import Any
 
 import tensorflow as tf
+
+from npyio._data.map import flat_map, parallel_map
 
 __all__ = [
     "MAX_BLOCK",
@@ -135,33 +139,37 @@ class IndexShuffle:
             seed=resolve_seed(seed), rerandomize_each_iteration=reshuffle_each_iteration
         )
 
-    def indices(self) -> tf.data.Dataset:
-        """The int64 indices ``0 .. n-1`` of one epoch, in this iteration's order."""
+    def indices(self, gather: Callable[[tf.Tensor], Any] | None = None) -> tf.data.Dataset:
+        """The int64 indices ``0 .. n-1`` of one epoch, in this iteration's order; or, with
+        ``gather``, what it makes of each block of indices (a structure of tensors with the
+        block as their first dimension, such as rows gathered from columns), unbatched."""
         n, block = self.n, self.block
+        take = gather or (lambda indices: indices)
         if n <= 1:
-            return tf.data.Dataset.range(n)
+            return parallel_map(tf.data.Dataset.range(n), lambda i: take(i[None]), None).unbatch()
         # flat_map keeps the random iterator alive for the whole of the blocks, so that its
         # state (this iteration's key) is in every checkpoint; the inner dataset repeats it.
-        keys = self.values.flat_map(
-            lambda r: tf.data.Dataset.from_tensors(_iteration_key(r)).repeat()
+        keys = flat_map(
+            self.values, lambda r: tf.data.Dataset.from_tensors(_iteration_key(r)).repeat()
         )
         # (flat_map's cardinality is unknown; infinite lets the zip report the blocks' count)
         keys = keys.apply(tf.data.experimental.assert_cardinality(tf.data.INFINITE_CARDINALITY))
         blocks = tf.data.Dataset.range((n + block - 1) // block)
 
-        def block_indices(index: tf.Tensor, key: tf.Tensor) -> tf.Tensor:
+        def block_of(index: tf.Tensor, key: tf.Tensor) -> Any:
             start = index * block
             positions = tf.range(start, tf.minimum(start + block, n), dtype=tf.int64)
-            return permute(positions, key, n)
+            return take(permute(positions, key, n))
 
-        return tf.data.Dataset.zip((blocks, keys)).map(block_indices).unbatch()
+        return parallel_map(tf.data.Dataset.zip((blocks, keys)), block_of, None).unbatch()
 
     def anchor(self, ds: tf.data.Dataset) -> tf.data.Dataset:
         """``ds``, its elements zipped with (and then stripped of) a second iterator of the key
         generator's dataset, which lives as long as ``ds``'s iteration does."""
         if self.n <= 1:
             return ds
-        return tf.data.Dataset.zip((ds, self.values)).map(lambda element, _: element)
+        zipped = tf.data.Dataset.zip((ds, self.values))
+        return parallel_map(zipped, lambda element, _: element, None)
 
 
 def shuffled_indices(

@@ -1,0 +1,192 @@
+"""Shuffling by index against the shuffle buffer it replaced: throughput and checkpoints.
+
+Two measurements, each run in a fresh process by the npyio on ``PYTHONPATH`` (so that two
+versions of npyio can be compared, alternating, on the same files):
+
+- ``throughput``: pairs/s of ``npyio.dataset(inputs, labels, batch_size=8, shuffle=True,
+  seed=1)``, with the same pipeline unshuffled and the read-only floor beside it, in
+  interleaved rounds, drained with ``Dataset.reduce``;
+- ``checkpoint``: the size on disk and the write time of ``tf.train.Checkpoint(iterator=it)``
+  after one batch of 32, for N pairs, shuffled and not (the dtype and shape are given, so no
+  file but the first batch's is read: every pair is the same small file).
+
+``compare --before DIR`` runs both for the npyio of ``DIR`` (a checkout of an older commit)
+and for this checkout's, alternating, and prints the medians::
+
+    git worktree add /tmp/before c456bcd
+    .venv/bin/python bench/shuffle.py compare --before /tmp/before --rounds 5
+
+bench/README.md records the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: The small-file profile of ``npyio bench``: 16x16 float32 inputs, scalar int64 labels.
+PAIRS, SHAPE = 8000, (16, 16)
+
+
+def ensure_pairs(root: str, pairs: int = PAIRS) -> tuple[str, str]:
+    """``root/inputs/NNNN.npy`` and ``root/labels/NNNN.npy``, written once."""
+    import numpy as np
+
+    xs, ys = os.path.join(root, "inputs"), os.path.join(root, "labels")
+    done = os.path.join(root, f".done-{pairs}")
+    if not os.path.exists(done):
+        os.makedirs(xs, exist_ok=True)
+        os.makedirs(ys, exist_ok=True)
+        for i in range(pairs):
+            np.save(os.path.join(xs, f"{i:05d}.npy"), np.full(SHAPE, i, np.float32))
+            np.save(os.path.join(ys, f"{i:05d}.npy"), np.int64(i))
+        open(done, "w").close()
+    return xs, ys
+
+
+def throughput(root: str, rounds: int) -> dict[str, list[float]]:
+    """Pairs/s per pipeline, ``rounds`` interleaved epochs after a warm-up."""
+    import tensorflow as tf
+
+    import npyio
+
+    xs, ys = ensure_pairs(root)
+
+    def floor() -> tf.data.Dataset:
+        def read(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+            return tf.strings.length(tf.io.read_file(x)) + tf.strings.length(tf.io.read_file(y))
+
+        paths = sorted(os.path.join(xs, n) for n in os.listdir(xs))
+        labels = [os.path.join(ys, os.path.basename(p)) for p in paths]
+        ds = tf.data.Dataset.from_tensor_slices((paths, labels)).map(read, tf.data.AUTOTUNE)
+        return ds.batch(8).prefetch(tf.data.AUTOTUNE)
+
+    pipelines = {
+        "shuffled": npyio.dataset(xs, ys, batch_size=8, shuffle=True, seed=1),
+        "in order": npyio.dataset(xs, ys, batch_size=8),
+        "floor (read only)": floor(),
+    }
+
+    def drain(ds: tf.data.Dataset) -> float:
+        start = time.perf_counter()
+        def count(total: tf.Tensor, element: object) -> tf.Tensor:
+            return total + tf.shape(tf.nest.flatten(element)[0], tf.int64)[0]
+
+        n = ds.reduce(tf.constant(0, tf.int64), count)
+        return int(n) / (time.perf_counter() - start)
+
+    for ds in pipelines.values():
+        drain(ds)
+    rates: dict[str, list[float]] = {name: [] for name in pipelines}
+    for _ in range(rounds):
+        for name, ds in pipelines.items():
+            rates[name].append(drain(ds))
+    return rates
+
+
+def checkpoint(sizes: list[int]) -> dict[str, dict[str, float]]:
+    """Checkpoint bytes and write seconds after one batch of 32, shuffled and not, by size."""
+    import numpy as np
+    import tensorflow as tf
+
+    import npyio
+
+    out: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        one = os.path.join(tmp, "one.npy")
+        np.save(one, np.zeros(4, np.float32))
+        for n in sizes:
+            for shuffle in (False, True):
+                ds = npyio.dataset(
+                    [one] * n,
+                    [one] * n,
+                    batch_size=32,
+                    shuffle=shuffle,
+                    seed=1,
+                    dtype="float32",
+                    shape=(4,),
+                    label_dtype="float32",
+                    label_shape=(4,),
+                )
+                start = time.perf_counter()
+                it = iter(ds)
+                next(it)
+                first = time.perf_counter() - start
+                folder = os.path.join(tmp, f"ckpt-{n}-{shuffle}")
+                os.makedirs(folder)
+                start = time.perf_counter()
+                tf.train.Checkpoint(iterator=it).write(os.path.join(folder, "ckpt"))
+                seconds = time.perf_counter() - start
+                size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
+                out[f"{n} {'shuffled' if shuffle else 'in order'}"] = {
+                    "bytes": size,
+                    "write_s": seconds,
+                    "first_batch_s": first,
+                }
+    return out
+
+
+def _child(npyio_root: str, *args: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([npyio_root, ROOT])}
+    run = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    if run.returncode:
+        raise RuntimeError(f"{npyio_root}: {run.stderr[-3000:]}")
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def compare(before: str, root: str, rounds: int, repeats: int, sizes: list[int]) -> dict:
+    """Both versions, ``repeats`` times each, alternating; medians of every rate."""
+    versions = {"before": before, "after": ROOT}
+    rates: dict[str, dict[str, list[float]]] = {v: {} for v in versions}
+    for _ in range(repeats):
+        for version, where in versions.items():
+            got = _child(where, "throughput", "--root", root, "--rounds", str(rounds))
+            for name, values in got.items():
+                rates[version].setdefault(name, []).extend(values)
+    medians = {v: {k: statistics.median(x) for k, x in r.items()} for v, r in rates.items()}
+    checkpoints = {
+        v: _child(w, "checkpoint", "--sizes", *map(str, sizes)) for v, w in versions.items()
+    }
+    return {"throughput": medians, "checkpoint": checkpoints}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    one = sub.add_parser("throughput")
+    one.add_argument("--root", default=os.path.expanduser("~/.cache/npyio/shuffle-bench"))
+    one.add_argument("--rounds", type=int, default=5)
+    ck = sub.add_parser("checkpoint")
+    ck.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    both = sub.add_parser("compare")
+    both.add_argument("--before", required=True, help="a checkout of the older npyio")
+    both.add_argument("--root", default=os.path.expanduser("~/.cache/npyio/shuffle-bench"))
+    both.add_argument("--rounds", type=int, default=5)
+    both.add_argument("--repeats", type=int, default=2, help="processes per version")
+    both.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    args = parser.parse_args(argv)
+    if args.command == "throughput":
+        result: dict = throughput(args.root, args.rounds)
+    elif args.command == "checkpoint":
+        result = checkpoint(args.sizes)
+    else:
+        result = compare(args.before, args.root, args.rounds, args.repeats, args.sizes)
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
