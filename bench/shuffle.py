@@ -22,6 +22,7 @@ bench/README.md records the results.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -52,10 +53,11 @@ def ensure_pairs(root: str, pairs: int = PAIRS) -> tuple[str, str]:
 
 
 def throughput(root: str, rounds: int) -> dict[str, list[float]]:
-    """Pairs/s per pipeline, ``rounds`` interleaved epochs after a warm-up."""
+    """Pairs/s per pipeline, ``rounds`` interleaved epochs after a warm-up, in rotating order."""
     import tensorflow as tf
 
     import npyio
+    import npyio._data.dataset
 
     xs, ys = ensure_pairs(root)
 
@@ -73,22 +75,53 @@ def throughput(root: str, rounds: int) -> dict[str, list[float]]:
         "in order": npyio.dataset(xs, ys, batch_size=8),
         "floor (read only)": floor(),
     }
+    if hasattr(npyio._data.dataset, "row_source"):
+        pipelines["shuffled (a buffer of every row)"] = buffer_shuffled(xs, ys)
 
-    def drain(ds: tf.data.Dataset) -> float:
-        start = time.perf_counter()
+    def drain(ds: tf.data.Dataset) -> tuple[float, float]:
+        """(pairs/s, CPU microseconds per pair) of one epoch."""
+        start, cpu = time.perf_counter(), time.process_time()
+
         def count(total: tf.Tensor, element: object) -> tf.Tensor:
             return total + tf.shape(tf.nest.flatten(element)[0], tf.int64)[0]
 
-        n = ds.reduce(tf.constant(0, tf.int64), count)
-        return int(n) / (time.perf_counter() - start)
+        n = int(ds.reduce(tf.constant(0, tf.int64), count))
+        return n / (time.perf_counter() - start), (time.process_time() - cpu) / n * 1e6
 
     for ds in pipelines.values():
         drain(ds)
-    rates: dict[str, list[float]] = {name: [] for name in pipelines}
-    for _ in range(rounds):
-        for name, ds in pipelines.items():
-            rates[name].append(drain(ds))
+    rates: dict[str, list[float]] = {}
+    names = list(pipelines)
+    for r in range(rounds):
+        # each round starts with another pipeline: the first of a round measures slower here
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            per_s, cpu_us = drain(pipelines[name])
+            rates.setdefault(name, []).append(per_s)
+            rates.setdefault(f"{name}: CPU us/pair", []).append(cpu_us)
     return rates
+
+
+def buffer_shuffled(xs: str, ys: str, **kwargs: object) -> object:
+    """``npyio.dataset(xs, ys, batch_size=8, shuffle=True, seed=1)`` as it was before shuffling by
+    index: the rows (path strings) through a ``Dataset.shuffle`` buffer that holds all of them,
+    everything else the same, so that the two compare in one process."""
+    import npyio
+    from npyio._data import dataset as build
+
+    original = build.row_source
+
+    def buffered(plan: object) -> object:
+        in_order = original(
+            dataclasses.replace(plan, loader=dataclasses.replace(plan.loader, shuffle=False))
+        )
+        rows = in_order.dataset.shuffle(plan.count, seed=plan.loader.seed)
+        return build.RowSource(rows, in_order.anchor)
+
+    build.row_source = buffered
+    try:
+        return npyio.dataset(xs, ys, batch_size=8, shuffle=True, seed=1, **kwargs)
+    finally:
+        build.row_source = original
 
 
 def checkpoint(sizes: list[int]) -> dict[str, dict[str, float]]:

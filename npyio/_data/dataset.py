@@ -39,6 +39,7 @@ __all__ = [
     "build_batch_then_decode",
     "build_decode_then_batch",
     "dataset",
+    "remote_options",
     "row_source",
 ]
 
@@ -207,7 +208,21 @@ def build(plan: DatasetPlan, finish: Finish | None = None) -> tf.data.Dataset:
         ds = finish(ds)
     if plan.loader.prefetch:
         ds = ds.prefetch(plan.loader.prefetch)
-    return source.anchor(ds)
+    ds = source.anchor(ds)
+    return ds.with_options(remote_options()) if plan.remote else ds
+
+
+#: Threads of the private pool of a pipeline that reads object storage, where each read mostly
+#: waits on the network: tf.data's shared pool (one thread per core) would keep only about a
+#: core count of reads in flight, whatever ``num_parallel_calls`` says.
+REMOTE_THREADS = 64
+
+
+def remote_options() -> tf.data.Options:
+    """The options npyio gives a pipeline that reads object storage (`REMOTE_THREADS`)."""
+    options = tf.data.Options()
+    options.threading.private_threadpool_size = REMOTE_THREADS
+    return options
 
 
 def build_all(

@@ -95,7 +95,7 @@ def _walk_remote(top: str) -> list[tuple[str, list[str]]]:
     """`_walk_local` for a path of another file system (``gs://``, ...), by ``tf.io.gfile.walk``
     (no symlinks there)."""
     found = []
-    for root, _, names in gfile().walk(top):
+    for root, _, names in gfile(top).walk(top):
         files = sorted(os.path.join(root, n) for n in names if n.lower().endswith(SUFFIX))
         found.append((root, files))
     return found
@@ -116,7 +116,7 @@ def _class_dirs(directory: str) -> list[str]:
     if is_local(directory):
         with os.scandir(directory) as entries:
             return sorted(e.name for e in entries if not e.name.startswith(".") and _is_dir(e))
-    fs = gfile()
+    fs = gfile(directory)
     names = (n.rstrip("/") for n in fs.listdir(directory))  # some list "name/" for a dir
     return sorted(
         n for n in names if not n.startswith(".") and fs.isdir(os.path.join(directory, n))

@@ -29,6 +29,7 @@ from typing import Any
 from npyio._format.files import (
     MAX_SHOWN,
     NO_SUCH_FILE,
+    UnknownSchemeError,
     as_array,
     describe,
     empty_path,
@@ -148,18 +149,18 @@ def _list_dir(path: str, suffix: str) -> list[str]:
     import tensorflow as tf
 
     try:
-        found = gfile().glob(posixpath.join(path, "*" + suffix))
+        found = gfile(path).glob(posixpath.join(path, "*" + suffix))
     except tf.errors.OpError as e:
         raise OSError(e.message) from e
     return sorted(found, key=_name_key)
 
 
 def isdir(path: str) -> bool:
-    return os.path.isdir(path) if is_local(path) else bool(gfile().isdir(path))
+    return os.path.isdir(path) if is_local(path) else bool(gfile(path).isdir(path))
 
 
 def _glob(pattern: str) -> list[str]:
-    found = globlib.glob(pattern) if is_local(pattern) else gfile().glob(pattern)
+    found = globlib.glob(pattern) if is_local(pattern) else gfile(pattern).glob(pattern)
     return sorted(found, key=_name_key)
 
 
@@ -180,7 +181,12 @@ def resolve(
     if text is None:
         text = scalar_path_text(spec, what)  # a 0-d array or tensor holds one path, of any kind
     if text is not None:
-        source = _resolve_text(text, suffix)
+        try:
+            source = _resolve_text(text, suffix)
+        except UnknownSchemeError as e:
+            if strict:
+                raise ValueError(f"{what}: {e}") from None
+            source = Source(text, "missing", [], e.reason)
     elif isinstance(spec, (str, bytes, os.PathLike)):
         raise empty_path(what)
     else:

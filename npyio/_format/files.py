@@ -17,15 +17,18 @@ import numpy as np
 
 __all__ = [
     "NO_SUCH_FILE",
+    "UnknownSchemeError",
     "describe",
     "empty_path",
     "exists",
     "gfile",
     "is_local",
+    "is_remote",
     "member_name",
     "named",
     "one_path",
     "path_text",
+    "set_gcs_defaults",
     "short",
     "shown",
 ]
@@ -56,11 +59,63 @@ def is_local(path: str) -> bool:
     return "://" not in path
 
 
-def gfile() -> Any:
-    """``tf.io.gfile``, importing TensorFlow on first use."""
+def gfile(path: str) -> Any:
+    """``tf.io.gfile``, for ``path`` (not local), importing TensorFlow on first use.
+
+    Raises:
+        ValueError: naming the scheme, and what provides it, when this TensorFlow has no file
+            system for ``path``'s (``s3://`` on TF 2.21, say), instead of TensorFlow's bare
+            "not found" or "not implemented".
+    """
     import tensorflow as tf
 
+    scheme = path.split("://", 1)[0]
+    if scheme not in tf.io.gfile.get_registered_schemes():
+        raise UnknownSchemeError(path, unknown_scheme(scheme, tf.__version__))
     return tf.io.gfile
+
+
+class UnknownSchemeError(ValueError):
+    """A path whose scheme this TensorFlow has no file system for."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path, self.reason = path, reason
+
+
+#: Where the file systems TensorFlow itself lacks come from.
+SCHEME_PROVIDERS = {
+    scheme: "tensorflow-io (its file systems register on `import tensorflow_io`; tensorflow-io "
+    "0.37.1, the last release, loads only with TensorFlow 2.16.x)"
+    for scheme in ("s3", "hdfs", "viewfs", "har", "http", "https", "az", "oss")
+}
+
+
+def unknown_scheme(scheme: str, tf_version: str) -> str:
+    provider = SCHEME_PROVIDERS.get(scheme, "a TensorFlow file-system plug-in that registers it")
+    return (
+        f"TensorFlow {tf_version} has no file system for {scheme}:// -- it is provided by "
+        f"{provider}"
+    )
+
+
+def is_remote(path: str) -> bool:
+    """Whether ``path`` is on a file system with latency per request (object storage, not the
+    local disk and not TensorFlow's in-memory ``ram://``)."""
+    return "://" in path and path.split("://", 1)[0] not in ("ram", "file")
+
+
+#: What npyio sets in the environment, unless already set, for TensorFlow's GCS file system
+#: (which reads it once, when it starts: so npyio sets it when imported). The default block of
+#: 64 MiB is allocated and zero-filled for every object read, whatever its size.
+GCS_DEFAULTS = {"GCS_READ_CACHE_BLOCK_SIZE_MB": "1"}
+
+
+def set_gcs_defaults() -> dict[str, str]:
+    """Sets `GCS_DEFAULTS` that are not set already; returns what it set."""
+    added = {k: v for k, v in GCS_DEFAULTS.items() if k not in os.environ}
+    os.environ.update(added)
+    return added
 
 
 def short(item: object) -> str:
@@ -171,4 +226,4 @@ def one_path(spec: object, what: str = "path") -> str:
 
 def exists(path: str) -> bool:
     """Whether ``path`` exists (a broken symlink counts: it is there, though unreadable)."""
-    return os.path.lexists(path) if is_local(path) else bool(gfile().exists(path))
+    return os.path.lexists(path) if is_local(path) else bool(gfile(path).exists(path))

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from npyio._format import npy
-from npyio._format.files import NO_SUCH_FILE, is_local, one_path
+from npyio._format.files import NO_SUCH_FILE, gfile, is_local, one_path
 from npyio.errors import NpyFormatError
 
 __all__ = [
@@ -86,7 +86,7 @@ def _read_gfile(path: str, max_header_size: int) -> tuple[bytes, int]:
     import tensorflow as tf
 
     try:
-        with tf.io.gfile.GFile(path, "rb") as f:
+        with gfile(path).GFile(path, "rb") as f:
             size = f.size()
             head = f.read(HEAD)
             end = _data_offset(head, max_header_size)

@@ -143,10 +143,10 @@ def _open(path: str) -> BinaryIO:
         return open(path, "rb")
     import tensorflow as tf
 
-    if not gfile().exists(path):
+    if not gfile(path).exists(path):
         raise FileNotFoundError(path)
     try:
-        return cast(BinaryIO, gfile().GFile(path, "rb"))
+        return cast(BinaryIO, gfile(path).GFile(path, "rb"))
     except tf.errors.OpError as e:
         raise OSError(e.message) from e
 

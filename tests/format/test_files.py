@@ -1,0 +1,111 @@
+"""npyio._format.files: paths as text, local against other file systems, the scheme check, and
+what npyio sets in the environment for TensorFlow's GCS file system."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tensorflow as tf
+
+import npyio
+from npyio._format.files import (
+    GCS_DEFAULTS,
+    UnknownSchemeError,
+    exists,
+    gfile,
+    is_local,
+    is_remote,
+    member_name,
+    named,
+    one_path,
+    short,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_local_remote_and_in_memory_paths():
+    assert is_local("/data/x.npy") and is_local("data/x.npy")
+    assert not is_local("gs://b/x.npy") and not is_local("ram://x.npy")
+    assert is_remote("gs://b/x.npy") and is_remote("s3://b/x.npy")
+    assert not is_remote("ram://x.npy") and not is_remote("file:///x.npy")
+    assert not is_remote("/data/x.npy")
+
+
+def test_names_and_short_reprs():
+    assert member_name("a.npz", "x") == "a.npz[x]"
+    assert named(["a", "b"]) == "a, b"
+    assert named([str(i) for i in range(12)]) == "0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 2 more"
+    assert short("x" * 200) == repr("x" * 200)[:77] + "..."
+    assert one_path(Path("a/b.npy")) == "a/b.npy"
+
+
+def test_exists_on_both_sides(tmp_path):
+    (tmp_path / "a").write_bytes(b"")
+    assert exists(str(tmp_path / "a")) and not exists(str(tmp_path / "b"))
+    with tf.io.gfile.GFile("ram://files/a", "wb") as f:
+        f.write(b"x")
+    assert exists("ram://files/a") and not exists("ram://files/b")
+
+
+@pytest.mark.parametrize("scheme", ["nope", "s3"])
+def test_a_scheme_without_a_file_system_is_named_when_built(scheme):
+    if scheme in tf.io.gfile.get_registered_schemes():
+        pytest.skip(f"{scheme}:// is registered here (tensorflow_io was imported)")
+    path = f"{scheme}://bucket/inputs"
+    with pytest.raises(UnknownSchemeError, match=f"no file system for {scheme}://") as caught:
+        gfile(path)
+    if scheme == "s3":
+        assert "tensorflow-io" in str(caught.value) and "2.16" in str(caught.value)
+    for build in (
+        lambda: npyio.dataset(path, f"{scheme}://bucket/labels"),
+        lambda: npyio.rows(path),
+        lambda: npyio.dataset_from_directory(path),
+    ):
+        with pytest.raises(ValueError, match=f"{path}: TensorFlow .* no file system for"):
+            build()
+    with pytest.raises(ValueError, match="no file system for"):
+        npyio.inspect(f"{scheme}://bucket/a.npy")
+
+
+def test_the_cli_reports_the_scheme_as_a_bad_path():
+    run = subprocess.run(
+        [sys.executable, "-m", "npyio", "verify", "nope://bucket/x"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert run.returncode == 1, run.stderr
+    assert "no file system for nope://" in run.stdout + run.stderr
+
+
+def test_importing_npyio_sets_the_gcs_defaults_unless_set():
+    names = sorted(GCS_DEFAULTS)
+    code = f"import os, npyio; print({{k: os.environ.get(k) for k in {names!r}}})"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GCS_")}
+    env["PYTHONPATH"] = str(REPO)
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert got.returncode == 0, got.stderr
+    assert eval(got.stdout) == GCS_DEFAULTS
+    mine = {k: "7" for k in GCS_DEFAULTS}
+    got = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**env, **mine}
+    )
+    assert eval(got.stdout) == mine, "npyio must not override the user's setting"
+
+
+def test_a_pipeline_over_object_storage_gets_its_own_thread_pool():
+    from npyio._data.dataset import REMOTE_THREADS
+
+    paths = [f"gs://bucket/x/{i}.npy" for i in range(4)]
+    spec = {"dtype": "float32", "shape": (2,)}  # nothing is read when the dataset is built
+    remote = npyio.dataset(paths, batch_size=2, **spec)
+    assert remote.options().threading.private_threadpool_size == REMOTE_THREADS
+    local = npyio.dataset([f"/data/{i}.npy" for i in range(4)], batch_size=2, **spec)
+    assert local.options().threading.private_threadpool_size in (None, 0)
