@@ -23,9 +23,12 @@ The structure::
   every tf.data service worker that deserializes the graph must derive the same keys, which a
   seed drawn inside the graph would not.
 - **Blocks.** The permutation is computed for a block of positions at a time, one op for the
-  block, so that the per-element cost is an ``unbatch``. The order does not depend on the
-  block size; under tf.data service dynamic sharding a split is one block, taken on demand, so
-  a block is kept to about a batch (`block_size`).
+  block, so that the per-element cost is an ``unbatch``: a block of one position per element
+  made shuffled epochs up to 40% slower than a ``Dataset.shuffle`` buffer, 64 positions make
+  them as fast (bench/README.md, "Shuffling"). The order does not depend on the block size.
+  Under tf.data service dynamic sharding a split is one block, taken on demand, so a block is
+  also at most 1/64 of the epoch (`block_size`): a dataset has at least 64 splits to share out
+  among workers, and a killed worker loses at most one split besides its prefetched batches.
 - **The kernel.** ``RandomIndexShuffle`` with 8 rounds (the public
   ``tf.random.experimental.index_shuffle`` uses 4 and a 64-bit seed, whose orders fail a
   chi-square test of uniformity). It sizes its cipher block from ``log2(max_index)``: for
@@ -55,6 +58,8 @@ __all__ = [
 
 #: The most positions permuted by one op (a tf.data service split, under dynamic sharding).
 MAX_BLOCK = 64
+#: The fewest blocks (splits) an epoch is cut into, where it has that many positions.
+MIN_BLOCKS = 64
 #: RandomIndexShuffle's rounds (see the module docstring).
 ROUNDS = 8
 #: The kernel sizes its block with a double-precision log2: keep n well inside it.
@@ -73,9 +78,10 @@ def resolve_seed(seed: int | None) -> int:
     return (int(global_seed) * 1_000_003 + int(op_seed)) % 2**62
 
 
-def block_size(batch_size: int | None) -> int:
-    """Positions permuted at a time: about a batch, at most `MAX_BLOCK`."""
-    return min(max(batch_size or 1, 1), MAX_BLOCK)
+def block_size(n: int) -> int:
+    """Positions permuted at a time, for an epoch of ``n``: `MAX_BLOCK`, or fewer so that the
+    epoch has `MIN_BLOCKS` blocks (module docstring)."""
+    return min(max(n // MIN_BLOCKS, 1), MAX_BLOCK)
 
 
 def _iteration_key(r: tf.Tensor) -> tf.Tensor:

@@ -75,10 +75,9 @@ def test_the_order_does_not_depend_on_the_block_size():
         )
 
 
-def test_block_size_is_about_a_batch():
-    assert block_size(None) == 1
-    assert block_size(8) == 8
-    assert block_size(10_000) == MAX_BLOCK
+def test_block_size_is_the_most_that_leaves_64_blocks():
+    assert [block_size(n) for n in (0, 1, 63, 64, 160, 4095)] == [1, 1, 1, 1, 2, 63]
+    assert block_size(4096) == block_size(10**6) == MAX_BLOCK
 
 
 def test_every_position_is_equally_likely_for_every_element():
