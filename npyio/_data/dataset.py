@@ -23,6 +23,7 @@ from npyio._data.map import parallel_map
 from npyio._data.options import AUTOTUNE, DatasetOptions
 from npyio._data.paths import PathSpec
 from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, plan_dataset
+from npyio._data.remote import for_storage
 from npyio._data.shuffle import IndexShuffle, block_size
 from npyio._data.structure import pack
 from npyio._format import npy
@@ -39,7 +40,6 @@ __all__ = [
     "build_batch_then_decode",
     "build_decode_then_batch",
     "dataset",
-    "remote_options",
     "row_source",
 ]
 
@@ -96,7 +96,7 @@ def row_source(plan: DatasetPlan) -> RowSource:
     if not loader.shuffle:
         return RowSource(tf.data.Dataset.from_tensor_slices(rows), _same)
     shuffle = IndexShuffle(
-        plan.count, loader.seed, loader.reshuffle_each_iteration, block_size(loader.batch_size)
+        plan.count, loader.seed, loader.reshuffle_each_iteration, block_size(plan.count)
     )
 
     def gather(indices: tf.Tensor) -> Row:  # a block of rows at a time: one op per part
@@ -208,21 +208,7 @@ def build(plan: DatasetPlan, finish: Finish | None = None) -> tf.data.Dataset:
         ds = finish(ds)
     if plan.loader.prefetch:
         ds = ds.prefetch(plan.loader.prefetch)
-    ds = source.anchor(ds)
-    return ds.with_options(remote_options()) if plan.remote else ds
-
-
-#: Threads of the private pool of a pipeline that reads object storage, where each read mostly
-#: waits on the network: tf.data's shared pool (one thread per core) would keep only about a
-#: core count of reads in flight, whatever ``num_parallel_calls`` says.
-REMOTE_THREADS = 64
-
-
-def remote_options() -> tf.data.Options:
-    """The options npyio gives a pipeline that reads object storage (`REMOTE_THREADS`)."""
-    options = tf.data.Options()
-    options.threading.private_threadpool_size = REMOTE_THREADS
-    return options
+    return for_storage(source.anchor(ds), (column[0] for column in plan.columns if column))
 
 
 def build_all(

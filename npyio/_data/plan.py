@@ -17,7 +17,6 @@ from npyio._data.options import DatasetOptions, LoaderOptions, ReadOptions, Spli
 from npyio._data.paths import PathSpec, pair_parts, resolve, shard_list
 from npyio._data.structure import LEAF, flatten, label_values, leaf_names, per_part, structure_of
 from npyio._format import npy
-from npyio._format.files import is_remote
 from npyio._format.spec import Spec, derive_spec
 
 __all__ = [
@@ -120,12 +119,6 @@ class DatasetPlan:
     def file_paths(self) -> tuple[str, ...]:
         """The input file of each element (the first input part's)."""
         return self.columns[0]
-
-    @property
-    def remote(self) -> bool:
-        """Whether any part is read from object storage (a file system with latency per
-        request), judged by its first file."""
-        return any(is_remote(column[0]) for column in self.columns if column)
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ import tensorflow as tf
 
 from npyio._data.options import AUTOTUNE, RowsOptions
 from npyio._data.paths import PathSpec
+from npyio._data.remote import for_storage
 from npyio._data.rows_plan import RowsPlan, RowsSide, plan_rows
 from npyio._data.shuffle import IndexShuffle
 from npyio._graph.ops import RAW_DTYPES, TF_DTYPES, require_tf2
@@ -337,4 +338,5 @@ def build_rows(plan: RowsPlan) -> tf.data.Dataset:
         if options.batch_size is not None:
             ds = ds.batch(options.batch_size, drop_remainder=options.drop_remainder)
     ds = ds.prefetch(tf.data.AUTOTUNE)
-    return ds if shuffle is None else shuffle.anchor(ds)
+    ds = ds if shuffle is None else shuffle.anchor(ds)
+    return for_storage(ds, (side.files[0].path for side in plan.sides if side.files))

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ __all__ = [
     "describe",
     "empty_path",
     "exists",
+    "gcs_too_late",
     "gfile",
     "is_local",
     "is_remote",
@@ -105,17 +107,38 @@ def is_remote(path: str) -> bool:
     return "://" in path and path.split("://", 1)[0] not in ("ram", "file")
 
 
-#: What npyio sets in the environment, unless already set, for TensorFlow's GCS file system
-#: (which reads it once, when it starts: so npyio sets it when imported). The default block of
-#: 64 MiB is allocated and zero-filled for every object read, whatever its size.
+#: What npyio sets in the environment, unless already set, for TensorFlow's GCS file system.
+#: The default block of 64 MiB is allocated and zero-filled for every object read, whatever its
+#: size: at 20 ms per request, 1 KiB objects read about 30x slower with it (bench/README.md,
+#: "Object storage"). TensorFlow's GCS file system reads its settings once, when TensorFlow is
+#: imported, so this takes effect only when npyio is imported first.
 GCS_DEFAULTS = {"GCS_READ_CACHE_BLOCK_SIZE_MB": "1"}
+#: The defaults that `set_gcs_defaults` set after TensorFlow was imported: too late for this
+#: process, whose GCS file system had started with TensorFlow's own.
+GCS_TOO_LATE: dict[str, str] = {}
 
 
 def set_gcs_defaults() -> dict[str, str]:
     """Sets `GCS_DEFAULTS` that are not set already; returns what it set."""
     added = {k: v for k, v in GCS_DEFAULTS.items() if k not in os.environ}
     os.environ.update(added)
+    if "tensorflow" in sys.modules:
+        GCS_TOO_LATE.update(added)
     return added
+
+
+def gcs_too_late(paths: Iterable[str]) -> str | None:
+    """What to tell the user, when any of ``paths`` is on ``gs://`` and `GCS_DEFAULTS` came too
+    late for this process; else None."""
+    if not GCS_TOO_LATE or not any(p.startswith("gs://") for p in paths):
+        return None
+    settings = " ".join(f"{k}={v}" for k, v in GCS_TOO_LATE.items())
+    return (
+        "npyio was imported after TensorFlow, whose GCS file system had already started with a "
+        "64 MiB read block per object (small objects read many times slower): import npyio "
+        f"before tensorflow, or set {settings} in the environment before Python starts "
+        '(README.md, "Object storage")'
+    )
 
 
 def short(item: object) -> str:

@@ -98,14 +98,3 @@ def test_importing_npyio_sets_the_gcs_defaults_unless_set():
         [sys.executable, "-c", code], capture_output=True, text=True, env={**env, **mine}
     )
     assert eval(got.stdout) == mine, "npyio must not override the user's setting"
-
-
-def test_a_pipeline_over_object_storage_gets_its_own_thread_pool():
-    from npyio._data.dataset import REMOTE_THREADS
-
-    paths = [f"gs://bucket/x/{i}.npy" for i in range(4)]
-    spec = {"dtype": "float32", "shape": (2,)}  # nothing is read when the dataset is built
-    remote = npyio.dataset(paths, batch_size=2, **spec)
-    assert remote.options().threading.private_threadpool_size == REMOTE_THREADS
-    local = npyio.dataset([f"/data/{i}.npy" for i in range(4)], batch_size=2, **spec)
-    assert local.options().threading.private_threadpool_size in (None, 0)

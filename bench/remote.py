@@ -1,0 +1,229 @@
+"""Reading from object storage: pairs/s against the GCS fake at a latency per request.
+
+Runs TensorFlow's own GCS client against the fake of ``tests/gcs`` (in a sealed network
+namespace, loopback only). For each latency (0, 5, 20, 50 ms per request by default) and each
+object size (pairs of 1 KiB, 64 KiB and 4 MiB inputs, with scalar labels), every pipeline runs in a
+process of its own, so that no environment setting leaks from one to another, and drains one
+epoch after a short warm-up:
+
+- **npyio**: ``npyio.dataset(gs://.../inputs, gs://.../labels, batch_size=8)``, defaults;
+- **plain tf.data**: what a user writes: ``tf.io.gfile.glob`` of both directories,
+  ``map(read_file)`` of both files with AUTOTUNE, ``batch(8)``, ``prefetch``; no decoding, no
+  ``GCS_*`` variable;
+- **py_function**: ``np.load`` of ``tf.io.gfile.GFile`` in a ``tf.py_function`` map, AUTOTUNE,
+  as users write it for ``gs://``;
+- **hand-tuned read only**: ``read_file`` of both files, 64 reads in flight
+  (``num_parallel_calls=64``, ``private_threadpool_size=64``) and
+  ``GCS_READ_CACHE_BLOCK_SIZE_MB=1``: what the store can serve, for the ratio.
+
+Also ``startup``: building ``npyio.dataset`` over N objects per side (listing, pairing and the
+first header) against a bare ``tf.io.gfile.glob`` of both directories plus
+``from_tensor_slices``, each in a fresh process, at one latency.
+
+Usage::
+
+    .venv/bin/python bench/remote.py --latencies 0 5 20 50 --json
+    .venv/bin/python bench/remote.py startup --objects 10000 --latency 0.02
+
+bench/README.md records the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.gcs.sandbox import GcsSandbox  # noqa: E402
+
+#: name -> (input shape of float32, pairs)
+SIZES = {"1KiB": ((256,), 200), "64KiB": ((16384,), 200), "4MiB": ((1024, 1024), 32)}
+
+COMMON = """
+import json, sys, time
+import numpy as np
+import tensorflow as tf
+xs, ys = sys.argv[1], sys.argv[2]
+
+def count(total, element):
+    first = tf.nest.flatten(element)[0]
+    return total + tf.cast(tf.shape(first)[0], tf.int64)
+
+def drain(ds):
+    start = time.perf_counter()
+    n = int(ds.reduce(tf.constant(0, tf.int64), count))
+    return n, time.perf_counter() - start
+
+def report(ds):
+    drain(ds.take(16))  # warm-up: connections opened, functions traced
+    n, seconds = drain(ds)
+    print(json.dumps({"pairs": n, "seconds": seconds, "pairs_per_s": n / seconds}))
+"""
+
+PIPELINES = {
+    "npyio": """
+import npyio
+report(npyio.dataset(xs, ys, batch_size=8))
+""",
+    "plain tf.data": """
+x_paths = sorted(tf.io.gfile.glob(xs + "/*.npy"))
+y_paths = sorted(tf.io.gfile.glob(ys + "/*.npy"))
+ds = tf.data.Dataset.from_tensor_slices((x_paths, y_paths))
+ds = ds.map(lambda x, y: (tf.io.read_file(x), tf.io.read_file(y)),
+            num_parallel_calls=tf.data.AUTOTUNE)
+report(ds.batch(8).prefetch(tf.data.AUTOTUNE))
+""",
+    "py_function": """
+x_paths = sorted(tf.io.gfile.glob(xs + "/*.npy"))
+y_paths = sorted(tf.io.gfile.glob(ys + "/*.npy"))
+
+def load(x, y):
+    arrays = []
+    for p in (x, y):
+        with tf.io.gfile.GFile(p.numpy().decode(), "rb") as f:
+            arrays.append(np.load(f))
+    return arrays
+
+ds = tf.data.Dataset.from_tensor_slices((x_paths, y_paths))
+ds = ds.map(lambda x, y: tf.py_function(load, [x, y], [tf.float32, tf.int64]),
+            num_parallel_calls=tf.data.AUTOTUNE)
+report(ds.batch(8).prefetch(tf.data.AUTOTUNE))
+""",
+    "hand-tuned read only": """
+x_paths = sorted(tf.io.gfile.glob(xs + "/*.npy"))
+y_paths = sorted(tf.io.gfile.glob(ys + "/*.npy"))
+ds = tf.data.Dataset.from_tensor_slices((x_paths, y_paths))
+ds = ds.map(lambda x, y: tf.strings.length(tf.io.read_file(x)) + tf.strings.length(
+    tf.io.read_file(y)), num_parallel_calls=64)
+options = tf.data.Options()
+options.threading.private_threadpool_size = 64
+report(ds.batch(8).prefetch(tf.data.AUTOTUNE).with_options(options))
+""",
+}
+#: The environment each pipeline's process gets besides the sandbox's (no GCS_* otherwise).
+TUNED = {"hand-tuned read only": {"GCS_READ_CACHE_BLOCK_SIZE_MB": "1"}}
+
+
+def write_pairs(root: Path, shape: tuple[int, ...], pairs: int) -> None:
+    for side in ("inputs", "labels"):
+        (root / side).mkdir(parents=True, exist_ok=True)
+    for i in range(pairs):
+        np.save(root / "inputs" / f"{i:05d}.npy", np.full(shape, i, np.float32))
+        np.save(root / "labels" / f"{i:05d}.npy", np.int64(i))
+
+
+def throughput(gcs: GcsSandbox, latencies: list[float], pipelines: list[str]) -> list[dict]:
+    """One row per (size, latency, pipeline): pairs/s and the most reads in flight."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for size, (shape, pairs) in SIZES.items():
+            write_pairs(Path(tmp) / size, shape, pairs)
+            gcs.put_tree(Path(tmp) / size, f"bench/{size}")
+            xs, ys = gcs.url(f"bench/{size}/inputs"), gcs.url(f"bench/{size}/labels")
+            for latency in latencies:
+                for name in pipelines:
+                    gcs.reset()
+                    gcs.set_latency(latency)
+                    code = COMMON + textwrap.dedent(PIPELINES[name])
+                    run = gcs.python(code, xs, ys, env=TUNED.get(name, {}), timeout=1800)
+                    stats = gcs.stats()
+                    if run.returncode:
+                        raise RuntimeError(f"{name} at {latency}: {run.stderr[-3000:]}")
+                    got = json.loads(run.stdout.strip().splitlines()[-1])
+                    rows.append(
+                        {
+                            "size": size,
+                            "latency_ms": round(latency * 1000),
+                            "pipeline": name,
+                            "pairs_per_s": got["pairs_per_s"],
+                            "max_reads_in_flight": stats["max_in_flight"].get("read", 0),
+                        }
+                    )
+                    print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    return rows
+
+
+STARTUP = """
+import json, sys, time
+import tensorflow as tf
+xs, ys, how = sys.argv[1], sys.argv[2], sys.argv[3]
+start = time.perf_counter()
+if how == "npyio":
+    import npyio
+    ds = npyio.dataset(xs, ys, batch_size=8)
+else:
+    x_paths = tf.io.gfile.glob(xs + "/*.npy")
+    y_paths = tf.io.gfile.glob(ys + "/*.npy")
+    ds = tf.data.Dataset.from_tensor_slices((x_paths, y_paths))
+print(json.dumps({"seconds": time.perf_counter() - start}))
+"""
+
+
+def startup(gcs: GcsSandbox, objects: int, latency: float, rounds: int) -> dict:
+    """Seconds to build, for npyio and the bare listing, alternating fresh processes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write_pairs(Path(tmp), (4,), objects)
+        gcs.put_tree(tmp, f"startup-{objects}")
+    xs, ys = gcs.url(f"startup-{objects}/inputs"), gcs.url(f"startup-{objects}/labels")
+    gcs.set_latency(latency)
+    seconds: dict[str, list[float]] = {"npyio": [], "bare glob": []}
+    for _ in range(rounds):
+        for how in seconds:
+            run = gcs.python(STARTUP, xs, ys, how, timeout=1800)
+            if run.returncode:
+                raise RuntimeError(run.stderr[-3000:])
+            seconds[how].append(json.loads(run.stdout.strip().splitlines()[-1])["seconds"])
+    medians = {k: statistics.median(v) for k, v in seconds.items()}
+    return {
+        "objects_per_side": objects,
+        "latency_ms": round(latency * 1000),
+        **medians,
+        "ratio": medians["npyio"] / medians["bare glob"],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", nargs="?", default="throughput", choices=["throughput", "startup"])
+    parser.add_argument(
+        "--latencies",
+        type=float,
+        nargs="+",
+        default=[0, 5, 20, 50],
+        help="milliseconds per request",
+    )
+    parser.add_argument("--pipelines", nargs="+", default=list(PIPELINES), choices=PIPELINES)
+    parser.add_argument("--objects", type=int, default=10_000, help="startup: per side")
+    parser.add_argument("--latency", type=float, default=0.02, help="startup: seconds")
+    parser.add_argument("--rounds", type=int, default=3, help="startup: processes each")
+    parser.add_argument("--json", action="store_true", help="print JSON only")
+    args = parser.parse_args(argv)
+    with GcsSandbox() as gcs:
+        if args.mode == "startup":
+            result: object = startup(gcs, args.objects, args.latency, args.rounds)
+        else:
+            result = throughput(gcs, [ms / 1000 for ms in args.latencies], args.pipelines)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        rows = result if isinstance(result, list) else [result]
+        for row in rows:
+            print(
+                "  ".join(
+                    f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()
+                )
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
