@@ -1,0 +1,38 @@
+"""Building `npyio.dataset` over ``gs://`` costs a fixed number of requests, whatever the
+number of objects: a listing per directory and the first pair's headers. (The time it takes,
+against a bare ``tf.io.gfile.glob`` at the same latency, is measured by ``bench/remote.py
+startup``; bench/README.md has the figures.)"""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+from tests.gcs.sandbox import GcsSandbox
+
+BUILD = """
+import sys
+import npyio
+ds = npyio.dataset(sys.argv[1], sys.argv[2], batch_size=8)
+print(ds.cardinality().numpy())
+"""
+
+
+@pytest.mark.parametrize("n", [10, 1000])
+def test_building_costs_the_same_requests_for_10_or_1000_objects(gcs: GcsSandbox, tmp_path, n):
+    for side in ("x", "y"):
+        (tmp_path / side).mkdir()
+        for i in range(n):
+            np.save(tmp_path / side / f"{i:05d}.npy", np.full((4,), i, np.float32))
+    gcs.put_tree(tmp_path, f"build-{n}")
+    gcs.reset_stats()
+    run = gcs.python(BUILD, gcs.url(f"build-{n}/x"), gcs.url(f"build-{n}/y"), timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert int(run.stdout.split()[-1]) == -(-n // 8)
+    kinds = collections.Counter(r["kind"] for r in gcs.requests())
+    print(f"{n} objects per side: {dict(kinds)}")
+    assert kinds["list"] <= 4  # a glob of each directory (one more each to tell it is one)
+    assert kinds["read"] + kinds["stat"] <= 6  # the first input's and label's headers
+    assert sum(kinds.values()) <= 10

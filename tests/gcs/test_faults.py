@@ -1,0 +1,126 @@
+"""Faults of the store, as a user of `npyio.dataset` on ``gs://`` sees them: each ends in the
+epoch completed after TensorFlow's retries, or in an error that names the object, within a
+bound (README.md, "Object storage", has the table and TensorFlow's retry schedule).
+
+Each case runs in a fresh process inside the sandbox, npyio imported first, with TensorFlow's
+defaults unless the case says otherwise; the fault strikes an object read after the dataset is
+built (its first header was read then).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+
+import numpy as np
+import pytest
+
+from tests.gcs.sandbox import GcsSandbox
+
+N, BATCH = 8, 2
+#: TensorFlow's GCS client with one retry, no backoff and a 2 s idle timeout: the stall case
+#: would take about 14 minutes with the defaults (11 attempts, each ended by the 60 s idle
+#: timeout, with backoff between them).
+QUICK = {
+    "GCS_RETRY_CONFIG_MAX_RETRIES": "1",
+    "GCS_RETRY_CONFIG_INIT_DELAY_TIME_US": "0",
+    "GCS_REQUEST_IDLE_TIMEOUT_SECS": "2",
+}
+
+EPOCH = """
+import json, sys, time
+import npyio
+import tensorflow as tf
+ds = npyio.dataset(sys.argv[1], sys.argv[2], batch_size={batch})
+if len(sys.argv) > 3:  # a handshake directory: say "built", wait for "go"
+    import pathlib
+    (pathlib.Path(sys.argv[3]) / "built").touch()
+    while not (pathlib.Path(sys.argv[3]) / "go").exists():
+        time.sleep(0.05)
+got, error, start = [], None, time.monotonic()
+try:
+    for x, y in ds:
+        got.extend(int(v) for v in y.numpy())
+except tf.errors.OpError as e:
+    error = [type(e).__name__, e.message]
+print(json.dumps({"got": got, "error": error, "seconds": time.monotonic() - start}))
+""".replace("{batch}", str(BATCH))
+
+
+@pytest.fixture
+def pairs(gcs: GcsSandbox, tmp_path, request) -> tuple[str, str]:
+    """N pairs under a prefix of the test's own; labels are the pair's index."""
+    for side in ("x", "y"):
+        (tmp_path / side).mkdir()
+    for i in range(N):
+        np.save(tmp_path / "x" / f"{i}.npy", np.full((4,), i, np.float32))
+        np.save(tmp_path / "y" / f"{i}.npy", np.int64(i))
+    prefix = f"faults/{request.node.name}"
+    gcs.put_tree(tmp_path, prefix)
+    return gcs.url(f"{prefix}/x"), gcs.url(f"{prefix}/y")
+
+
+def epoch(gcs: GcsSandbox, pairs: tuple[str, str], env: dict | None = None, **kw) -> dict:
+    run = gcs.python(EPOCH, *pairs, env=env, **kw)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def object_name(pairs: tuple[str, str], i: int) -> str:
+    return pairs[0].removeprefix("gs://npyio-test/") + f"/{i}.npy"
+
+
+def test_a_503_is_retried_and_the_epoch_completes(gcs, pairs):
+    name = object_name(pairs, 5)
+    rule = gcs.fail(503, times=2, kind="read", name=name)
+    out = epoch(gcs, pairs)
+    assert out["error"] is None and sorted(out["got"]) == list(range(N))  # none lost or doubled
+    attempts = [r["t"] for r in gcs.requests("read") if r["name"] == name]
+    delays = [b - a for a, b in itertools.pairwise(attempts)]
+    print(f"503 twice: {len(attempts)} attempts, delays {[round(d, 2) for d in delays]} s")
+    assert len(gcs.hits(rule)) == 2 and len(attempts) == 3
+    # TensorFlow's backoff: 1 s, then 2 s, each plus up to 1 s at random
+    assert 0.9 <= delays[0] <= 2.5 and 1.9 <= delays[1] <= 3.5
+
+
+def test_an_object_deleted_mid_epoch_is_named(gcs, pairs, tmp_path):
+    name = object_name(pairs, 6)
+    run = gcs.spawn([gcs.python_executable, "-c", EPOCH, *pairs, str(tmp_path)], timeout=120)
+    deadline = time.monotonic() + 100
+    while not (tmp_path / "built").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    gcs.delete(name)  # after the dataset was built, before its epoch
+    (tmp_path / "go").touch()
+    done = run.wait()
+    assert done is not None and done.returncode == 0, done
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["error"][0] == "NotFoundError"
+    assert name in out["error"][1]
+    assert 6 not in out["got"]
+
+
+def test_a_truncated_body_is_retried_then_named(gcs, pairs):
+    name = object_name(pairs, 3)
+    gcs.truncate(keep=10, times=None, kind="read", name=name)
+    out = epoch(gcs, pairs, QUICK)
+    assert out["error"][0] == "AbortedError"
+    assert name in out["error"][1]
+    assert 3 not in out["got"]
+
+
+def test_a_truncated_object_is_named_by_npyio(gcs, pairs):
+    name = object_name(pairs, 4)
+    gcs.put(name, gcs.get(name)[:-3])  # the object itself is short: no retry helps
+    out = epoch(gcs, pairs)
+    assert out["error"][0] == "InvalidArgumentError"
+    assert name in out["error"][1] and "truncated" in out["error"][1]
+
+
+def test_a_stalled_server_ends_in_an_error_naming_the_object(gcs, pairs):
+    name = object_name(pairs, 2)
+    gcs.stall(None, times=None, kind="read", name=name)
+    out = epoch(gcs, pairs, QUICK, timeout=120)
+    assert out["error"][0] == "AbortedError"
+    assert name in out["error"][1]
+    assert out["seconds"] >= 2 * 2  # two attempts, each ended by the idle timeout
