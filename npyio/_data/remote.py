@@ -10,20 +10,34 @@ from collections.abc import Iterable
 
 import tensorflow as tf
 
-from npyio._format.files import gcs_too_late, is_remote
+from npyio._format.files import gcs_block_mb, gcs_too_late, is_remote
 
-__all__ = ["REMOTE_THREADS", "for_storage", "remote_options"]
+__all__ = ["BLOCK_BUDGET_MB", "REMOTE_THREADS", "for_storage", "remote_options", "remote_threads"]
 
 #: Threads of the private pool of a pipeline that reads object storage, where each read mostly
 #: waits on the network: tf.data's shared pool (one thread per core) would keep only about a
 #: core count of reads in flight, whatever ``num_parallel_calls`` says.
 REMOTE_THREADS = 64
+#: The most MiB of read blocks a ``gs://`` pipeline's reads hold at once: TensorFlow's GCS
+#: reader allocates and zero-fills one block per object read. With its default 64 MiB block
+#: (npyio imported after TensorFlow), 64 reads in flight would hold 4 GiB, and so many zero
+#: fills at once read small objects slower than two threads do (bench/README.md).
+BLOCK_BUDGET_MB = 256
+#: The fewest threads a pool over object storage gets.
+MIN_THREADS = 4
 
 
-def remote_options() -> tf.data.Options:
-    """The options npyio gives a pipeline that reads object storage (`REMOTE_THREADS`)."""
+def remote_threads(paths: list[str]) -> int:
+    """`REMOTE_THREADS`, or for ``gs://`` as many as keep the blocks in `BLOCK_BUDGET_MB`."""
+    if not any(p.startswith("gs://") for p in paths):
+        return REMOTE_THREADS
+    return max(min(REMOTE_THREADS, BLOCK_BUDGET_MB // gcs_block_mb()), MIN_THREADS)
+
+
+def remote_options(threads: int = REMOTE_THREADS) -> tf.data.Options:
+    """The options npyio gives a pipeline that reads object storage: a private pool."""
     options = tf.data.Options()
-    options.threading.private_threadpool_size = REMOTE_THREADS
+    options.threading.private_threadpool_size = threads
     return options
 
 
@@ -37,4 +51,4 @@ def for_storage(ds: tf.data.Dataset, paths: Iterable[str]) -> tf.data.Dataset:
     message = gcs_too_late(paths)
     if message is not None:
         warnings.warn(message, RuntimeWarning, stacklevel=4)
-    return ds.with_options(remote_options())
+    return ds.with_options(remote_options(remote_threads(paths)))

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import npyio
 from npyio._data.remote import REMOTE_THREADS
 
@@ -59,3 +61,21 @@ def test_no_warning_when_npyio_comes_first_or_the_user_set_the_block():
     ):
         run = _build(imports, **env)
         assert run.returncode == 0 and "built" in run.stdout, (imports, env, run.stderr[-2000:])
+
+
+def test_the_pool_keeps_the_gcs_read_blocks_in_flight_bounded(monkeypatch):
+    from npyio._data.remote import BLOCK_BUDGET_MB, MIN_THREADS, remote_threads
+    from npyio._format import files
+
+    monkeypatch.setattr(files, "GCS_TOO_LATE", {})
+    for block, threads in (("1", REMOTE_THREADS), ("0", REMOTE_THREADS), ("8", 32), ("64", 4)):
+        monkeypatch.setenv("GCS_READ_CACHE_BLOCK_SIZE_MB", block)
+        assert remote_threads(GS) == threads
+        assert threads * max(int(block), 1) <= max(BLOCK_BUDGET_MB, REMOTE_THREADS)
+    monkeypatch.setenv("GCS_READ_CACHE_BLOCK_SIZE_MB", "1")
+    monkeypatch.setattr(files, "GCS_TOO_LATE", {"GCS_READ_CACHE_BLOCK_SIZE_MB": "1"})
+    assert remote_threads(GS) == MIN_THREADS  # TensorFlow kept its 64 MiB
+    with pytest.warns(RuntimeWarning, match="imported after TensorFlow"):
+        ds = npyio.dataset(GS, **SPEC)
+    assert ds.options().threading.private_threadpool_size == MIN_THREADS
+    assert remote_threads(["s3://b/x.npy"]) == REMOTE_THREADS  # no GCS block there
