@@ -134,36 +134,55 @@ def write_pairs(root: Path, shape: tuple[int, ...], pairs: int) -> None:
         np.save(root / "labels" / f"{i:05d}.npy", np.int64(i))
 
 
-def throughput(gcs: GcsSandbox, latencies: list[float], pipelines: list[str]) -> list[dict]:
-    """One row per (size, latency, pipeline): pairs/s and the most reads in flight."""
+def throughput(
+    gcs: GcsSandbox,
+    latencies: list[float],
+    pipelines: list[str],
+    sizes: list[str],
+    repeats: int = 1,
+) -> list[dict]:
+    """One row per (size, latency, pipeline): the median pairs/s of ``repeats`` processes (the
+    pipelines alternating) and the most reads in flight."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for size, (shape, pairs) in SIZES.items():
+        for size in sizes:
+            shape, pairs = SIZES[size]
             write_pairs(Path(tmp) / size, shape, pairs)
             gcs.put_tree(Path(tmp) / size, f"bench/{size}")
             xs, ys = gcs.url(f"bench/{size}/inputs"), gcs.url(f"bench/{size}/labels")
             for latency in latencies:
+                rates: dict[str, list[float]] = {name: [] for name in pipelines}
+                in_flight: dict[str, int] = dict.fromkeys(pipelines, 0)
+                for _ in range(repeats):
+                    for name in pipelines:
+                        rates[name].append(_one(gcs, name, xs, ys, latency))
+                        got = gcs.stats()["max_in_flight"].get("read", 0)
+                        in_flight[name] = max(in_flight[name], got)
                 for name in pipelines:
-                    gcs.reset()
-                    gcs.set_latency(latency)
-                    code = FIRST.get(name, "") + COMMON + textwrap.dedent(PIPELINES[name])
-                    limit = [str(SLOW[name])] if name in SLOW else []
-                    run = gcs.python(code, xs, ys, *limit, env=TUNED.get(name, {}), timeout=1800)
-                    stats = gcs.stats()
-                    if run.returncode:
-                        raise RuntimeError(f"{name} at {latency}: {run.stderr[-3000:]}")
-                    got = json.loads(run.stdout.strip().splitlines()[-1])
                     rows.append(
                         {
                             "size": size,
                             "latency_ms": round(latency * 1000),
                             "pipeline": name,
-                            "pairs_per_s": got["pairs_per_s"],
-                            "max_reads_in_flight": stats["max_in_flight"].get("read", 0),
+                            "pairs_per_s": statistics.median(rates[name]),
+                            "runs": [round(r, 1) for r in rates[name]],
+                            "max_reads_in_flight": in_flight[name],
                         }
                     )
                     print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     return rows
+
+
+def _one(gcs: GcsSandbox, name: str, xs: str, ys: str, latency: float) -> float:
+    """Pairs/s of one pipeline in a process of its own."""
+    gcs.reset()
+    gcs.set_latency(latency)
+    code = FIRST.get(name, "") + COMMON + textwrap.dedent(PIPELINES[name])
+    limit = [str(SLOW[name])] if name in SLOW else []
+    run = gcs.python(code, xs, ys, *limit, env=TUNED.get(name, {}), timeout=1800)
+    if run.returncode:
+        raise RuntimeError(f"{name} at {latency}: {run.stderr[-3000:]}")
+    return float(json.loads(run.stdout.strip().splitlines()[-1])["pairs_per_s"])
 
 
 STARTUP = """
@@ -216,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         help="milliseconds per request",
     )
     parser.add_argument("--pipelines", nargs="+", default=list(PIPELINES), choices=PIPELINES)
+    parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=SIZES)
+    parser.add_argument("--repeats", type=int, default=1, help="throughput: processes each")
     parser.add_argument("--objects", type=int, default=10_000, help="startup: per side")
     parser.add_argument("--latency", type=float, default=0.02, help="startup: seconds")
     parser.add_argument("--rounds", type=int, default=3, help="startup: processes each")
@@ -225,7 +246,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.mode == "startup":
             result: object = startup(gcs, args.objects, args.latency, args.rounds)
         else:
-            result = throughput(gcs, [ms / 1000 for ms in args.latencies], args.pipelines)
+            result = throughput(
+                gcs, [ms / 1000 for ms in args.latencies], args.pipelines, args.sizes, args.repeats
+            )
     if args.json:
         print(json.dumps(result))
     else:

@@ -84,6 +84,15 @@ def test_a_503_is_retried_and_the_epoch_completes(gcs, pairs):
     assert 0.9 <= delays[0] <= 2.5 and 1.9 <= delays[1] <= 3.5
 
 
+def test_a_503_that_lasts_ends_the_epoch_naming_the_object(gcs, pairs):
+    name = object_name(pairs, 5)
+    gcs.fail(503, times=None, kind="read", name=name)
+    out = epoch(gcs, pairs, QUICK)
+    assert out["error"][0] == "AbortedError"  # TensorFlow's "All 1 retry attempts failed"
+    assert name in out["error"][1]
+    assert 5 not in out["got"] and len(out["got"]) <= N
+
+
 def test_an_object_deleted_mid_epoch_is_named(gcs, pairs, tmp_path):
     name = object_name(pairs, 6)
     run = gcs.spawn([gcs.python_executable, "-c", EPOCH, *pairs, str(tmp_path)], timeout=120)
