@@ -21,6 +21,7 @@ import tensorflow as tf
 
 from npyio._data.map import parallel_map
 from npyio._data.options import AUTOTUNE, DatasetOptions
+from npyio._data.packed import is_packed, packed_dataset
 from npyio._data.paths import PathSpec
 from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, plan_dataset
 from npyio._data.shuffle import IndexShuffle, block_size
@@ -331,4 +332,7 @@ def dataset(
         [[0, 1], [2]]
     """
     options = DatasetOptions.from_arguments(locals())
+    packed = is_packed(inputs)
+    if packed is not None:  # written by npyio pack: its index says what it holds
+        return packed_dataset(packed, labels, options)
     return build_all(plan_dataset(inputs, labels, options))

@@ -30,6 +30,7 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
+from npyio._data.map import parallel_map
 from npyio._data.options import AUTOTUNE, RowsOptions
 from npyio._data.paths import PathSpec
 from npyio._data.rows_plan import RowsPlan, RowsSide, plan_rows
@@ -292,8 +293,8 @@ def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
         ]
         if len(per_side) == 1:
             return per_side[0].filter(lambda raw, n, le, end: tf.logical_not(end))
-        both = tf.data.Dataset.zip(tuple(per_side))
-        return both.filter(lambda x, y: tf.logical_not(x[3]))
+        zipped = tf.data.Dataset.zip(tuple(per_side))  # two sides, or a packed dataset's parts
+        return zipped.filter(lambda *sides: tf.logical_not(sides[0][3]))
 
     if options.shuffle_buffer is None:
         return ds.flat_map(read_piece)
@@ -321,20 +322,34 @@ def _decode_chunks(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
     return ds.map(decode, num_parallel_calls=plan.options.num_parallel_reads, deterministic=True)
 
 
-def build_rows(plan: RowsPlan) -> tf.data.Dataset:
-    """The pipeline a `RowsPlan` describes."""
+def build_rows(
+    plan: RowsPlan,
+    *,
+    reshuffle_each_iteration: bool = True,
+    finish: Callable[..., object] | None = None,
+    prefetch: int | None = AUTOTUNE,
+) -> tf.data.Dataset:
+    """The pipeline a `RowsPlan` describes; ``finish`` maps each row (or batch) of the sides
+    before the prefetch (a packed directory makes its elements there)."""
     options = plan.options
     shuffle = None
     if options.shuffle_buffer is not None:
-        shuffle = IndexShuffle(len(plan.pieces), options.seed, reshuffle_each_iteration=True)
+        shuffle = IndexShuffle(len(plan.pieces), options.seed, reshuffle_each_iteration)
     ds = _decode_chunks(_read_pieces(_piece_columns(plan, shuffle), plan), plan)
     if options.shuffle_buffer is None and options.batch_size is not None:
         ds = ds.rebatch(options.batch_size, drop_remainder=options.drop_remainder)
     else:
         ds = _unbatch(ds, any(side.row_bytes == 0 for side in plan.sides))
     if options.shuffle_buffer is not None:
-        ds = ds.shuffle(options.shuffle_buffer, seed=options.seed, reshuffle_each_iteration=True)
+        ds = ds.shuffle(
+            options.shuffle_buffer,
+            seed=options.seed,
+            reshuffle_each_iteration=reshuffle_each_iteration,
+        )
         if options.batch_size is not None:
             ds = ds.batch(options.batch_size, drop_remainder=options.drop_remainder)
-    ds = ds.prefetch(tf.data.AUTOTUNE)
+    if finish is not None:
+        ds = parallel_map(ds, finish, options.num_parallel_reads, deterministic=True)
+    if prefetch:
+        ds = ds.prefetch(prefetch)
     return ds if shuffle is None else shuffle.anchor(ds)
