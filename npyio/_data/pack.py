@@ -250,7 +250,7 @@ def pack(
     label_key: str | None = None,
     max_file_size: int | None = None,
     max_header_size: int = npy.MAX_HEADER_SIZE,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> PackSummary:
     """Packs the sources of `npyio.dataset` into standard ``.npy`` shards and an index in ``out``.
 
@@ -273,7 +273,7 @@ def pack(
             is refused, naming the first odd file).
         dtype, shape, label_dtype, label_shape, key, label_key, max_file_size,
             max_header_size: As for `npyio.dataset`. Shapes must be fixed (no ``None`` dims).
-        progress: Called with the number of rows written after each batch.
+        progress: Called after each batch with the rows it wrote and the rows in all.
 
     Returns:
         A `PackSummary`.
@@ -349,7 +349,7 @@ def pack(
             shards.write([*arrays, order])
             written += len(paths)
             if progress is not None:
-                progress(len(paths))
+                progress(len(paths), plan.count)
         index = PackIndex(
             out,
             structure_to_json(plan.inputs),
