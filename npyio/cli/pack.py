@@ -17,7 +17,7 @@ from npyio.cli.progress import Progress
 from npyio.cli.report import human_bytes, plural
 from npyio.errors import NpyioError
 
-__all__ = ["command", "is_pack", "verify_packs"]
+__all__ = ["command", "is_pack", "progress_callback", "verify_packs"]
 
 
 def command(args: argparse.Namespace) -> int:
@@ -52,7 +52,7 @@ def command(args: argparse.Namespace) -> int:
             label_shape=args.label_shape,
             key=args.key,
             label_key=args.label_key,
-            progress=None if bar is None else _counter(bar),
+            progress=None if bar is None else progress_callback(bar),
         )
     except (NpyioError, ValueError, TypeError, OSError) as e:
         if bar is not None:
@@ -72,7 +72,7 @@ def command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _counter(bar: Progress) -> Any:
+def progress_callback(bar: Progress) -> Any:
     """Progress's update, its total set from the first call (pack knows it then)."""
 
     def update(rows: int, total: int | None = None) -> None:
