@@ -174,14 +174,15 @@ def _build(index: PackIndex, plan: RowsPlan, options: DatasetOptions) -> tf.data
     labels_tmpl = None if index.labels is None else structure_from_json(index.labels, LEAF)
     n_inputs = len(flatten(inputs_tmpl, inputs_tmpl))
     n_parts = len(index.parts) - 1  # the last part is ``order``
-    names = tf.constant([os.fsencode(n) for n in index.names], tf.string)
+    # (only with paths: a constant of every name would be rewritten with the graph each epoch)
+    names = tf.constant([os.fsencode(n) for n in index.names]) if loader.with_paths else None
 
     def finish(*parts: tf.Tensor) -> object:
         leaves = list(parts)
         out = [pack(inputs_tmpl, leaves[:n_inputs])]
         if labels_tmpl is not None:
             out.append(pack(labels_tmpl, leaves[n_inputs:n_parts]))
-        if loader.with_paths:
+        if names is not None:
             out.append(tf.gather(names, leaves[n_parts]))
         return out[0] if len(out) == 1 else tuple(out)
 

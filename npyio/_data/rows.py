@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
-from npyio._data.map import parallel_map
+from npyio._data.map import filter_dataset, flat_map, parallel_map, scan
 from npyio._data.options import AUTOTUNE, RowsOptions
 from npyio._data.paths import PathSpec
 from npyio._data.rows_plan import RowsPlan, RowsSide, plan_rows
@@ -64,7 +64,7 @@ def _side_chunks(
     if row_bytes == 0:  # rows of no bytes: nothing to read, only to count
         sizes = tf.data.Dataset.from_tensors(tf.constant(chunk, tf.int64)).repeat(chunks)
         sizes = sizes.concatenate(tf.data.Dataset.from_tensors(rest).take(tf.minimum(rest, 1)))
-        body = sizes.map(lambda n: (tf.constant(b""), n))
+        body = parallel_map(sizes, lambda n: (tf.constant(b""), n), None)
     else:
         rb = tf.constant(row_bytes, tf.int64)
         whole = tf.data.FixedLengthRecordDataset(
@@ -85,10 +85,12 @@ def _side_chunks(
         # computed from the file's current size, would fail oddly on a file that has shrunk.
         whole = whole.take(tf.where(chunks > 0, tf.constant(-1, tf.int64), 0))
         last = last.take(tf.where(rest > 0, tf.constant(-1, tf.int64), 0))
-        body = whole.concatenate(last).map(
-            lambda raw: (raw, tf.cast(tf.strings.length(raw), tf.int64) // row_bytes)
+        body = parallel_map(
+            whole.concatenate(last),
+            lambda raw: (raw, tf.cast(tf.strings.length(raw), tf.int64) // row_bytes),
+            None,
         )
-    marked = body.map(lambda raw, n: (raw, n, False)).concatenate(
+    marked = parallel_map(body, lambda raw, n: (raw, n, tf.constant(False)), None).concatenate(
         tf.data.Dataset.from_tensors((tf.constant(b""), tf.constant(0, tf.int64), True))
     )
 
@@ -116,7 +118,7 @@ def _side_chunks(
         with tf.control_dependencies([] if check is None else [check]):
             return tf.identity(total), (tf.identity(raw), n, little, end)
 
-    return marked.scan(tf.constant(0, tf.int64), step)
+    return scan(marked, tf.constant(0, tf.int64), step)
 
 
 def _unbatch(ds: tf.data.Dataset, empty_rows: bool) -> tf.data.Dataset:
@@ -277,7 +279,7 @@ def _piece_columns(plan: RowsPlan, shuffle: IndexShuffle | None) -> tf.data.Data
     def gather(i: tf.Tensor) -> tuple:
         return tf.nest.map_structure(lambda column: tf.gather(column, i), table)
 
-    return shuffle.indices().map(gather)
+    return parallel_map(shuffle.indices(), gather, None)
 
 
 def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
@@ -292,12 +294,12 @@ def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
             for (path, offset, count, tail, little), side in zip(args, sides, strict=True)
         ]
         if len(per_side) == 1:
-            return per_side[0].filter(lambda raw, n, le, end: tf.logical_not(end))
+            return filter_dataset(per_side[0], lambda raw, n, le, end: tf.logical_not(end))
         zipped = tf.data.Dataset.zip(tuple(per_side))  # two sides, or a packed dataset's parts
-        return zipped.filter(lambda *sides: tf.logical_not(sides[0][3]))
+        return filter_dataset(zipped, lambda *sides: tf.logical_not(sides[0][3]))
 
     if options.shuffle_buffer is None:
-        return ds.flat_map(read_piece)
+        return flat_map(ds, read_piece)
     return ds.interleave(
         read_piece,
         cycle_length=plan.cycle,
@@ -319,7 +321,7 @@ def _decode_chunks(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
             return decoders[0](raw, n, little)
         return tuple(dec(e[0], e[1], e[2]) for dec, e in zip(decoders, elements, strict=True))
 
-    return ds.map(decode, num_parallel_calls=plan.options.num_parallel_reads, deterministic=True)
+    return parallel_map(ds, decode, plan.options.num_parallel_reads, deterministic=True)
 
 
 def build_rows(
