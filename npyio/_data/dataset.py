@@ -274,6 +274,8 @@ def dataset(
         inputs: A directory (its ``*.npy`` files, sorted by name), a glob pattern, a file, a
             sequence of paths (list, 1-D array or string tensor), or a dict or tuple of such
             sources (every element is then a dict or tuple). Any TensorFlow filesystem path.
+            A directory written by `npyio.pack` (``npyio pack``) is read from its shards: the
+            same elements as the packed sources (``labels`` then stays ``None``).
         labels: Like ``inputs``, or an array or list of values, one (or one row) per input
             file, or ``None``. Sources pair by file name when any is a directory or a glob,
             by position otherwise.

@@ -599,7 +599,12 @@ PACK = CommandSpec(
         option("--shape", type=shape_arg, metavar="DIMS", help="the inputs' shape: 64,64,3"),
         option("--label-dtype", type=dtype_arg, metavar="DTYPE", help="the labels' dtype"),
         option("--label-shape", type=shape_arg, metavar="DIMS", help="the labels' shape"),
-        option("--no-check", action="store_true", help="skip checking every header first"),
+        option(
+            "--no-check",
+            action="store_true",
+            help="skip checking every header first (an odd file then fails the pack when it is "
+            "read, and what was written is removed)",
+        ),
         option("--json", action="store_true", help="print a JSON summary on stdout"),
         _QUIET,
     ),
