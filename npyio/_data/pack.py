@@ -39,7 +39,7 @@ from npyio._data.plan import DatasetPlan, plan_dataset
 from npyio._data.structure import LEAF, flatten, leaf_names
 from npyio._format import npy
 from npyio._format.files import one_path
-from npyio._format.header import check_files
+from npyio._format.header import CHUNK, check_files
 from npyio._format.packed import (
     INCOMPLETE,
     INDEX,
@@ -135,7 +135,10 @@ def _check_headers(plan: DatasetPlan, names: list[str]) -> None:
         if spec.member is not None:  # .npz members: checked as they are decoded
             continue
         jobs = REMOTE_THREADS if plan.remote else CHECK_JOBS
-        for i, checked in enumerate(check_files(column, jobs, limits=spec.limits)):
+        # on object storage a task per few files, so that every thread has requests to wait on
+        chunk = max(1, len(column) // (4 * jobs)) if plan.remote else CHUNK
+        checks = check_files(column, jobs, limits=spec.limits, per_task=chunk)
+        for i, checked in enumerate(checks):
             reason = checked.reason
             if reason is None and checked.header is not None:
                 reason = spec.reason(checked.header, checked.path)

@@ -35,12 +35,15 @@ from npyio._data.options import AUTOTUNE, RowsOptions
 from npyio._data.paths import PathSpec
 from npyio._data.rows_plan import RowsPlan, RowsSide, plan_rows
 from npyio._data.shuffle import IndexShuffle
+from npyio._format.files import is_remote
 from npyio._graph.ops import RAW_DTYPES, TF_DTYPES, require_tf2
 
 __all__ = ["rows"]
 
-#: FixedLengthRecordDataset's read buffer, per open piece.
+#: FixedLengthRecordDataset's read buffer, per open piece; on object storage, where each refill
+#: is a request, a larger one (a packed shard is read in a few requests, not one per 256 KiB).
 _READ_BUFFER = 256 << 10
+_REMOTE_READ_BUFFER = 4 << 20
 
 
 def _side_chunks(
@@ -51,6 +54,7 @@ def _side_chunks(
     little: tf.Tensor,
     row_bytes: int,
     chunk: int,
+    buffer: int = _READ_BUFFER,
 ) -> tf.data.Dataset:
     """The chunks of ``count`` rows of ``path`` that start ``offset`` bytes into the file and
     end ``tail`` bytes before its end, as (raw bytes, rows, little_endian, is_end) elements, the
@@ -72,14 +76,14 @@ def _side_chunks(
             record_bytes=chunk * row_bytes,
             header_bytes=offset,
             footer_bytes=tail + rest * rb,
-            buffer_size=_READ_BUFFER,
+            buffer_size=buffer,
         )
         last = tf.data.FixedLengthRecordDataset(
             path,
             record_bytes=tf.maximum(rest, 1) * rb,
             header_bytes=offset + chunks * chunk * rb,
             footer_bytes=tail,
-            buffer_size=_READ_BUFFER,
+            buffer_size=buffer,
         )
         # An empty part is never opened: its FixedLengthRecordDataset, whose body length is
         # computed from the file's current size, would fail oddly on a file that has shrunk.
@@ -286,11 +290,13 @@ def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
     """The chunks of every piece: in order, or pieces in a shuffled order, ``plan.cycle`` at a
     time with their chunks interleaved."""
     sides, options = plan.sides, plan.options
+    remote = any(is_remote(side.files[0].path) for side in sides if side.files)
+    buffer = _REMOTE_READ_BUFFER if remote else _READ_BUFFER
 
     @tf.autograph.experimental.do_not_convert
     def read_piece(*args: tuple[tf.Tensor, ...]) -> tf.data.Dataset:
         per_side = [
-            _side_chunks(path, offset, count, tail, little, side.row_bytes, plan.chunk)
+            _side_chunks(path, offset, count, tail, little, side.row_bytes, plan.chunk, buffer)
             for (path, offset, count, tail, little), side in zip(args, sides, strict=True)
         ]
         if len(per_side) == 1:
