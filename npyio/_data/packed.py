@@ -43,17 +43,13 @@ from npyio._data.rows import build_rows
 from npyio._data.rows_plan import CHUNK_BYTES, CYCLE, RowsPlan, RowsSide, pieces, rows_side
 from npyio._data.structure import LEAF, flatten, pack, per_part
 from npyio._format import npy
-from npyio._format.files import is_local, path_text
+from npyio._format.files import UnknownSchemeError, exists, is_local, path_text
 from npyio._format.packed import INCOMPLETE, INDEX, PackIndex, join, read_index, structure_from_json
 
 __all__ = ["PIECE_BYTES", "is_packed", "packed_dataset"]
 
 #: When shuffling, pieces are runs of about this many bytes of the widest part.
 PIECE_BYTES = 1 << 20
-
-
-def _exists(path: str) -> bool:
-    return os.path.exists(path) if is_local(path) else bool(tf.io.gfile.exists(path))
 
 
 def is_packed(inputs: object) -> str | None:
@@ -64,9 +60,11 @@ def is_packed(inputs: object) -> str | None:
         return None
     if is_local(text) and not os.path.isdir(text):
         return None
-    if _exists(join(text, INDEX)) or _exists(join(text, INCOMPLETE)):
-        return text
-    return None
+    try:
+        found = exists(join(text, INDEX)) or exists(join(text, INCOMPLETE))
+    except UnknownSchemeError:  # the resolver names the scheme, as for any other source
+        return None
+    return text if found else None
 
 
 #: Options of npyio.dataset that describe loose files, which a pack has already fixed.
