@@ -25,6 +25,7 @@ set_gcs_defaults()
 if TYPE_CHECKING:
     from npyio._data.dataset import dataset
     from npyio._data.directory import dataset_from_directory
+    from npyio._data.pack import pack
     from npyio._data.rows import rows
     from npyio._format.header import inspect
     from npyio._graph.decode import decode_npy
@@ -41,6 +42,7 @@ __all__ = [
     "decode_npy",
     "decode_npz",
     "inspect",
+    "pack",
     "read_npy",
     "read_npz",
     "rows",
@@ -53,6 +55,7 @@ _LAZY = {
     "decode_npy": "npyio._graph.decode",
     "decode_npz": "npyio._graph.zip",
     "inspect": "npyio._format.header",
+    "pack": "npyio._data.pack",
     "read_npy": "npyio._read.api",
     "read_npz": "npyio._read.api",
     "rows": "npyio._data.rows",

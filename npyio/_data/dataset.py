@@ -21,6 +21,7 @@ import tensorflow as tf
 
 from npyio._data.map import parallel_map
 from npyio._data.options import AUTOTUNE, DatasetOptions
+from npyio._data.packed import is_packed, packed_dataset
 from npyio._data.paths import PathSpec
 from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, plan_dataset
 from npyio._data.remote import for_storage
@@ -259,6 +260,8 @@ def dataset(
         inputs: A directory (its ``*.npy`` files, sorted by name), a glob pattern, a file, a
             sequence of paths (list, 1-D array or string tensor), or a dict or tuple of such
             sources (every element is then a dict or tuple). Any TensorFlow filesystem path.
+            A directory written by `npyio.pack` (``npyio pack``) is read from its shards: the
+            same elements as the packed sources (``labels`` then stays ``None``).
         labels: Like ``inputs``, or an array or list of values, one (or one row) per input
             file, or ``None``. Sources pair by file name when any is a directory or a glob,
             by position otherwise.
@@ -317,4 +320,7 @@ def dataset(
         [[0, 1], [2]]
     """
     options = DatasetOptions.from_arguments(locals())
+    packed = is_packed(inputs)
+    if packed is not None:  # written by npyio pack: its index says what it holds
+        return packed_dataset(packed, labels, options)
     return build_all(plan_dataset(inputs, labels, options))

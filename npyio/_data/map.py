@@ -117,3 +117,62 @@ def flat_map(ds: tf.data.Dataset, fn: Callable[..., tf.data.Dataset]) -> tf.data
         output_shapes=[s.shape for s in flat_out],
     )
     return tf.data.experimental.from_variant(variant, structure)
+
+
+def filter_dataset(ds: tf.data.Dataset, predicate: Callable[..., tf.Tensor]) -> tf.data.Dataset:
+    """``ds.filter(predicate)``, ``predicate`` run as a single-device function (see
+    `parallel_map`); a plain tuple element is passed as separate arguments."""
+    in_spec = ds.element_spec
+    flat_in = tf.nest.flatten(in_spec)
+
+    def flat_fn(*args: tf.Tensor) -> tf.Tensor:
+        element = tf.nest.pack_sequence_as(in_spec, list(args))
+        return predicate(*element) if type(element) is tuple else predicate(element)
+
+    f = tf.function(
+        flat_fn, input_signature=flat_in, autograph=False, experimental_attributes=ATTRIBUTES
+    ).get_concrete_function()
+    variant = tf.raw_ops.FilterDataset(
+        input_dataset=tf.data.experimental.to_variant(ds),
+        other_arguments=f.captured_inputs,
+        predicate=f,
+        output_types=[s.dtype for s in flat_in],
+        output_shapes=[s.shape for s in flat_in],
+    )
+    return tf.data.experimental.from_variant(variant, in_spec)
+
+
+def scan(
+    ds: tf.data.Dataset, initial: tf.Tensor, fn: Callable[[tf.Tensor, Any], tuple[tf.Tensor, Any]]
+) -> tf.data.Dataset:
+    """``ds.scan(initial, fn)`` with one tensor of state, ``fn`` run as a single-device
+    function (see `parallel_map`); ``fn(state, element)`` returns ``(state, output)``."""
+    in_spec = ds.element_spec
+    flat_in = tf.nest.flatten(in_spec)
+    state_spec = tf.TensorSpec(initial.shape, initial.dtype)
+    out_structure: list[Any] = []
+
+    def flat_fn(state: tf.Tensor, *args: tf.Tensor) -> list[tf.Tensor]:
+        element = tf.nest.pack_sequence_as(in_spec, list(args))
+        new_state, out = fn(state, element)
+        out_structure.append(tf.nest.map_structure(_spec, out))
+        return [new_state, *tf.nest.flatten(out)]
+
+    f = tf.function(
+        flat_fn,
+        input_signature=[state_spec, *flat_in],
+        autograph=False,
+        experimental_attributes=ATTRIBUTES,
+    ).get_concrete_function()
+    structure = out_structure[-1]
+    flat_out = tf.nest.flatten(structure)
+    variant = tf.raw_ops.ScanDataset(
+        input_dataset=tf.data.experimental.to_variant(ds),
+        initial_state=[initial],
+        other_arguments=f.captured_inputs,
+        f=f,
+        output_types=[s.dtype for s in flat_out],
+        output_shapes=[s.shape for s in flat_out],
+        preserve_cardinality=True,
+    )
+    return tf.data.experimental.from_variant(variant, structure)

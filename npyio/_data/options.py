@@ -34,6 +34,7 @@ __all__ = [
     "SUBSETS",
     "DatasetOptions",
     "LoaderOptions",
+    "PackOptions",
     "ReadOptions",
     "RowsOptions",
     "SplitOptions",
@@ -221,3 +222,30 @@ class RowsOptions:
     def auto(self) -> bool:
         """Whether ``num_parallel_reads`` is left to tf.data (AUTOTUNE or None)."""
         return self.num_parallel_reads in (None, AUTOTUNE)
+
+
+#: ``npyio pack``'s default shard size: 256 MB (``--shard-size``).
+SHARD_SIZE = 256 * 10**6
+
+
+@dataclass(frozen=True)
+class PackOptions:
+    """The options of `npyio.pack` that are its own (the sources are read with `ReadOptions`):
+    the shard size in bytes, the order the rows are written in, and what may be replaced."""
+
+    shard_size: int = SHARD_SIZE
+    shuffle: bool = False
+    seed: int | None = None
+    overwrite: bool = False
+    check: bool = True
+    from_directory: bool = False
+
+    def __post_init__(self) -> None:
+        positive(self.shard_size, "shard_size")
+        if self.shard_size is None:
+            raise ValueError("shard_size must be a positive int, got None")
+
+    @classmethod
+    def from_arguments(cls, arguments: Mapping[str, Any]) -> PackOptions:
+        """The options among `npyio.pack`'s ``arguments`` (see `DatasetOptions`)."""
+        return _pick(cls, arguments)

@@ -30,17 +30,21 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
+from npyio._data.map import filter_dataset, flat_map, parallel_map, scan
 from npyio._data.options import AUTOTUNE, RowsOptions
 from npyio._data.paths import PathSpec
 from npyio._data.remote import for_storage
 from npyio._data.rows_plan import RowsPlan, RowsSide, plan_rows
 from npyio._data.shuffle import IndexShuffle
+from npyio._format.files import is_remote
 from npyio._graph.ops import RAW_DTYPES, TF_DTYPES, require_tf2
 
 __all__ = ["rows"]
 
-#: FixedLengthRecordDataset's read buffer, per open piece.
+#: FixedLengthRecordDataset's read buffer, per open piece; on object storage, where each refill
+#: is a request, a larger one (a packed shard is read in a few requests, not one per 256 KiB).
 _READ_BUFFER = 256 << 10
+_REMOTE_READ_BUFFER = 4 << 20
 
 
 def _side_chunks(
@@ -51,6 +55,7 @@ def _side_chunks(
     little: tf.Tensor,
     row_bytes: int,
     chunk: int,
+    buffer: int = _READ_BUFFER,
 ) -> tf.data.Dataset:
     """The chunks of ``count`` rows of ``path`` that start ``offset`` bytes into the file and
     end ``tail`` bytes before its end, as (raw bytes, rows, little_endian, is_end) elements, the
@@ -64,7 +69,7 @@ def _side_chunks(
     if row_bytes == 0:  # rows of no bytes: nothing to read, only to count
         sizes = tf.data.Dataset.from_tensors(tf.constant(chunk, tf.int64)).repeat(chunks)
         sizes = sizes.concatenate(tf.data.Dataset.from_tensors(rest).take(tf.minimum(rest, 1)))
-        body = sizes.map(lambda n: (tf.constant(b""), n))
+        body = parallel_map(sizes, lambda n: (tf.constant(b""), n), None)
     else:
         rb = tf.constant(row_bytes, tf.int64)
         whole = tf.data.FixedLengthRecordDataset(
@@ -72,23 +77,25 @@ def _side_chunks(
             record_bytes=chunk * row_bytes,
             header_bytes=offset,
             footer_bytes=tail + rest * rb,
-            buffer_size=_READ_BUFFER,
+            buffer_size=buffer,
         )
         last = tf.data.FixedLengthRecordDataset(
             path,
             record_bytes=tf.maximum(rest, 1) * rb,
             header_bytes=offset + chunks * chunk * rb,
             footer_bytes=tail,
-            buffer_size=_READ_BUFFER,
+            buffer_size=buffer,
         )
         # An empty part is never opened: its FixedLengthRecordDataset, whose body length is
         # computed from the file's current size, would fail oddly on a file that has shrunk.
         whole = whole.take(tf.where(chunks > 0, tf.constant(-1, tf.int64), 0))
         last = last.take(tf.where(rest > 0, tf.constant(-1, tf.int64), 0))
-        body = whole.concatenate(last).map(
-            lambda raw: (raw, tf.cast(tf.strings.length(raw), tf.int64) // row_bytes)
+        body = parallel_map(
+            whole.concatenate(last),
+            lambda raw: (raw, tf.cast(tf.strings.length(raw), tf.int64) // row_bytes),
+            None,
         )
-    marked = body.map(lambda raw, n: (raw, n, False)).concatenate(
+    marked = parallel_map(body, lambda raw, n: (raw, n, tf.constant(False)), None).concatenate(
         tf.data.Dataset.from_tensors((tf.constant(b""), tf.constant(0, tf.int64), True))
     )
 
@@ -116,7 +123,7 @@ def _side_chunks(
         with tf.control_dependencies([] if check is None else [check]):
             return tf.identity(total), (tf.identity(raw), n, little, end)
 
-    return marked.scan(tf.constant(0, tf.int64), step)
+    return scan(marked, tf.constant(0, tf.int64), step)
 
 
 def _unbatch(ds: tf.data.Dataset, empty_rows: bool) -> tf.data.Dataset:
@@ -277,27 +284,29 @@ def _piece_columns(plan: RowsPlan, shuffle: IndexShuffle | None) -> tf.data.Data
     def gather(i: tf.Tensor) -> tuple:
         return tf.nest.map_structure(lambda column: tf.gather(column, i), table)
 
-    return shuffle.indices().map(gather)
+    return parallel_map(shuffle.indices(), gather, None)
 
 
 def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
     """The chunks of every piece: in order, or pieces in a shuffled order, ``plan.cycle`` at a
     time with their chunks interleaved."""
     sides, options = plan.sides, plan.options
+    remote = any(is_remote(side.files[0].path) for side in sides if side.files)
+    buffer = _REMOTE_READ_BUFFER if remote else _READ_BUFFER
 
     @tf.autograph.experimental.do_not_convert
     def read_piece(*args: tuple[tf.Tensor, ...]) -> tf.data.Dataset:
         per_side = [
-            _side_chunks(path, offset, count, tail, little, side.row_bytes, plan.chunk)
+            _side_chunks(path, offset, count, tail, little, side.row_bytes, plan.chunk, buffer)
             for (path, offset, count, tail, little), side in zip(args, sides, strict=True)
         ]
         if len(per_side) == 1:
-            return per_side[0].filter(lambda raw, n, le, end: tf.logical_not(end))
-        both = tf.data.Dataset.zip(tuple(per_side))
-        return both.filter(lambda x, y: tf.logical_not(x[3]))
+            return filter_dataset(per_side[0], lambda raw, n, le, end: tf.logical_not(end))
+        zipped = tf.data.Dataset.zip(tuple(per_side))  # two sides, or a packed dataset's parts
+        return filter_dataset(zipped, lambda *sides: tf.logical_not(sides[0][3]))
 
     if options.shuffle_buffer is None:
-        return ds.flat_map(read_piece)
+        return flat_map(ds, read_piece)
     return ds.interleave(
         read_piece,
         cycle_length=plan.cycle,
@@ -319,24 +328,38 @@ def _decode_chunks(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
             return decoders[0](raw, n, little)
         return tuple(dec(e[0], e[1], e[2]) for dec, e in zip(decoders, elements, strict=True))
 
-    return ds.map(decode, num_parallel_calls=plan.options.num_parallel_reads, deterministic=True)
+    return parallel_map(ds, decode, plan.options.num_parallel_reads, deterministic=True)
 
 
-def build_rows(plan: RowsPlan) -> tf.data.Dataset:
-    """The pipeline a `RowsPlan` describes."""
+def build_rows(
+    plan: RowsPlan,
+    *,
+    reshuffle_each_iteration: bool = True,
+    finish: Callable[..., object] | None = None,
+    prefetch: int | None = AUTOTUNE,
+) -> tf.data.Dataset:
+    """The pipeline a `RowsPlan` describes; ``finish`` maps each row (or batch) of the sides
+    before the prefetch (a packed directory makes its elements there)."""
     options = plan.options
     shuffle = None
     if options.shuffle_buffer is not None:
-        shuffle = IndexShuffle(len(plan.pieces), options.seed, reshuffle_each_iteration=True)
+        shuffle = IndexShuffle(len(plan.pieces), options.seed, reshuffle_each_iteration)
     ds = _decode_chunks(_read_pieces(_piece_columns(plan, shuffle), plan), plan)
     if options.shuffle_buffer is None and options.batch_size is not None:
         ds = ds.rebatch(options.batch_size, drop_remainder=options.drop_remainder)
     else:
         ds = _unbatch(ds, any(side.row_bytes == 0 for side in plan.sides))
     if options.shuffle_buffer is not None:
-        ds = ds.shuffle(options.shuffle_buffer, seed=options.seed, reshuffle_each_iteration=True)
+        ds = ds.shuffle(
+            options.shuffle_buffer,
+            seed=options.seed,
+            reshuffle_each_iteration=reshuffle_each_iteration,
+        )
         if options.batch_size is not None:
             ds = ds.batch(options.batch_size, drop_remainder=options.drop_remainder)
-    ds = ds.prefetch(tf.data.AUTOTUNE)
+    if finish is not None:
+        ds = parallel_map(ds, finish, options.num_parallel_reads, deterministic=True)
+    if prefetch:
+        ds = ds.prefetch(prefetch)
     ds = ds if shuffle is None else shuffle.anchor(ds)
     return for_storage(ds, (side.files[0].path for side in plan.sides if side.files))

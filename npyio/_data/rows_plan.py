@@ -32,6 +32,7 @@ __all__ = [
     "RowsSide",
     "pieces",
     "plan_rows",
+    "rows_side",
 ]
 
 
@@ -83,8 +84,9 @@ def _rows_file(path: str) -> RowsFile:
     return RowsFile(path, header)
 
 
-def _rows_side(paths: list[str]) -> RowsSide:
-    """Checks every file of one side and that they all have the first one's dtype and row shape."""
+def rows_side(paths: list[str]) -> RowsSide:
+    """Checks every file of one side and that they all have the first one's dtype and row shape
+    (`npyio.rows`, and the shards of a packed directory)."""
     files = tuple(_rows_file(p) for p in paths)
     first = files[0]
     dtype = first.header.dtype.newbyteorder("=")
@@ -147,9 +149,9 @@ def _paired_sides(inputs: PathSpec, labels: PathSpec | None) -> tuple[RowsSide, 
     """The checked sides, paired; paired files must have the same number of rows."""
     xs_source = resolve(inputs, "inputs")
     if labels is None:
-        return (_rows_side(xs_source.paths),)
+        return (rows_side(xs_source.paths),)
     xs, ys = pair(xs_source, resolve(labels, "labels"))
-    sides = (_rows_side(xs), _rows_side(ys))
+    sides = (rows_side(xs), rows_side(ys))
     for fx, fy in zip(sides[0].files, sides[1].files, strict=True):
         if fx.nrows != fy.nrows:
             raise ValueError(

@@ -192,22 +192,24 @@ def check_files(
     jobs: int = 1,
     on_chunk: Callable[[int], None] = lambda n: None,
     limits: Limits = Limits(),
+    per_task: int = CHUNK,
 ) -> list[Checked]:
-    """Checks every file, ``jobs`` threads at a time; results in the order of ``paths``."""
+    """Checks every file, ``jobs`` threads at a time, ``per_task`` files per task; results in the
+    order of ``paths``."""
     cache: HeaderCache = {}
 
     def work(chunk: Sequence[str]) -> list[Checked]:
         return [check_file(p, cache, limits) for p in chunk]
 
     out: list[Checked] = []
-    if jobs <= 1 or len(paths) <= CHUNK:
-        for chunk in _chunks(paths, CHUNK):
+    if jobs <= 1 or len(paths) <= per_task:
+        for chunk in _chunks(paths, per_task):
             out += work(chunk)
             on_chunk(len(chunk))
         return out
     pool = ThreadPoolExecutor(jobs, thread_name_prefix="npyio-check")
     try:
-        for done in pool.map(work, _chunks(paths, CHUNK)):
+        for done in pool.map(work, _chunks(paths, per_task)):
             out += done
             on_chunk(len(done))
     except BaseException:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -21,7 +22,7 @@ from typing import Any
 from npyio._data.paths import Source
 from npyio._format import npy
 from npyio._format.header import Checked
-from npyio.cli import report, sample, verify
+from npyio.cli import pack, report, sample, verify
 
 __all__ = [
     "COMMANDS",
@@ -39,6 +40,7 @@ __all__ = [
     "main",
     "positive_int",
     "shape_arg",
+    "size_arg",
     "verify_command",
 ]
 
@@ -67,6 +69,25 @@ def positive_int(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return n
+
+
+_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9}
+_UNITS.update({"gb": 10**9, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30})
+
+
+def size_arg(text: str) -> int:
+    """A byte count: ``268435456``, ``256MB``, ``64MiB``, ``1GB``.
+
+    Example:
+        >>> size_arg("256MB"), size_arg("64MiB"), size_arg("1000")
+        (256000000, 67108864, 1000)
+    """
+    m = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", text)
+    if m is None or m.group(2).lower() not in _UNITS or int(m.group(1)) < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive size in bytes such as 256MB, 64MiB or 1000000, got {text!r}"
+        )
+    return int(m.group(1)) * _UNITS[m.group(2).lower()]
 
 
 def dtype_arg(text: str) -> object:
@@ -210,6 +231,11 @@ def verify_command(args: argparse.Namespace) -> int:
     summary per directory and a verdict; exits 1 if any file is bad or would be refused."""
     if not args.paths and not args.pairs:
         args._parser.error("give at least one PATH, or --pairs INPUTS LABELS")
+    packs = [path for path in args.paths if pack.is_pack(path)]
+    if packs:  # a packed directory is checked against its index (npyio pack)
+        if len(packs) < len(args.paths) or args.pairs:
+            args._parser.error("verify packed directories on their own (no other PATH, no --pairs)")
+        return pack.verify_packs(packs, args.json)
     planned = verify.plan(
         args.paths,
         args.pairs,
@@ -522,13 +548,77 @@ VERIFY = CommandSpec(
     exit_policy=True,
 )
 
+PACK = CommandSpec(
+    "pack",
+    help="pack many small .npy files into a few standard .npy shards (and read them fast)",
+    description=(
+        "Reads INPUTS (and LABELS) as npyio.dataset(INPUTS, LABELS) does and writes, in OUT,\n"
+        "for each part (inputs, labels, each key of a dict source) standard .npy shards of\n"
+        "the rows stacked, PART-00000-of-0000K.npy, and the index npyio-pack.json (format\n"
+        "version, parts, rows, bytes and SHA-256 of every shard, the original file names).\n"
+        "npyio.dataset(OUT) then yields what npyio.dataset(INPUTS, LABELS) yields, from a few\n"
+        "large files. Every file's header is checked first (a part that mixes dtypes or shapes\n"
+        "is refused, naming the first odd file); shards and index are written under temporary\n"
+        "names and renamed, the index last, so an interrupted pack is never read as a smaller\n"
+        "dataset (rerun the same command to complete it). npyio verify OUT checks the shards."
+    ),
+    examples=(
+        "npyio pack data/inputs data/labels -o data/packed",
+        "npyio pack data/inputs --label-values data/labels.npy -o data/packed --shuffle --seed 1",
+        "npyio pack --from-directory data/classes -o data/classes-packed",
+        "npyio pack gs://bucket/inputs gs://bucket/labels -o gs://bucket/packed --json",
+    ),
+    options=(
+        option("inputs", metavar="INPUTS", help="a directory, glob or file, as npyio.dataset"),
+        option("labels", nargs="?", metavar="LABELS", help="label files, paired as npyio.dataset"),
+        option("--out", "-o", required=True, metavar="OUT", help="the directory to write"),
+        option(
+            "--label-values",
+            metavar="NPY",
+            help="labels as values: a .npy of one value (or row) per input file",
+        ),
+        option(
+            "--from-directory",
+            action="store_true",
+            help="INPUTS is a directory of class folders; the labels are the class indices "
+            "(int32), as npyio.dataset_from_directory(label_mode='int')",
+        ),
+        option(
+            "--shard-size",
+            type=size_arg,
+            default=256 * 10**6,
+            metavar="BYTES",
+            help="bytes per shard file, about: 256MB (default), 64MiB, 1000000",
+        ),
+        option("--shuffle", action="store_true", help="write the rows in a shuffled order"),
+        option("--seed", type=int, default=None, help="the seed of --shuffle"),
+        option("--overwrite", action="store_true", help="replace a pack already in OUT"),
+        option("--key", help="read this member of .npz archives (as npyio.dataset(key=))"),
+        option("--label-key", help="and this one as the labels"),
+        option("--dtype", type=dtype_arg, metavar="DTYPE", help="the inputs' dtype"),
+        option("--shape", type=shape_arg, metavar="DIMS", help="the inputs' shape: 64,64,3"),
+        option("--label-dtype", type=dtype_arg, metavar="DTYPE", help="the labels' dtype"),
+        option("--label-shape", type=shape_arg, metavar="DIMS", help="the labels' shape"),
+        option(
+            "--no-check",
+            action="store_true",
+            help="skip checking every header first (an odd file then fails the pack when it is "
+            "read, and what was written is removed)",
+        ),
+        option("--json", action="store_true", help="print a JSON summary on stdout"),
+        _QUIET,
+    ),
+    run=for_terminal(lazy("pack")),
+)
+
 #: The sub-commands, in the order ``npyio --help`` lists them.
-COMMANDS = (DEMO, BENCH, INSPECT, VERIFY)
+COMMANDS = (DEMO, BENCH, INSPECT, VERIFY, PACK)
 
 _EXAMPLES = (
     "npyio inspect data/inputs",
     "npyio verify data/inputs data/labels",
     "npyio verify --pairs data/inputs data/labels --full",
+    "npyio pack data/inputs data/labels -o data/packed",
     "npyio demo",
     "npyio demo --count 2000",
 )

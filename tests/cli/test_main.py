@@ -74,7 +74,7 @@ def test_commands_are_listed_in_order(capsys):
     out = capsys.readouterr().out
     positions = [out.index(f"    {c.name} ") for c in cli.COMMANDS]
     assert positions == sorted(positions)
-    assert [c.name for c in cli.COMMANDS] == ["demo", "bench", "inspect", "verify"]
+    assert [c.name for c in cli.COMMANDS] == ["demo", "bench", "inspect", "verify", "pack"]
 
 
 def test_verify_defaults():
@@ -129,8 +129,8 @@ def test_bench_help_lists_the_profiles_default_counts(capsys):
 
 @pytest.mark.parametrize(
     "command",
-    [[], ["inspect"], ["verify"], ["demo"], ["bench"]],
-    ids=["npyio", "inspect", "verify", "demo", "bench"],
+    [[], ["inspect"], ["verify"], ["demo"], ["bench"], ["pack"]],
+    ids=["npyio", "inspect", "verify", "demo", "bench", "pack"],
 )
 def test_help_has_examples(command, capsys):
     with pytest.raises(SystemExit) as info:

@@ -19,7 +19,13 @@ SPEC = {"dtype": "float32", "shape": (2,)}  # nothing is read when the dataset i
 GS = [f"gs://bucket/x/{i}.npy" for i in range(4)]
 
 
-def test_a_pipeline_over_object_storage_gets_its_own_thread_pool():
+def test_a_pipeline_over_object_storage_gets_its_own_thread_pool(monkeypatch):
+    from npyio._format import files
+
+    # as if npyio had been imported first (in this process, whichever test module imported
+    # TensorFlow first decided it)
+    monkeypatch.setattr(files, "GCS_TOO_LATE", {})
+    monkeypatch.setenv("GCS_READ_CACHE_BLOCK_SIZE_MB", "1")
     remote = npyio.dataset(GS, batch_size=2, **SPEC)
     assert remote.options().threading.private_threadpool_size == REMOTE_THREADS
     local = npyio.dataset([f"/data/{i}.npy" for i in range(4)], batch_size=2, **SPEC)

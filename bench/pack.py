@@ -1,0 +1,248 @@
+"""Packing (``npyio pack``): packed against loose small files, locally, in memory and on GCS.
+
+Three measurements (bench/README.md, "Packing", records them):
+
+- ``local``: in one process, on the small-file profile (8,000 pairs of 16x16 float32 inputs and
+  int64 scalar labels), interleaved rounds drained with ``Dataset.reduce``: npyio on the loose
+  files, the loose files' read-only floor (``read_file`` of both files), npyio on the pack
+  (batches of 8 and of 256, and shuffled), and the pack's read-only floor (``read_file`` of
+  every shard, reduced to its length); then ``npyio.pack`` itself, timed, against one epoch of
+  npyio on the loose files.
+- ``memory``: peak RSS of a fresh process that packs N pairs and drains the pack, for N and 10N
+  (``--count``).
+- ``gcs``: the same loose files and their pack on the GCS fake (tests/gcs) at 20 ms per request,
+  drained in a worker inside its sandbox; and ``npyio.pack`` from the local files to ``gs://``.
+
+    .venv/bin/python bench/pack.py local --rounds 5
+    .venv/bin/python bench/pack.py memory --count 8000
+    .venv/bin/python bench/pack.py gcs --count 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # this checkout's npyio (and tests.gcs), not an installed one
+PAIRS, SHAPE = 8000, (16, 16)
+
+
+def ensure_pairs(root: str, pairs: int = PAIRS) -> tuple[str, str]:
+    """``root/inputs/NNNNN.npy`` and ``root/labels/NNNNN.npy``, written once."""
+    import numpy as np
+
+    xs, ys = os.path.join(root, "inputs"), os.path.join(root, "labels")
+    done = os.path.join(root, f".done-{pairs}")
+    if not os.path.exists(done):
+        os.makedirs(xs, exist_ok=True)
+        os.makedirs(ys, exist_ok=True)
+        for i in range(pairs):
+            np.save(os.path.join(xs, f"{i:06d}.npy"), np.full(SHAPE, i, np.float32))
+            np.save(os.path.join(ys, f"{i:06d}.npy"), np.int64(i))
+        open(done, "w").close()
+    return xs, ys
+
+
+def drain(ds: object) -> tuple[int, float]:
+    """(rows, seconds) of one epoch, with ``Dataset.reduce`` (no Python per batch)."""
+    import tensorflow as tf
+
+    def count(total: tf.Tensor, element: object) -> tf.Tensor:
+        first = tf.nest.flatten(element)[0]
+        return total + (tf.shape(first, tf.int64)[0] if first.shape.rank else 1)
+
+    start = time.perf_counter()
+    n = int(ds.reduce(tf.constant(0, tf.int64), count))  # type: ignore[attr-defined]
+    return n, time.perf_counter() - start
+
+
+def loose_floor(xs: str, ys: str, batch: int) -> object:
+    import tensorflow as tf
+
+    def read(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+        return tf.strings.length(tf.io.read_file(x)) + tf.strings.length(tf.io.read_file(y))
+
+    paths = sorted(os.path.join(xs, n) for n in os.listdir(xs))
+    labels = [os.path.join(ys, os.path.basename(p)) for p in paths]
+    ds = tf.data.Dataset.from_tensor_slices((paths, labels)).map(read, tf.data.AUTOTUNE)
+    return ds.batch(batch).prefetch(tf.data.AUTOTUNE)
+
+
+def shard_floor(out: str) -> object:
+    """Every shard read whole (``read_file``), reduced to its length: the bytes, nothing else.
+    Counted in rows (the rows of the shard) so that rates compare with the pipelines'."""
+    import tensorflow as tf
+
+    index = json.load(tf.io.gfile.GFile(os.path.join(out, "npyio-pack.json")))
+    paths, rows = [], []
+    for shard in index["shards"]:
+        for f in shard["files"][:-1]:  # ``order`` is read only for paths
+            paths.append(os.path.join(out, f["name"]))
+            rows.append(shard["rows"] if f is shard["files"][0] else 0)
+
+    def read(path: tf.Tensor, n: tf.Tensor) -> tf.Tensor:
+        return tf.fill([n], tf.strings.length(tf.io.read_file(path)))
+
+    ds = tf.data.Dataset.from_tensor_slices((paths, tf.constant(rows, tf.int64)))
+    return ds.map(read, tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+
+def local(root: str, rounds: int) -> dict[str, object]:
+    import npyio
+
+    xs, ys = ensure_pairs(root)
+    out = os.path.join(root, "packed")
+    shutil.rmtree(out, ignore_errors=True)
+    loose = npyio.dataset(xs, ys, batch_size=8)
+    drain(loose)  # warm the page cache and tf.data
+    pack_s, unchecked_s, loose_s = [], [], []
+    for _ in range(rounds):  # packing against one epoch of the loose files, alternating
+        n, s = drain(loose)
+        loose_s.append(n / s)
+        summary = npyio.pack(xs, ys, out=out, overwrite=True, check=False)
+        unchecked_s.append(summary.rows / summary.seconds)
+        summary = npyio.pack(xs, ys, out=out, overwrite=True)
+        pack_s.append(summary.rows / summary.seconds)
+    pipelines = {
+        "loose: npyio, batch 8": loose,
+        "loose: floor (read only), batch 8": loose_floor(xs, ys, 8),
+        "packed: npyio, batch 8": npyio.dataset(out, batch_size=8),
+        "packed: npyio, batch 256": npyio.dataset(out, batch_size=256),
+        "packed: npyio, batch 256, shuffled": npyio.dataset(
+            out, batch_size=256, shuffle=True, seed=1
+        ),
+        "packed: floor (read_file of every shard)": shard_floor(out),
+    }
+    for ds in pipelines.values():
+        drain(ds)
+    rates: dict[str, list[float]] = {name: [] for name in pipelines}
+    names = list(pipelines)
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            n, s = drain(pipelines[name])
+            assert n == PAIRS, (name, n)
+            rates[name].append(n / s)
+    med = {name: statistics.median(v) for name, v in rates.items()}
+    floor = med["packed: floor (read_file of every shard)"]
+    loose_rate = med["loose: npyio, batch 8"]
+    return {
+        "pairs/s (median)": {k: round(v) for k, v in med.items()},
+        "packed batch 8 / loose": round(med["packed: npyio, batch 8"] / loose_rate, 1),
+        "packed batch 256 / loose": round(med["packed: npyio, batch 256"] / loose_rate, 1),
+        "packed batch 256 / shard floor": round(med["packed: npyio, batch 256"] / floor, 2),
+        "packed batch 8 / shard floor": round(med["packed: npyio, batch 8"] / floor, 2),
+        "pack: pairs/s (median)": round(statistics.median(pack_s)),
+        "loose epoch alongside: pairs/s (median)": round(statistics.median(loose_s)),
+        "pack / loose read": round(statistics.median(pack_s) / statistics.median(loose_s), 2),
+        "pack --no-check: pairs/s (median)": round(statistics.median(unchecked_s)),
+        "pack --no-check / loose read": round(
+            statistics.median(unchecked_s) / statistics.median(loose_s), 2
+        ),
+    }
+
+
+MEMORY_CHILD = """
+import json, resource, sys, time
+sys.path.insert(0, {root!r})
+import npyio, tensorflow as tf
+sys.path.insert(0, {bench!r})
+from pack import drain
+summary = npyio.pack({xs!r}, {ys!r}, out={out!r}, overwrite=True)
+after_pack = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+n, s = drain(npyio.dataset({out!r}, batch_size=256, shuffle=True, seed=1))
+print(json.dumps({{"pairs": summary.rows, "pack_s": round(summary.seconds, 2),
+                  "peak_rss_after_pack_mb": round(after_pack / 1024),
+                  "peak_rss_after_read_mb":
+                      round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}}))
+"""
+
+
+def memory(root: str, count: int) -> list[dict[str, object]]:
+    results = []
+    for n in (count, 10 * count):
+        xs, ys = ensure_pairs(os.path.join(root, f"n{n}"), n)
+        out = os.path.join(root, f"n{n}", "packed")
+        code = MEMORY_CHILD.format(
+            root=ROOT, bench=os.path.dirname(__file__), xs=xs, ys=ys, out=out
+        )
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+        if run.returncode:
+            raise RuntimeError(run.stderr[-3000:])
+        results.append(json.loads(run.stdout.splitlines()[-1]))
+    return results
+
+
+GCS_CHILD = """
+import json, os, sys, time
+import npyio, tensorflow as tf
+sys.path.insert(0, {bench!r})
+from pack import drain
+loose = npyio.dataset({remote!r} + "/inputs", {remote!r} + "/labels", batch_size=8)
+packed = npyio.dataset({remote!r} + "/packed", batch_size=8)
+out = {{}}
+for name, ds in (("loose", loose), ("packed", packed)):
+    n, s = drain(ds)
+    out[name] = round(n / s, 1)
+start = time.perf_counter()
+summary = npyio.pack({remote!r} + "/inputs", {remote!r} + "/labels",
+                     out={remote!r} + "/packed-again")
+out["pack gs:// -> gs://: pairs/s"] = round(summary.rows / (time.perf_counter() - start), 1)
+print(json.dumps(out))
+"""
+
+
+def gcs(root: str, count: int, latency: float) -> dict[str, object]:
+    import npyio
+    from tests.gcs.sandbox import GcsSandbox
+
+    xs, ys = ensure_pairs(os.path.join(root, f"n{count}"), count)
+    tree = tempfile.mkdtemp(prefix="npyio-pack-gcs-")
+    try:
+        shutil.copytree(xs, os.path.join(tree, "inputs"))
+        shutil.copytree(ys, os.path.join(tree, "labels"))
+        npyio.pack(xs, ys, out=os.path.join(tree, "packed"))
+        with GcsSandbox() as sandbox:
+            sandbox.put_tree(tree, "bench")
+            sandbox.set_latency(latency)
+            code = GCS_CHILD.format(bench=os.path.dirname(__file__), remote=sandbox.url("bench"))
+            run = sandbox.python(code, timeout=1800, env={"TF_CPP_MIN_LOG_LEVEL": "3"})
+            if run.returncode:
+                raise RuntimeError(run.stderr[-3000:])
+            result = json.loads(run.stdout.splitlines()[-1])
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+    result["packed / loose"] = round(result["packed"] / result["loose"], 1)
+    result["pairs"], result["latency_s"] = count, latency
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("what", choices=("local", "memory", "gcs"))
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--count", type=int, default=8000)
+    parser.add_argument("--latency", type=float, default=0.02)
+    parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "npyio-bench-pack"))
+    args = parser.parse_args(argv)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if args.what == "local":
+        result: object = local(args.cache, args.rounds)
+    elif args.what == "memory":
+        result = memory(args.cache, args.count)
+    else:
+        result = gcs(args.cache, args.count, args.latency)
+    print(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""``npyio pack INPUTS [LABELS] -o OUT``: `npyio.pack` from the command line, and ``npyio
+verify OUT`` of a packed directory (`verify_packs`).
+
+Progress: a bar on a terminal, a line every 10% elsewhere, none with ``-q``; ``--json`` prints
+the summary (`npyio._data.pack.PackSummary`) on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from npyio._format.packed import state, verify_pack
+from npyio.cli.progress import Progress
+from npyio.cli.report import human_bytes, plural
+from npyio.errors import NpyioError
+
+__all__ = ["command", "is_pack", "progress_callback", "verify_packs"]
+
+
+def command(args: argparse.Namespace) -> int:
+    """Runs `npyio.pack` with the command's arguments; 0 when the pack is complete, 1 when
+    it is refused or fails (the reason on stderr)."""
+    import npyio
+
+    labels: Any = args.labels
+    if args.label_values is not None:
+        if labels is not None:
+            args._parser.error("give LABELS or --label-values, not both")
+        import numpy as np
+
+        labels = np.load(args.label_values, allow_pickle=False)
+    bar = None
+    try:
+        if not args.quiet:
+            bar = Progress(0, "packing")
+        summary = npyio.pack(
+            args.inputs,
+            labels,
+            out=args.out,
+            shard_size=args.shard_size,
+            shuffle=args.shuffle,
+            seed=args.seed,
+            overwrite=args.overwrite,
+            from_directory=args.from_directory,
+            check=not args.no_check,
+            dtype=args.dtype,
+            shape=args.shape,
+            label_dtype=args.label_dtype,
+            label_shape=args.label_shape,
+            key=args.key,
+            label_key=args.label_key,
+            progress=None if bar is None else progress_callback(bar),
+        )
+    except (NpyioError, ValueError, TypeError, OSError) as e:
+        if bar is not None:
+            bar.close()
+        print(f"npyio pack: {e}", file=sys.stderr)
+        return 1
+    if bar is not None:
+        bar.close()
+    if args.json:
+        json.dump(summary.to_json(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(
+            f"packed {plural(summary.rows, 'row')} into {plural(summary.shards, 'shard')} "
+            f"({human_bytes(summary.bytes)}) in {summary.out}, {summary.seconds:.2f} s"
+        )
+    return 0
+
+
+def progress_callback(bar: Progress) -> Any:
+    """Progress's update, its total set from the first call (pack knows it then)."""
+
+    def update(rows: int, total: int | None = None) -> None:
+        if total is not None:
+            bar.total = max(total, 1)
+        bar.update(rows)
+
+    return update
+
+
+def is_pack(path: str) -> bool:
+    """Whether ``path`` is a packed directory (complete or not), for ``npyio verify``."""
+    try:
+        return state(path) is not None
+    except (OSError, ValueError):
+        return False
+
+
+def verify_packs(paths: list[str], as_json: bool) -> int:
+    """``npyio verify OUT``: every shard of each pack against its index; prints each
+    damaged or missing shard as ``path: reason`` and a verdict per pack; 1 if any is bad."""
+    docs, ok = [], True
+    for path in paths:
+        index, problems = verify_pack(path)
+        ok = ok and not problems
+        files = 0 if index is None else len(index.shards) * len(index.parts)
+        size = 0 if index is None else sum(sum(s.sizes) for s in index.shards)
+        rows = 0 if index is None else index.count
+        if as_json:
+            docs.append(
+                {
+                    "pack": path,
+                    "ok": not problems,
+                    "rows": rows,
+                    "files": files,
+                    "bytes": size,
+                    "bad": [{"path": p, "reason": r} for p, r in problems],
+                }
+            )
+            continue
+        for p, r in problems:
+            print(f"{p}: {r}")
+        verdict = "all good" if not problems else plural(len(problems), "bad shard file")
+        print(
+            f"verified pack {path}: {plural(rows, 'row')}, {plural(files, 'shard file')} "
+            f"({human_bytes(size)}), sizes and SHA-256: {verdict}"
+        )
+    if as_json:
+        json.dump({"ok": ok, "packs": docs}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    return 0 if ok else 1
