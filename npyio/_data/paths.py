@@ -218,6 +218,15 @@ def resolve(
 
 
 def _resolve_text(text: str, suffix: str) -> Source:
+    if not is_local(text) and not GLOB_CHARS & set(text):
+        # On object storage a directory is a prefix: listing its files answers whether it is
+        # one, where asking first (isdir) costs a listing of its own.
+        try:
+            paths = _list_dir(text, suffix)
+        except OSError:
+            paths = []
+        if paths:
+            return Source(text, "dir", paths, None, suffix)
     if isdir(text):
         try:
             paths = _list_dir(text, suffix)
