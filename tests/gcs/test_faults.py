@@ -133,3 +133,16 @@ def test_a_stalled_server_ends_in_an_error_naming_the_object(gcs, pairs):
     assert out["error"][0] == "AbortedError"
     assert name in out["error"][1]
     assert out["seconds"] >= 2 * 2  # two attempts, each ended by the idle timeout
+
+
+def test_ignore_errors_skips_a_failed_object_and_names_it(gcs, pairs):
+    name = object_name(pairs, 5)
+    gcs.fail(503, times=None, kind="read", name=name)
+    code = EPOCH.replace("batch_size=", "ignore_errors=True, batch_size=")
+    run = gcs.python(code, *pairs, env=QUICK)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["error"] is None and sorted(out["got"]) == [i for i in range(N) if i != 5]
+    # a failed read is not a bad file: TensorFlow's ignore_errors logs it, naming the object
+    assert "Error raised" in run.stderr
+    assert f"when reading gs://npyio-test/{name}" in run.stderr
