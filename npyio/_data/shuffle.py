@@ -24,8 +24,9 @@ The structure::
   seed drawn inside the graph would not.
 - **Blocks.** The permutation is computed for a block of positions at a time, one op for the
   block, so that the per-element cost is an ``unbatch``: a block of one position per element
-  made shuffled epochs up to 40% slower than a ``Dataset.shuffle`` buffer, 64 positions make
-  them as fast (bench/README.md, "Shuffling"). The order does not depend on the block size.
+  made unbatched shuffled epochs about 40% slower than a ``Dataset.shuffle`` buffer; with 64
+  positions batched epochs are as fast and unbatched ones about 10% slower (bench/README.md,
+  "Shuffling by index"). The order does not depend on the block size.
   Under tf.data service dynamic sharding a split is one block, taken on demand, so a block is
   also at most 1/64 of the epoch (`block_size`): a dataset has at least 64 splits to share out
   among workers, and a killed worker loses at most one split besides its prefetched batches.
