@@ -122,13 +122,6 @@ def permute(positions: tf.Tensor, key: tf.Tensor, n: int) -> tf.Tensor:
     return cipher(positions, n - 1)
 
 
-def _known(ds: tf.data.Dataset, n: int) -> tf.data.Dataset:
-    """``ds`` with its cardinality, ``n``, which ``unbatch`` does not know: Keras and
-    ``batch(drop_remainder=True)`` read it (with an unknown one, ``model.fit`` warns that its
-    input ran out of data at the end of every epoch)."""
-    return ds.apply(tf.data.experimental.assert_cardinality(n))
-
-
 class IndexShuffle:
     """The shuffle of one dataset: its indices (`indices`) and the anchor of its key
     generator (`anchor`).
@@ -160,8 +153,7 @@ class IndexShuffle:
         n, block = self.n, self.block
         take = gather or (lambda indices: indices)
         if n <= 1:
-            ds = parallel_map(tf.data.Dataset.range(n), lambda i: take(i[None]), None)
-            return _known(ds.unbatch(), n)
+            return parallel_map(tf.data.Dataset.range(n), lambda i: take(i[None]), None).unbatch()
         # flat_map keeps the random iterator alive for the whole of the blocks, so that its
         # state (this iteration's key) is in every checkpoint; the inner dataset repeats it.
         keys = flat_map(
@@ -176,9 +168,9 @@ class IndexShuffle:
             positions = tf.range(start, tf.minimum(start + block, n), dtype=tf.int64)
             return take(permute(positions, key, n))
 
-        return _known(
-            parallel_map(tf.data.Dataset.zip((blocks, keys)), block_of, None).unbatch(), n
-        )
+        # The cardinality stays unknown after unbatch: asserting n would fail on tf.data
+        # service workers under dynamic sharding, each of which reads only some blocks.
+        return parallel_map(tf.data.Dataset.zip((blocks, keys)), block_of, None).unbatch()
 
     def anchor(self, ds: tf.data.Dataset) -> tf.data.Dataset:
         """``ds``, its elements zipped with (and then stripped of) a second iterator of the key

@@ -320,18 +320,15 @@ def test_rows_shuffle_their_pieces_by_index_and_resume_exactly(tmp_path, monkeyp
     assert Counter(before["first"] + before["rest"]) == Counter({i: 2 for i in range(1000)})
 
 
-@pytest.mark.parametrize("n", [0, 1, 5, 200])
-def test_a_shuffled_epoch_keeps_its_cardinality(n):
-    ds = shuffled_indices(n, seed=1, block=3)
-    assert int(ds.cardinality()) == n
-    assert sorted(int(i) for i in ds) == list(range(n))
-
-
-def test_a_shuffled_dataset_knows_its_batches(tmp_path):
+def test_a_shuffled_dataset_has_an_unknown_cardinality(tmp_path):
+    # unbatch forgets the count; asserting it would fail on tf.data service workers under
+    # dynamic sharding (each reads some blocks): README.md, "Training with Keras", says what
+    # Keras then does
     xs = tmp_path / "x"
     xs.mkdir()
     for i in range(10):
         np.save(xs / f"{i}.npy", np.float32(i))
     ds = npyio.dataset(str(xs), batch_size=4, shuffle=True, seed=1, drop_remainder=True)
-    assert int(ds.cardinality()) == 2  # model.fit reads it
-    assert int(npyio.dataset(str(xs), batch_size=4, shuffle=True, seed=1).cardinality()) == 3
+    assert int(ds.cardinality()) == tf.data.UNKNOWN_CARDINALITY
+    assert len(list(ds)) == 2
+    assert int(npyio.dataset(str(xs), batch_size=4).cardinality()) == 3
