@@ -35,7 +35,7 @@ from npyio._data.options import AUTOTUNE, RowsOptions
 from npyio._data.paths import PathSpec
 from npyio._data.remote import for_storage
 from npyio._data.rows_plan import RowsPlan, RowsSide, plan_rows
-from npyio._data.shuffle import IndexShuffle
+from npyio._data.shuffle import IndexShuffle, seeded_buffer
 from npyio._format.files import is_remote
 from npyio._graph.ops import RAW_DTYPES, TF_DTYPES, require_tf2
 
@@ -257,9 +257,10 @@ def rows(
     return build_rows(plan_rows(inputs, labels, RowsOptions.from_arguments(locals())))
 
 
-def _piece_columns(plan: RowsPlan, shuffle: IndexShuffle | None) -> tf.data.Dataset:
+def _piece_columns(plan: RowsPlan, order: tuple[IndexShuffle, tf.Tensor] | None) -> tf.data.Dataset:
     """One element per piece: per side, (path, first byte, rows, bytes after, little_endian);
-    in a new order each epoch with ``shuffle`` (by index: no buffer of pieces)."""
+    with ``order`` (a shuffle and this epoch's value of its key generator), in that epoch's
+    order (by index: no buffer of pieces)."""
     columns = []
     for side in plan.sides:
         rb = side.row_bytes
@@ -278,13 +279,14 @@ def _piece_columns(plan: RowsPlan, shuffle: IndexShuffle | None) -> tf.data.Data
             )
         )
     table = tuple(columns)
-    if shuffle is None:
+    if order is None:
         return tf.data.Dataset.from_tensor_slices(table)
+    shuffle, r = order
 
     def gather(i: tf.Tensor) -> tuple:
         return tf.nest.map_structure(lambda column: tf.gather(column, i), table)
 
-    return parallel_map(shuffle.indices(), gather, None)
+    return parallel_map(shuffle.indices_of(r), gather, None)
 
 
 def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
@@ -341,22 +343,28 @@ def build_rows(
     """The pipeline a `RowsPlan` describes; ``finish`` maps each row (or batch) of the sides
     before the prefetch (a packed directory makes its elements there)."""
     options = plan.options
+    empty_rows = any(side.row_bytes == 0 for side in plan.sides)
     shuffle = None
-    if options.shuffle_buffer is not None:
-        shuffle = IndexShuffle(len(plan.pieces), options.seed, reshuffle_each_iteration)
-    ds = _decode_chunks(_read_pieces(_piece_columns(plan, shuffle), plan), plan)
-    if options.shuffle_buffer is None and options.batch_size is not None:
-        ds = ds.rebatch(options.batch_size, drop_remainder=options.drop_remainder)
-    else:
-        ds = _unbatch(ds, any(side.row_bytes == 0 for side in plan.sides))
-    if options.shuffle_buffer is not None:
-        ds = ds.shuffle(
-            options.shuffle_buffer,
-            seed=options.seed,
-            reshuffle_each_iteration=reshuffle_each_iteration,
-        )
+    if options.shuffle_buffer is None:
+        ds = _decode_chunks(_read_pieces(_piece_columns(plan, None), plan), plan)
         if options.batch_size is not None:
-            ds = ds.batch(options.batch_size, drop_remainder=options.drop_remainder)
+            ds = ds.rebatch(options.batch_size, drop_remainder=options.drop_remainder)
+        else:
+            ds = _unbatch(ds, empty_rows)
+    else:
+        shuffle = IndexShuffle(len(plan.pieces), options.seed, reshuffle_each_iteration)
+        buffer = options.shuffle_buffer
+
+        def epoch(r: tf.Tensor) -> tf.data.Dataset:
+            # The piece order and the buffer both draw from the epoch's value ``r``: the
+            # buffer has no seed generator of its own (IndexShuffle.epochs says why).
+            ds = _decode_chunks(_read_pieces(_piece_columns(plan, (shuffle, r)), plan), plan)
+            ds = seeded_buffer(_unbatch(ds, empty_rows), buffer, r)
+            if options.batch_size is not None:
+                ds = ds.batch(options.batch_size, drop_remainder=options.drop_remainder)
+            return ds
+
+        ds = shuffle.epochs(epoch)
     if finish is not None:
         ds = parallel_map(ds, finish, options.num_parallel_reads, deterministic=True)
     if prefetch:

@@ -54,6 +54,7 @@ __all__ = [
     "block_size",
     "permute",
     "resolve_seed",
+    "seeded_buffer",
     "shuffled_indices",
 ]
 
@@ -122,6 +123,24 @@ def permute(positions: tf.Tensor, key: tf.Tensor, n: int) -> tf.Tensor:
     return cipher(positions, n - 1)
 
 
+def seeded_buffer(ds: tf.data.Dataset, size: int, seed: tf.Tensor) -> tf.data.Dataset:
+    """``ds.shuffle(size)`` with the seed tensor ``seed``, the same order every iteration.
+
+    The op itself, not ``Dataset.shuffle``: inside a function (`IndexShuffle.epochs`) that
+    makes a shuffle with a "dummy" seed generator, which refuses to be checkpointed."""
+    seed = tf.convert_to_tensor(seed, tf.int64)
+    variant = tf.raw_ops.ShuffleDataset(
+        input_dataset=tf.data.experimental.to_variant(ds),
+        buffer_size=tf.constant(size, tf.int64),
+        seed=seed,
+        seed2=tf.bitwise.bitwise_xor(seed, tf.constant(0x5EED, tf.int64)),
+        reshuffle_each_iteration=False,
+        output_types=[s.dtype for s in tf.nest.flatten(ds.element_spec)],
+        output_shapes=[s.shape for s in tf.nest.flatten(ds.element_spec)],
+    )
+    return tf.data.experimental.from_variant(variant, ds.element_spec)
+
+
 class IndexShuffle:
     """The shuffle of one dataset: its indices (`indices`) and the anchor of its key
     generator (`anchor`).
@@ -150,10 +169,8 @@ class IndexShuffle:
         """The int64 indices ``0 .. n-1`` of one epoch, in this iteration's order; or, with
         ``gather``, what it makes of each block of indices (a structure of tensors with the
         block as their first dimension, such as rows gathered from columns), unbatched."""
-        n, block = self.n, self.block
-        take = gather or (lambda indices: indices)
-        if n <= 1:
-            return parallel_map(tf.data.Dataset.range(n), lambda i: take(i[None]), None).unbatch()
+        if self.n <= 1:
+            return self.indices_of(None, gather)
         # flat_map keeps the random iterator alive for the whole of the blocks, so that its
         # state (this iteration's key) is in every checkpoint; the inner dataset repeats it.
         keys = flat_map(
@@ -161,22 +178,55 @@ class IndexShuffle:
         )
         # (flat_map's cardinality is unknown; infinite lets the zip report the blocks' count)
         keys = keys.apply(tf.data.experimental.assert_cardinality(tf.data.INFINITE_CARDINALITY))
-        blocks = tf.data.Dataset.range((n + block - 1) // block)
+        blocks = tf.data.Dataset.range(self._blocks())
+        block_of = self._block_of(gather)
+        # The cardinality stays unknown after unbatch: asserting n would fail on tf.data
+        # service workers under dynamic sharding, each of which reads only some blocks.
+        return parallel_map(tf.data.Dataset.zip((blocks, keys)), block_of, None).unbatch()
+
+    def indices_of(
+        self, r: tf.Tensor | None, gather: Callable[[tf.Tensor], Any] | None = None
+    ) -> tf.data.Dataset:
+        """As `indices`, for the iteration whose value of the key generator is ``r`` (inside
+        `epochs`)."""
+        take = gather or (lambda indices: indices)
+        if self.n <= 1:
+            return parallel_map(
+                tf.data.Dataset.range(self.n), lambda i: take(i[None]), None
+            ).unbatch()
+        key, block_of = _iteration_key(r), self._block_of(gather)
+        blocks = tf.data.Dataset.range(self._blocks())
+        return parallel_map(blocks, lambda index: block_of(index, key), None).unbatch()
+
+    def epochs(self, build: Callable[[tf.Tensor], tf.data.Dataset]) -> tf.data.Dataset:
+        """``build(r)`` for this iteration's value ``r`` of the key generator: one epoch.
+
+        For a pipeline with other random ops, which must draw from ``r`` (a ``Dataset.shuffle``
+        seeded from it, without ``reshuffle_each_iteration``) rather than from a seed
+        generator of their own: the state of such a generator is in a checkpoint only while its
+        iterator lives, and the read-ahead ends that iterator before the epoch's end is
+        delivered, so a restored ``.repeat()`` could give the next epoch another order. Here
+        the one generator is the key generator, which `anchor` keeps in every checkpoint.
+        """
+        return flat_map(self.values.take(1), build)
+
+    def _blocks(self) -> int:
+        return (self.n + self.block - 1) // self.block
+
+    def _block_of(self, gather: Callable[[tf.Tensor], Any] | None) -> Callable[..., Any]:
+        n, block = self.n, self.block
+        take = gather or (lambda indices: indices)
 
         def block_of(index: tf.Tensor, key: tf.Tensor) -> Any:
             start = index * block
             positions = tf.range(start, tf.minimum(start + block, n), dtype=tf.int64)
             return take(permute(positions, key, n))
 
-        # The cardinality stays unknown after unbatch: asserting n would fail on tf.data
-        # service workers under dynamic sharding, each of which reads only some blocks.
-        return parallel_map(tf.data.Dataset.zip((blocks, keys)), block_of, None).unbatch()
+        return block_of
 
     def anchor(self, ds: tf.data.Dataset) -> tf.data.Dataset:
         """``ds``, its elements zipped with (and then stripped of) a second iterator of the key
         generator's dataset, which lives as long as ``ds``'s iteration does."""
-        if self.n <= 1:
-            return ds
         zipped = tf.data.Dataset.zip((ds, self.values))
         return parallel_map(zipped, lambda element, _: element, None)
 
