@@ -353,7 +353,8 @@ def build_rows(
             ds = _unbatch(ds, empty_rows)
     else:
         shuffle = IndexShuffle(len(plan.pieces), options.seed, reshuffle_each_iteration)
-        buffer = options.shuffle_buffer
+        # no larger than the rows: a shuffle buffer's checkpoint holds every slot, empty or not
+        buffer = min(options.shuffle_buffer, max(1, sum(e - a for _, a, e in plan.pieces)))
 
         def epoch(r: tf.Tensor) -> tf.data.Dataset:
             # The piece order and the buffer both draw from the epoch's value ``r``: the

@@ -14,6 +14,14 @@ The structure::
     .map((b, key) -> permute(positions of block b, key))  # a vector of indices per block
     .unbatch()
 
+or, for a pipeline with a shuffle buffer of rows (`IndexShuffle.epochs`), one epoch built
+from that epoch's value ``r`` (its blocks, and the buffer seeded from ``r``)::
+
+    Dataset.random(seed, rerandomize_each_iteration).take(1).flat_map(r -> epoch(r))
+
+and either one zipped with a second iterator of the same ``Dataset.random`` (`anchor`, which
+`IndexShuffle` says why).
+
 - **Epochs.** ``Dataset.random(rerandomize_each_iteration=True)`` draws new values for every new
   iterator and every ``.repeat()`` epoch, so each epoch has a new key; with ``False`` every
   epoch has the first one's order. The same ``seed`` gives the same sequence of keys, in any
@@ -46,7 +54,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from npyio._data.map import flat_map, parallel_map
+from npyio._data.map import flat_map, parallel_map, scan
 
 __all__ = [
     "MAX_BLOCK",
@@ -153,6 +161,11 @@ class IndexShuffle:
     would give the next epoch another order. So the pipeline's last step zips its elements
     with a second iterator of the same dataset (`anchor`), alive until the epoch's end is
     delivered: every checkpoint then holds the generator's position.
+
+    What this cannot cover: with a new iterator for each epoch instead of a ``.repeat()``,
+    tf.data's own prefetch above the pipeline holds the epoch's last batches after the anchor
+    has ended; a checkpoint written then restores the epoch under way exactly, but not the
+    next epochs' orders (README, "Resuming"). ``Dataset.shuffle`` has the same limit.
     """
 
     def __init__(
@@ -201,12 +214,14 @@ class IndexShuffle:
     def epochs(self, build: Callable[[tf.Tensor], tf.data.Dataset]) -> tf.data.Dataset:
         """``build(r)`` for this iteration's value ``r`` of the key generator: one epoch.
 
-        For a pipeline with other random ops, which must draw from ``r`` (a ``Dataset.shuffle``
-        seeded from it, without ``reshuffle_each_iteration``) rather than from a seed
-        generator of their own: the state of such a generator is in a checkpoint only while its
-        iterator lives, and the read-ahead ends that iterator before the epoch's end is
-        delivered, so a restored ``.repeat()`` could give the next epoch another order. Here
-        the one generator is the key generator, which `anchor` keeps in every checkpoint.
+        For a pipeline with other random ops, which must draw from ``r`` (`seeded_buffer`)
+        rather than from a seed generator of their own: the state of such a generator is in a
+        checkpoint only while its iterator lives, and the read-ahead ends that iterator before
+        the epoch's end is delivered, so a restored ``.repeat()`` could give the next epoch
+        another order. Here the one generator is the key generator, which `anchor` keeps in
+        every checkpoint. (`indices` keeps the zip form, with the blocks at the top level:
+        tf.data service dynamic sharding splits that range, which it cannot find inside a
+        ``flat_map``.)
         """
         return flat_map(self.values.take(1), build)
 
@@ -228,7 +243,13 @@ class IndexShuffle:
         """``ds``, its elements zipped with (and then stripped of) a second iterator of the key
         generator's dataset, which lives as long as ``ds``'s iteration does."""
         zipped = tf.data.Dataset.zip((ds, self.values))
-        return parallel_map(zipped, lambda element, _: element, None)
+        # A scan, not a map: tf.data's map_parallelization rewrites a map of a stateless
+        # function into a parallel one, whose buffer would still hold the epoch's last
+        # elements after the zip has ended (and released the anchor); a checkpoint written
+        # then held no generator position. A scan delivers each element as the zip yields it,
+        # so the zip ends only when the epoch's end is asked for, inside the caller's
+        # ``.repeat()``, which starts the next epoch's iterators in the same step.
+        return scan(zipped, tf.constant(0, tf.int8), lambda state, e: (state, e[0]))
 
 
 def shuffled_indices(
