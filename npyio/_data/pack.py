@@ -37,6 +37,7 @@ from npyio._data.options import (
 from npyio._data.paths import PathSpec
 from npyio._data.plan import DatasetPlan, plan_dataset
 from npyio._data.remote import REMOTE_THREADS
+from npyio._data.shuffle import resolve_seed
 from npyio._data.structure import LEAF, flatten, leaf_names
 from npyio._format import npy
 from npyio._format.files import is_remote, one_path
@@ -230,6 +231,32 @@ def _start(out: str, overwrite: bool) -> None:
         remove(join(out, name))
 
 
+def _where(path: str) -> str:
+    """``path`` made comparable: a local one absolute, links resolved; a URL as given."""
+    return path.rstrip("/") if "://" in path else os.path.realpath(path)
+
+
+def _refuse_overlap(out: str, files: list[str], root: str | None) -> None:
+    """Refuses an ``out`` among the source files (its shards would be read with them on the
+    next run) or inside the class folders' ``root`` (it would be listed as one more class),
+    before anything is written."""
+    where = _where(out)
+    if root is not None and where.startswith(_where(root).rstrip("/") + "/"):
+        raise ValueError(
+            f"{out}: is inside {root}, whose next listing would take it for a class "
+            f"folder; write the pack outside {root}"
+        )
+    parents: dict[str, str] = {}  # one per directory: a dataset has many files in few
+    for path in files:
+        parents.setdefault(path.rsplit("/", 1)[0] if "://" in path else os.path.dirname(path), path)
+    for parent, path in parents.items():
+        if _where(parent or ".") == where:
+            raise ValueError(
+                f"{out}: holds source files ({path}), which its shards would join; write "
+                f"the pack to a directory of its own"
+            )
+
+
 def _clean_after_failure(out: str) -> None:
     """After a failed write: no index, no shard (the marker stays: the pack is incomplete)."""
     for name in ours(out):
@@ -288,7 +315,8 @@ def pack(
         A `PackSummary`.
 
     Raises:
-        ValueError: for bad sources or arguments (as `npyio.dataset`), ``None`` dims.
+        ValueError: for bad sources or arguments (as `npyio.dataset`), ``None`` dims, an
+            ``out`` that holds source files or lies inside the class folders.
         NpyFormatError: for a bad file, or one whose dtype or shape differs from its part's.
         FileExistsError: when ``out`` holds a pack and not ``overwrite``.
         OSError: when writing fails (a full disk): no index is written, and the shards
@@ -312,11 +340,14 @@ def pack(
     options = PackOptions.from_arguments(locals())
     out = one_path(out, "out")
     read = DatasetOptions.from_arguments(locals()).read  # what each part loads as
-    class_names = None
+    class_names, root = None, None
+    if options.shuffle and options.seed is None:  # recorded in the index, so the order can be
+        options = dataclasses.replace(options, seed=resolve_seed(None))  # written again
     if options.from_directory:
         if labels is not None:
             raise ValueError("from_directory: the labels are the class folders; give no labels")
-        listed = index_directory(one_path(inputs, "inputs"))
+        root = one_path(inputs, "inputs")
+        listed = index_directory(root)
         inputs, labels, class_names = listed.paths, listed.labels, listed.class_names
     loader = LoaderOptions(
         batch_size=1,  # replaced below, once the row size is known
@@ -343,8 +374,9 @@ def pack(
     if options.check:
         _check_headers(plan, names)
 
-    _start(out, options.overwrite)
     file_names = list(plan.file_paths)
+    _refuse_overlap(out, [path for column in plan.columns for path in column], root)
+    _start(out, options.overwrite)
     position = {os.fsencode(p): i for i, p in enumerate(file_names)} if options.shuffle else {}
     shards = _Shards(out, parts, plan.count, max(1, options.shard_size // widest))
     written = 0

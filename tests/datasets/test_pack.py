@@ -270,6 +270,34 @@ def test_a_part_that_mixes_shapes_or_dtypes_is_refused_naming_the_first_odd_file
     assert not out.exists()
 
 
+def test_an_out_among_the_sources_or_inside_the_class_folders_is_refused(tmp_path):
+    tree = make_tree(tmp_path / "tree", 4)  # its own: a pack that went through would spoil it
+    with pytest.raises(ValueError, match=r"holds source files .*x/000\.npy"):
+        npyio.pack(str(tree / "x"), str(tree / "y"), out=str(tree / "x"))
+    with pytest.raises(ValueError, match="holds source files"):  # the same, by another name
+        npyio.pack(str(tree / "x" / "*.npy"), str(tree / "y"), out=str(tree / "y") + "/")
+    classes = tmp_path / "classes"
+    for name in ("a", "b"):
+        (classes / name).mkdir(parents=True)
+        np.save(classes / name / "0.npy", np.zeros(2))
+    out = classes / "packed"
+    with pytest.raises(ValueError, match="take it for a class folder"):
+        npyio.pack(str(classes), from_directory=True, out=str(out))
+    assert not out.exists()  # refused before anything was written
+    for side in ("x", "y"):
+        assert sorted(os.listdir(tree / side)) == [f"{i:03d}.npy" for i in range(4)]
+
+
+def test_a_shuffled_pack_without_a_seed_records_the_seed_it_drew(tmp_path, tree):
+    one = str(tmp_path / "one")
+    npyio.pack(str(tree / "x"), str(tree / "y"), out=one, shuffle=True)
+    seed = json.loads(Path(one, INDEX).read_text())["seed"]
+    assert isinstance(seed, int)
+    two = str(tmp_path / "two")
+    npyio.pack(str(tree / "x"), str(tree / "y"), out=two, shuffle=True, seed=seed)
+    assert labels_of(npyio.dataset(one)) == labels_of(npyio.dataset(two))
+
+
 def test_none_dims_are_refused(tmp_path, tree):
     with pytest.raises(ValueError, match=r"inputs: a pack stores rows of one shape.*pad"):
         npyio.pack(str(tree / "x"), shape=(3, None), out=str(tmp_path / "p"))
