@@ -64,8 +64,6 @@ def test_readme_examples_run(tmp_path, monkeypatch):
                 # Keras 3 warns that fit's default shuffle=True is ignored for a tf.data
                 # dataset (npyio shuffles): its noise, not the example's.
                 warnings.filterwarnings("ignore", "`shuffle=True` was passed", UserWarning)
-                # a shuffled dataset's length is unknown until its first epoch ends (README)
-                warnings.filterwarnings("ignore", "Your input ran out of data", UserWarning)
                 exec(compile(code, f"README.md:{line}", "exec"), namespace)
         except Exception as e:
             raise AssertionError(f"README.md line {line}: {type(e).__name__}: {e}") from e

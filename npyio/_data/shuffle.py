@@ -8,19 +8,24 @@ iteration's key and the key generator's state), whatever ``n`` is.
 
 The structure::
 
-    zip(range(blocks),                                    # the one splittable source
+    zip(range(full blocks),                               # the splittable source
         Dataset.random(seed, rerandomize_each_iteration)  # one value per iteration,
           .flat_map(r -> from_tensors(key(r)).repeat()))  #   repeated as that iteration's key
     .map((b, key) -> permute(positions of block b, key))  # a vector of indices per block
     .unbatch()
+    .concatenate(the same for the tail block, if any,     # the last n % block positions,
+                 with a second Dataset.random(seed))      #   drawing the same key
+
+Every block has a static size (the tail its own), so that ``unbatch`` keeps the cardinality:
+``n`` indices, an epoch's length known to Keras.
 
 or, for a pipeline with a shuffle buffer of rows (`IndexShuffle.epochs`), one epoch built
 from that epoch's value ``r`` (its blocks, and the buffer seeded from ``r``)::
 
     Dataset.random(seed, rerandomize_each_iteration).take(1).flat_map(r -> epoch(r))
 
-and either one zipped with a second iterator of the same ``Dataset.random`` (`anchor`, which
-`IndexShuffle` says why).
+and either one zipped with, and stripped of, a second iterator of each ``Dataset.random``
+(`anchor`, which `IndexShuffle` says why).
 
 - **Epochs.** ``Dataset.random(rerandomize_each_iteration=True)`` draws new values for every new
   iterator and every ``.repeat()`` epoch, so each epoch has a new key; with ``False`` every
@@ -149,6 +154,14 @@ def seeded_buffer(ds: tf.data.Dataset, size: int, seed: tf.Tensor) -> tf.data.Da
     return tf.data.experimental.from_variant(variant, ds.element_spec)
 
 
+def _unbatched(runs: list[tf.data.Dataset]) -> tf.data.Dataset:
+    """The runs of blocks, unbatched, one after the other."""
+    ds = runs[0].unbatch()
+    for run in runs[1:]:
+        ds = ds.concatenate(run.unbatch())
+    return ds
+
+
 class IndexShuffle:
     """The shuffle of one dataset: its indices (`indices`) and the anchor of its key
     generator (`anchor`).
@@ -174,28 +187,48 @@ class IndexShuffle:
         if not 0 <= n < MAX_COUNT:
             raise ValueError(f"can only shuffle 0 to 2**52 - 1 elements, got {n}")
         self.n, self.block = n, block
+        seed = resolve_seed(seed)
         self.values = tf.data.Dataset.random(
-            seed=resolve_seed(seed), rerandomize_each_iteration=reshuffle_each_iteration
+            seed=seed, rerandomize_each_iteration=reshuffle_each_iteration
+        )
+        # The tail's key generator (`indices`): the same seed, drawn as often and in the same
+        # order as ``values``, so that it gives every epoch's tail the same key.
+        self.tail_values = tf.data.Dataset.random(
+            seed=seed, rerandomize_each_iteration=reshuffle_each_iteration
         )
 
     def indices(self, gather: Callable[[tf.Tensor], Any] | None = None) -> tf.data.Dataset:
         """The int64 indices ``0 .. n-1`` of one epoch, in this iteration's order; or, with
         ``gather``, what it makes of each block of indices (a structure of tensors with the
-        block as their first dimension, such as rows gathered from columns), unbatched."""
+        block as their first dimension, such as rows gathered from columns), unbatched.
+
+        Its cardinality is ``n``: the full blocks, each of a static size, then the tail (the
+        last ``n % block`` positions) as one block of its own static size, so that ``unbatch``
+        knows how many elements each gives (Keras then knows an epoch's length). Asserting the
+        count instead would fail on tf.data service workers under dynamic sharding, each of
+        which reads only some blocks. The tail is a second dataset, whose key stream is a
+        second iterator: it draws from `tail_values`, which `anchor` keeps in step with
+        ``values``, so that both give this iteration's key.
+        """
         if self.n <= 1:
             return self.indices_of(None, gather)
-        # flat_map keeps the random iterator alive for the whole of the blocks, so that its
-        # state (this iteration's key) is in every checkpoint; the inner dataset repeats it.
-        keys = flat_map(
-            self.values, lambda r: tf.data.Dataset.from_tensors(_iteration_key(r)).repeat()
-        )
-        # (flat_map's cardinality is unknown; infinite lets the zip report the blocks' count)
-        keys = keys.apply(tf.data.experimental.assert_cardinality(tf.data.INFINITE_CARDINALITY))
-        blocks = tf.data.Dataset.range(self._blocks())
-        block_of = self._block_of(gather)
-        # The cardinality stays unknown after unbatch: asserting n would fail on tf.data
-        # service workers under dynamic sharding, each of which reads only some blocks.
-        return parallel_map(tf.data.Dataset.zip((blocks, keys)), block_of, None).unbatch()
+        runs = []
+        for (first, count, size), values in zip(self._runs(), (self.values, self.tail_values)):
+            # flat_map keeps the random iterator alive for the whole of the blocks, so that
+            # its state (this iteration's key) is in every checkpoint; the inner dataset
+            # repeats it. (Its cardinality is unknown; infinite lets the zip report the
+            # blocks' count.)
+            keys = flat_map(
+                values, lambda r: tf.data.Dataset.from_tensors(_iteration_key(r)).repeat()
+            )
+            keys = keys.apply(tf.data.experimental.assert_cardinality(tf.data.INFINITE_CARDINALITY))
+            blocks = tf.data.Dataset.range(first, first + count)
+            runs.append(
+                parallel_map(
+                    tf.data.Dataset.zip((blocks, keys)), self._block_of(size, gather), None
+                )
+            )
+        return _unbatched(runs)
 
     def indices_of(
         self, r: tf.Tensor | None, gather: Callable[[tf.Tensor], Any] | None = None
@@ -207,9 +240,13 @@ class IndexShuffle:
             return parallel_map(
                 tf.data.Dataset.range(self.n), lambda i: take(i[None]), None
             ).unbatch()
-        key, block_of = _iteration_key(r), self._block_of(gather)
-        blocks = tf.data.Dataset.range(self._blocks())
-        return parallel_map(blocks, lambda index: block_of(index, key), None).unbatch()
+        key = _iteration_key(r)
+        runs = []
+        for first, count, size in self._runs():
+            block_of = self._block_of(size, gather)
+            blocks = tf.data.Dataset.range(first, first + count)
+            runs.append(parallel_map(blocks, lambda index, f=block_of: f(index, key), None))
+        return _unbatched(runs)
 
     def epochs(self, build: Callable[[tf.Tensor], tf.data.Dataset]) -> tf.data.Dataset:
         """``build(r)`` for this iteration's value ``r`` of the key generator: one epoch.
@@ -225,16 +262,18 @@ class IndexShuffle:
         """
         return flat_map(self.values.take(1), build)
 
-    def _blocks(self) -> int:
-        return (self.n + self.block - 1) // self.block
+    def _runs(self) -> list[tuple[int, int, int]]:
+        """(first block, blocks, positions per block): the full blocks, then the tail (the
+        last ``n % block`` positions) as one block, when there is one."""
+        full, tail = divmod(self.n, self.block)
+        return [(0, full, self.block)] + ([(full, 1, tail)] if tail else [])
 
-    def _block_of(self, gather: Callable[[tf.Tensor], Any] | None) -> Callable[..., Any]:
+    def _block_of(self, size: int, gather: Callable[[tf.Tensor], Any] | None) -> Callable[..., Any]:
         n, block = self.n, self.block
         take = gather or (lambda indices: indices)
 
         def block_of(index: tf.Tensor, key: tf.Tensor) -> Any:
-            start = index * block
-            positions = tf.range(start, tf.minimum(start + block, n), dtype=tf.int64)
+            positions = index * block + tf.range(size, dtype=tf.int64)  # of a static size
             return take(permute(positions, key, n))
 
         return block_of
@@ -242,14 +281,17 @@ class IndexShuffle:
     def anchor(self, ds: tf.data.Dataset) -> tf.data.Dataset:
         """``ds``, its elements zipped with (and then stripped of) a second iterator of the key
         generator's dataset, which lives as long as ``ds``'s iteration does."""
-        zipped = tf.data.Dataset.zip((ds, self.values))
+        # The anchors come first: the zip starts its iterators in order, so each generator
+        # is drawn by its anchor, then by ``ds`` (the tail's, later in the epoch): the two
+        # generators, of one seed, give ``ds`` their second value of the iteration alike.
+        zipped = tf.data.Dataset.zip((self.values, self.tail_values, ds))
         # A scan, not a map: tf.data's map_parallelization rewrites a map of a stateless
         # function into a parallel one, whose buffer would still hold the epoch's last
         # elements after the zip has ended (and released the anchor); a checkpoint written
         # then held no generator position. A scan delivers each element as the zip yields it,
         # so the zip ends only when the epoch's end is asked for, inside the caller's
         # ``.repeat()``, which starts the next epoch's iterators in the same step.
-        return scan(zipped, tf.constant(0, tf.int8), lambda state, e: (state, e[0]))
+        return scan(zipped, tf.constant(0, tf.int8), lambda state, e: (state, e[2]))
 
 
 def shuffled_indices(

@@ -271,9 +271,6 @@ def test_py_function_backend_agrees(pairs):
 
 # Keras warns on every Dataset passed with its default shuffle=True: not npyio's doing.
 @pytest.mark.filterwarnings("ignore:`shuffle=True` was passed:UserWarning")
-# A shuffled dataset's cardinality is unknown: Keras learns the epoch's length at the end of the
-# first one, and says so with this warning (README.md, "Training with Keras").
-@pytest.mark.filterwarnings("ignore:Your input ran out of data:UserWarning")
 @pytest.mark.parametrize("jit_compile", [False, True], ids=["eager-graph", "xla"])
 def test_keras_fit_evaluate_predict(tmp_path, jit_compile):
     keras = pytest.importorskip("keras")

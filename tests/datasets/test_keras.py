@@ -40,8 +40,6 @@ def make_classes(root: Path, per_class: int = 16) -> None:
 
 # Keras warns on every Dataset passed with its default shuffle=True: not npyio's doing.
 @pytest.mark.filterwarnings("ignore:`shuffle=True` was passed:UserWarning")
-# a shuffled dataset's length is unknown until its first epoch ends (README, "Training with Keras")
-@pytest.mark.filterwarnings("ignore:Your input ran out of data:UserWarning")
 @pytest.mark.parametrize("label_mode", list(LOSSES))
 def test_fit_with_validation_subset(tmp_path, label_mode):
     make_classes(tmp_path)

@@ -322,15 +322,22 @@ def test_rows_shuffle_their_pieces_by_index_and_resume_exactly(tmp_path, monkeyp
     assert Counter(before["first"] + before["rest"]) == Counter({i: 2 for i in range(1000)})
 
 
-def test_a_shuffled_dataset_has_an_unknown_cardinality(tmp_path):
-    # unbatch forgets the count; asserting it would fail on tf.data service workers under
-    # dynamic sharding (each reads some blocks): README.md, "Training with Keras", says what
-    # Keras then does
+@pytest.mark.parametrize("n", [10, 200, 4099])  # blocks of 1; of 3 with a tail of 2; of 64 with 3
+def test_a_shuffled_dataset_knows_its_length(tmp_path, n):
+    # Keras reads an epoch's length from the cardinality (without it, it warns "Your input ran
+    # out of data" after the first epoch). The blocks have static sizes, so unbatch keeps the
+    # count; nothing asserts it, which tf.data service workers under dynamic sharding (each
+    # reading some blocks) would fail.
     xs = tmp_path / "x"
     xs.mkdir()
-    for i in range(10):
-        np.save(xs / f"{i}.npy", np.float32(i))
-    ds = npyio.dataset(str(xs), batch_size=4, shuffle=True, seed=1, drop_remainder=True)
-    assert int(ds.cardinality()) == tf.data.UNKNOWN_CARDINALITY
-    assert len(list(ds)) == 2
-    assert int(npyio.dataset(str(xs), batch_size=4).cardinality()) == 3
+    for i in range(n):
+        np.save(xs / f"{i:04d}.npy", np.int32(i))
+    for batch_size, drop in ((4, True), (4, False), (None, False)):
+        kw = dict(batch_size=batch_size, drop_remainder=drop)
+        shuffled = npyio.dataset(str(xs), shuffle=True, seed=1, **kw)
+        in_order = npyio.dataset(str(xs), **kw)
+        assert int(shuffled.cardinality()) == int(in_order.cardinality()) > 0
+        got = [int(v) for e in shuffled for v in np.ravel(e)]
+        assert len(got) == len([v for e in in_order for v in np.ravel(e)])
+        if not drop:
+            assert sorted(got) == list(range(n))
