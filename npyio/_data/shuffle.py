@@ -38,7 +38,7 @@ and either one zipped with, and stripped of, a second iterator of each ``Dataset
 - **Blocks.** The permutation is computed for a block of positions at a time, one op for the
   block, so that the per-element cost is an ``unbatch``: a block of one position per element
   made unbatched shuffled epochs about 40% slower than a ``Dataset.shuffle`` buffer; with 64
-  positions batched epochs are as fast and unbatched ones about 10% slower (bench/README.md,
+  positions batched epochs are as fast and unbatched ones about 7% slower (bench/README.md,
   "Shuffling by index"). The order does not depend on the block size.
   Under tf.data service dynamic sharding a split is one block, taken on demand, so a block is
   also at most 1/64 of the epoch (`block_size`): a dataset has at least 64 splits to share out
