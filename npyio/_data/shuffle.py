@@ -268,6 +268,10 @@ class IndexShuffle:
         full, tail = divmod(self.n, self.block)
         return [(0, full, self.block)] + ([(full, 1, tail)] if tail else [])
 
+    def _has_tail(self) -> bool:
+        """Whether `indices` reads a tail block, whose keys `tail_values` draws."""
+        return self.n > 1 and len(self._runs()) > 1
+
     def _block_of(self, size: int, gather: Callable[[tf.Tensor], Any] | None) -> Callable[..., Any]:
         n, block = self.n, self.block
         take = gather or (lambda indices: indices)
@@ -280,18 +284,23 @@ class IndexShuffle:
 
     def anchor(self, ds: tf.data.Dataset) -> tf.data.Dataset:
         """``ds``, its elements zipped with (and then stripped of) a second iterator of the key
-        generator's dataset, which lives as long as ``ds``'s iteration does."""
+        generator's dataset (and of the tail's, when there is a tail), which lives as long as
+        ``ds``'s iteration does."""
         # The anchors come first: the zip starts its iterators in order, so each generator
         # is drawn by its anchor, then by ``ds`` (the tail's, later in the epoch): the two
         # generators, of one seed, give ``ds`` their second value of the iteration alike.
-        zipped = tf.data.Dataset.zip((self.values, self.tail_values, ds))
+        # The tail's generator only when `indices` draws from it: an epoch without a tail
+        # (``n % block == 0``; every `epochs` pipeline, whose block is 1) would pay a wider
+        # zip per element for nothing.
+        anchors = (self.values, self.tail_values) if self._has_tail() else (self.values,)
+        zipped = tf.data.Dataset.zip((*anchors, ds))
         # A scan, not a map: tf.data's map_parallelization rewrites a map of a stateless
         # function into a parallel one, whose buffer would still hold the epoch's last
         # elements after the zip has ended (and released the anchor); a checkpoint written
         # then held no generator position. A scan delivers each element as the zip yields it,
         # so the zip ends only when the epoch's end is asked for, inside the caller's
         # ``.repeat()``, which starts the next epoch's iterators in the same step.
-        return scan(zipped, tf.constant(0, tf.int8), lambda state, e: (state, e[2]))
+        return scan(zipped, tf.constant(0, tf.int8), lambda state, e: (state, e[-1]))
 
 
 def shuffled_indices(
