@@ -42,10 +42,10 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from pairs import write_pairs  # noqa: E402  (bench/, the script's own directory)
 
 from tests.gcs.sandbox import GcsSandbox  # noqa: E402
 
@@ -127,14 +127,6 @@ SLOW = {"npyio, TF first": 6, "plain tf.data": 6, "py_function": 6}
 TUNED = {"hand-tuned read only": {"GCS_READ_CACHE_BLOCK_SIZE_MB": "1"}}
 
 
-def write_pairs(root: Path, shape: tuple[int, ...], pairs: int) -> None:
-    for side in ("inputs", "labels"):
-        (root / side).mkdir(parents=True, exist_ok=True)
-    for i in range(pairs):
-        np.save(root / "inputs" / f"{i:05d}.npy", np.full(shape, i, np.float32))
-        np.save(root / "labels" / f"{i:05d}.npy", np.int64(i))
-
-
 def throughput(
     gcs: GcsSandbox,
     latencies: list[float],
@@ -148,7 +140,7 @@ def throughput(
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
             shape, pairs = SIZES[size]
-            write_pairs(Path(tmp) / size, shape, pairs)
+            write_pairs(Path(tmp) / size, pairs, shape)
             gcs.put_tree(Path(tmp) / size, f"bench/{size}")
             xs, ys = gcs.url(f"bench/{size}/inputs"), gcs.url(f"bench/{size}/labels")
             for latency in latencies:
@@ -216,7 +208,7 @@ print(json.dumps({"seconds": end - start, "plan": planned - start}))
 def startup(gcs: GcsSandbox, objects: int, latency: float, rounds: int) -> dict:
     """Seconds to build, for npyio and the bare listing, alternating fresh processes."""
     with tempfile.TemporaryDirectory() as tmp:
-        write_pairs(Path(tmp), (4,), objects)
+        write_pairs(Path(tmp), objects, (4,))
         gcs.put_tree(tmp, f"startup-{objects}")
     xs, ys = gcs.url(f"startup-{objects}/inputs"), gcs.url(f"startup-{objects}/labels")
     gcs.set_latency(latency)

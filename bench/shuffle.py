@@ -32,24 +32,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-#: The small-file profile of ``npyio bench``: 16x16 float32 inputs, scalar int64 labels.
-PAIRS, SHAPE = 8000, (16, 16)
-
-
-def ensure_pairs(root: str, pairs: int = PAIRS) -> tuple[str, str]:
-    """``root/inputs/NNNN.npy`` and ``root/labels/NNNN.npy``, written once."""
-    import numpy as np
-
-    xs, ys = os.path.join(root, "inputs"), os.path.join(root, "labels")
-    done = os.path.join(root, f".done-{pairs}")
-    if not os.path.exists(done):
-        os.makedirs(xs, exist_ok=True)
-        os.makedirs(ys, exist_ok=True)
-        for i in range(pairs):
-            np.save(os.path.join(xs, f"{i:05d}.npy"), np.full(SHAPE, i, np.float32))
-            np.save(os.path.join(ys, f"{i:05d}.npy"), np.int64(i))
-        open(done, "w").close()
-    return xs, ys
+from pairs import ensure_pairs  # noqa: E402  (bench/, the script's own directory)
 
 
 def throughput(root: str, rounds: int) -> dict[str, list[float]]:
