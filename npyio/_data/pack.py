@@ -40,7 +40,7 @@ from npyio._data.remote import REMOTE_THREADS
 from npyio._data.shuffle import resolve_seed
 from npyio._data.structure import LEAF, flatten, leaf_names
 from npyio._format import npy
-from npyio._format.files import is_remote, one_path
+from npyio._format.files import is_local, is_remote, join, one_path, parent
 from npyio._format.header import CHUNK, check_files
 from npyio._format.packed import (
     INCOMPLETE,
@@ -49,7 +49,6 @@ from npyio._format.packed import (
     PackPart,
     PackShard,
     ShardFile,
-    join,
     makedirs,
     open_write,
     ours,
@@ -234,7 +233,7 @@ def _start(out: str, overwrite: bool) -> None:
 
 def _where(path: str) -> str:
     """``path`` made comparable: a local one absolute, links resolved; a URL as given."""
-    return path.rstrip("/") if "://" in path else os.path.realpath(path)
+    return os.path.realpath(path) if is_local(path) else path.rstrip("/")
 
 
 def _refuse_overlap(out: str, files: list[str], root: str | None) -> None:
@@ -249,9 +248,9 @@ def _refuse_overlap(out: str, files: list[str], root: str | None) -> None:
         )
     parents: dict[str, str] = {}  # one per directory: a dataset has many files in few
     for path in files:
-        parents.setdefault(path.rsplit("/", 1)[0] if "://" in path else os.path.dirname(path), path)
-    for parent, path in parents.items():
-        if _where(parent or ".") == where:
+        parents.setdefault(parent(path), path)
+    for folder, path in parents.items():
+        if _where(folder or ".") == where:
             raise ValueError(
                 f"{out}: holds source files ({path}), which its shards would join; write "
                 f"the pack to a directory of its own"

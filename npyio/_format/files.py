@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import posixpath
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -60,6 +61,16 @@ def named(names: Sequence[str], limit: int = MAX_NAMED) -> str:
 def is_local(path: str) -> bool:
     """Whether ``path`` is on the local file system (read with ``os``, not ``tf.io.gfile``)."""
     return "://" not in path
+
+
+def join(directory: str, name: str) -> str:
+    """``name`` inside ``directory``: with ``os.path`` locally, with ``/`` in a URL."""
+    return os.path.join(directory, name) if is_local(directory) else posixpath.join(directory, name)
+
+
+def parent(path: str) -> str:
+    """The directory that holds ``path`` (``""`` for a bare local name), as `join` builds it."""
+    return os.path.dirname(path) if is_local(path) else posixpath.dirname(path)
 
 
 def gfile(path: str) -> Any:

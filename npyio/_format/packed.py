@@ -27,7 +27,6 @@ import contextlib
 import hashlib
 import json
 import os
-import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from npyio._format import npy
-from npyio._format.files import gfile, is_local
+from npyio._format.files import gfile, is_local, join
 from npyio.errors import NpyioError
 
 __all__ = [
@@ -70,10 +69,6 @@ _BLOCK = 4 << 20
 
 class IncompletePackError(NpyioError, ValueError):
     """A directory holds part of a pack but no index: the pack was interrupted."""
-
-
-def join(directory: str, name: str) -> str:
-    return os.path.join(directory, name) if is_local(directory) else posixpath.join(directory, name)
 
 
 def shard_name(stem: str, i: int, k: int) -> str:

@@ -19,9 +19,11 @@ from npyio._format.files import (
     gfile,
     is_local,
     is_remote,
+    join,
     member_name,
     named,
     one_path,
+    parent,
     short,
 )
 
@@ -34,6 +36,16 @@ def test_local_remote_and_in_memory_paths():
     assert is_remote("gs://b/x.npy") and is_remote("s3://b/x.npy")
     assert not is_remote("ram://x.npy") and not is_remote("file:///x.npy")
     assert not is_remote("/data/x.npy")
+
+
+def test_join_and_parent_on_both_sides():
+    assert join("data", "x.npy") == os.path.join("data", "x.npy")
+    assert join("gs://b/data", "x.npy") == "gs://b/data/x.npy"
+    assert join("gs://b/data/", "x.npy") == "gs://b/data/x.npy"
+    for directory in ("data", "/data", "gs://b/data", "ram://a/b"):
+        assert parent(join(directory, "x.npy")) == directory
+    assert parent("x.npy") == ""
+    assert parent("gs://b/x.npy") == "gs://b"
 
 
 def test_names_and_short_reprs():
