@@ -213,10 +213,13 @@ def _decode_known(part: Part, hint: Hint, batched: bool) -> tf.Tensor:
             tf.io.decode_raw(payload, RAW_DTYPES[dt.name], little_endian=hint.little_endian),
             dt,
         )
+    # The batch dim is given, not -1: for arrays of no elements (a dim of 0) tf.reshape would
+    # infer it as 1, and a batch of five such files would decode as one.
+    count = tf.shape(contents)[0]
     if hint.fortran_order:
-        values = tf.reshape(values, [-1, *dims[::-1]])
+        values = tf.reshape(values, [count, *dims[::-1]])
         values = tf.transpose(values, [0, *range(len(dims), 0, -1)])
-    return tf.reshape(values, [-1, *dims] if batched else dims)
+    return tf.reshape(values, [count, *dims] if batched else dims)
 
 
 def _fast_path_cond(

@@ -182,6 +182,29 @@ def test_variable_shapes_are_zero_padded(tmp_path):
     assert ds.element_spec == tf.TensorSpec((2, None, 2), tf.int32)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_arrays_of_no_elements_keep_their_batch_dim(tmp_path, order):
+    """Files whose shape has a 0 decode batched as [B, *shape]: the header fast path once
+    reshaped with -1, which tf.reshape infers as 1 for no elements (a batch of 5 came out as
+    one). Packed and read back, they stay 5 rows."""
+    xs, ys = f"{tmp_path}/x", f"{tmp_path}/y"
+    os.makedirs(xs)
+    os.makedirs(ys)
+    for i in range(7):
+        _write(f"{xs}/{i}.npy", np.zeros((0, 3, 2), np.int32, order=order))
+        _write(f"{ys}/{i}.npy", np.int64(i))
+    ds = npyio.dataset(xs, ys, batch_size=5)
+    got = [(x.shape, y.numpy().tolist()) for x, y in ds]
+    assert got == [((5, 0, 3, 2), [0, 1, 2, 3, 4]), ((2, 0, 3, 2), [5, 6])]
+    npyio.pack(xs, ys, out=f"{tmp_path}/packed")
+    for kw in ({"batch_size": 5}, {}, {"shuffle": True, "seed": 1, "batch_size": 5}):
+        packed = list(npyio.dataset(f"{tmp_path}/packed", **kw))
+        shapes = [tuple(x.shape) for x, _ in packed]
+        labels = sorted(int(v) for _, y in packed for v in np.reshape(y.numpy(), -1))
+        assert labels == list(range(7)), kw
+        assert shapes == ([(5, 0, 3, 2), (2, 0, 3, 2)] if kw else [(0, 3, 2)] * 7), kw
+
+
 def test_declared_spec_reads_no_header_and_checks_every_file(pairs):
     xs, ys = pairs
     with open(f"{xs}/0000.npy", "wb") as f:
