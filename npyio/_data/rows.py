@@ -1,6 +1,6 @@
 """``npyio.rows``: stream the rows (axis 0) of large ``.npy`` files, with bounded memory.
 
-Each file is read with ``tf.data.FixedLengthRecordDataset``: its header is skipped with
+Each file is read with the ``FixedLengthRecordDataset`` op (`_records`): its header is skipped with
 ``header_bytes`` (each file's own ``data_offset``), and its payload is read in records of a whole
 number of rows (a *chunk*, about ``_CHUNK_BYTES``), which ``tf.io.decode_raw`` turns into a
 ``[rows, *row_shape]`` tensor. A file is never read into one tensor, so memory stays bounded
@@ -47,6 +47,25 @@ _READ_BUFFER = 256 << 10
 _REMOTE_READ_BUFFER = 4 << 20
 
 
+def _records(
+    path: tf.Tensor, record: tf.Tensor, header: tf.Tensor, footer: tf.Tensor, buffer: int
+) -> tf.data.Dataset:
+    """The records of ``path`` (a scalar) between ``header`` and ``footer`` bytes: the
+    ``FixedLengthRecordDatasetV2`` op itself. ``tf.data.FixedLengthRecordDataset`` wraps it in a
+    ``flat_map`` over its file names, a multi-device function that TensorFlow optimizes again
+    for every piece read (`npyio._data.map` says why): that cost about 40 ms per epoch of a
+    one-shard pack, more than reading its 8 MB (bench/README.md, "Packing")."""
+    variant = tf.raw_ops.FixedLengthRecordDatasetV2(
+        filenames=path,
+        header_bytes=tf.cast(header, tf.int64),
+        record_bytes=tf.cast(record, tf.int64),
+        footer_bytes=tf.cast(footer, tf.int64),
+        buffer_size=tf.constant(buffer, tf.int64),
+        compression_type="",
+    )
+    return tf.data.experimental.from_variant(variant, tf.TensorSpec([], tf.string))
+
+
 def _side_chunks(
     path: tf.Tensor,
     offset: tf.Tensor,
@@ -72,20 +91,8 @@ def _side_chunks(
         body = parallel_map(sizes, lambda n: (tf.constant(b""), n), None)
     else:
         rb = tf.constant(row_bytes, tf.int64)
-        whole = tf.data.FixedLengthRecordDataset(
-            path,
-            record_bytes=chunk * row_bytes,
-            header_bytes=offset,
-            footer_bytes=tail + rest * rb,
-            buffer_size=buffer,
-        )
-        last = tf.data.FixedLengthRecordDataset(
-            path,
-            record_bytes=tf.maximum(rest, 1) * rb,
-            header_bytes=offset + chunks * chunk * rb,
-            footer_bytes=tail,
-            buffer_size=buffer,
-        )
+        whole = _records(path, chunk * rb, offset, tail + rest * rb, buffer)
+        last = _records(path, tf.maximum(rest, 1) * rb, offset + chunks * chunk * rb, tail, buffer)
         # An empty part is never opened: its FixedLengthRecordDataset, whose body length is
         # computed from the file's current size, would fail oddly on a file that has shrunk.
         whole = whole.take(tf.where(chunks > 0, tf.constant(-1, tf.int64), 0))
@@ -131,7 +138,9 @@ def _unbatch(ds: tf.data.Dataset, empty_rows: bool) -> tf.data.Dataset:
     crashes the process (TF 2.21): rebatch into ones and drop the batch dim instead."""
     if not empty_rows:
         return ds.unbatch()
-    return ds.rebatch(1).map(lambda *t: tuple(x[0] for x in t) if len(t) > 1 else t[0][0])
+    return ds.rebatch(1).map(
+        lambda *t: tf.nest.map_structure(lambda x: x[0], t if len(t) > 1 else t[0])
+    )
 
 
 def _decoder(side: RowsSide) -> Callable[[tf.Tensor, tf.Tensor, tf.Tensor], tf.Tensor]:
@@ -318,17 +327,25 @@ def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
     )
 
 
-def _decode_chunks(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
-    """Chunks decoded in parallel, in order."""
+def _decode_chunks(
+    ds: tf.data.Dataset, plan: RowsPlan, finish: Callable[..., object] | None
+) -> tf.data.Dataset:
+    """Chunks decoded in parallel, in order; ``finish`` makes the elements of each decoded
+    chunk's rows in the same function (a stage of its own per row or batch would cost a
+    function call each, and its own start-up every epoch)."""
     sides = plan.sides
     decoders = [_decoder(side) for side in sides]
 
     @tf.autograph.experimental.do_not_convert
-    def decode(*elements: tuple[tf.Tensor, ...]) -> tf.Tensor | tuple[tf.Tensor, ...]:
+    def decode(*elements: tuple[tf.Tensor, ...]) -> object:
         if len(sides) == 1:
             raw, n, little, _ = elements
-            return decoders[0](raw, n, little)
-        return tuple(dec(e[0], e[1], e[2]) for dec, e in zip(decoders, elements, strict=True))
+            parts = [decoders[0](raw, n, little)]
+        else:
+            parts = [dec(e[0], e[1], e[2]) for dec, e in zip(decoders, elements, strict=True)]
+        if finish is not None:
+            return finish(*parts)
+        return parts[0] if len(parts) == 1 else tuple(parts)
 
     return parallel_map(ds, decode, plan.options.num_parallel_reads, deterministic=True)
 
@@ -340,13 +357,13 @@ def build_rows(
     finish: Callable[..., object] | None = None,
     prefetch: int | None = AUTOTUNE,
 ) -> tf.data.Dataset:
-    """The pipeline a `RowsPlan` describes; ``finish`` maps each row (or batch) of the sides
-    before the prefetch (a packed directory makes its elements there)."""
+    """The pipeline a `RowsPlan` describes; ``finish`` makes the elements from the sides'
+    decoded rows, a chunk at a time (a packed directory makes its structure and paths there)."""
     options = plan.options
     empty_rows = any(side.row_bytes == 0 for side in plan.sides)
     shuffle = None
     if options.shuffle_buffer is None:
-        ds = _decode_chunks(_read_pieces(_piece_columns(plan, None), plan), plan)
+        ds = _decode_chunks(_read_pieces(_piece_columns(plan, None), plan), plan, finish)
         if options.batch_size is not None:
             ds = ds.rebatch(options.batch_size, drop_remainder=options.drop_remainder)
         else:
@@ -359,15 +376,14 @@ def build_rows(
         def epoch(r: tf.Tensor) -> tf.data.Dataset:
             # The piece order and the buffer both draw from the epoch's value ``r``: the
             # buffer has no seed generator of its own (IndexShuffle.epochs says why).
-            ds = _decode_chunks(_read_pieces(_piece_columns(plan, (shuffle, r)), plan), plan)
+            chunks = _read_pieces(_piece_columns(plan, (shuffle, r)), plan)
+            ds = _decode_chunks(chunks, plan, finish)
             ds = seeded_buffer(_unbatch(ds, empty_rows), buffer, r)
             if options.batch_size is not None:
                 ds = ds.batch(options.batch_size, drop_remainder=options.drop_remainder)
             return ds
 
         ds = shuffle.epochs(epoch)
-    if finish is not None:
-        ds = parallel_map(ds, finish, options.num_parallel_reads, deterministic=True)
     if prefetch:
         ds = ds.prefetch(prefetch)
     ds = ds if shuffle is None else shuffle.anchor(ds)
