@@ -311,6 +311,9 @@ def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
             _side_chunks(path, offset, count, tail, little, side.row_bytes, plan.chunk, buffer)
             for (path, offset, count, tail, little), side in zip(args, sides, strict=True)
         ]
+        if remote and len(per_side) > 1:
+            # each part's requests in flight together: the zip alone would wait on each in turn
+            per_side = [side.prefetch(2) for side in per_side]
         if len(per_side) == 1:
             return filter_dataset(per_side[0], lambda raw, n, le, end: tf.logical_not(end))
         zipped = tf.data.Dataset.zip(tuple(per_side))  # two sides, or a packed dataset's parts
