@@ -24,8 +24,9 @@ from that epoch's value ``r`` (its blocks, and the buffer seeded from ``r``)::
 
     Dataset.random(seed, rerandomize_each_iteration).take(1).flat_map(r -> epoch(r))
 
-and either one zipped with, and stripped of, a second iterator of each ``Dataset.random``
-(`anchor`, which `IndexShuffle` says why).
+and either one zipped with, and stripped of, a second iterator of each ``Dataset.random`` the
+epoch draws from: the key generator's, and the tail's only when there is a tail (`anchor`,
+which `IndexShuffle` says why).
 
 - **Epochs.** ``Dataset.random(rerandomize_each_iteration=True)`` draws new values for every new
   iterator and every ``.repeat()`` epoch, so each epoch has a new key; with ``False`` every
