@@ -88,12 +88,9 @@ def parallel_map(
     return tf.data.experimental.from_variant(variant, structure)
 
 
-def flat_map(ds: tf.data.Dataset, fn: Callable[..., tf.data.Dataset]) -> tf.data.Dataset:
-    """``ds.flat_map(fn)``, ``fn`` run as a single-device function (see `parallel_map`).
-
-    As with ``Dataset.flat_map``, a plain tuple element is passed as separate arguments; ``fn``
-    returns a dataset, whose elements must be dense tensors.
-    """
+def _dataset_function(ds: tf.data.Dataset, fn: Callable[..., tf.data.Dataset]) -> tuple[Any, Any]:
+    """``fn`` (an element of ``ds`` -> a dataset) as a single-device function returning the
+    dataset's variant, and the element structure of the datasets it returns."""
     in_spec = ds.element_spec
     flat_in = tf.nest.flatten(in_spec)
     out_structure: list[Any] = []
@@ -107,7 +104,16 @@ def flat_map(ds: tf.data.Dataset, fn: Callable[..., tf.data.Dataset]) -> tf.data
     f = tf.function(
         flat_fn, input_signature=flat_in, autograph=False, experimental_attributes=ATTRIBUTES
     ).get_concrete_function()
-    structure = out_structure[-1]
+    return f, out_structure[-1]
+
+
+def flat_map(ds: tf.data.Dataset, fn: Callable[..., tf.data.Dataset]) -> tf.data.Dataset:
+    """``ds.flat_map(fn)``, ``fn`` run as a single-device function (see `parallel_map`).
+
+    As with ``Dataset.flat_map``, a plain tuple element is passed as separate arguments; ``fn``
+    returns a dataset, whose elements must be dense tensors.
+    """
+    f, structure = _dataset_function(ds, fn)
     flat_out = tf.nest.flatten(structure)
     variant = tf.raw_ops.FlatMapDataset(
         input_dataset=tf.data.experimental.to_variant(ds),
@@ -119,27 +125,33 @@ def flat_map(ds: tf.data.Dataset, fn: Callable[..., tf.data.Dataset]) -> tf.data
     return tf.data.experimental.from_variant(variant, structure)
 
 
-def filter_dataset(ds: tf.data.Dataset, predicate: Callable[..., tf.Tensor]) -> tf.data.Dataset:
-    """``ds.filter(predicate)``, ``predicate`` run as a single-device function (see
-    `parallel_map`); a plain tuple element is passed as separate arguments."""
-    in_spec = ds.element_spec
-    flat_in = tf.nest.flatten(in_spec)
-
-    def flat_fn(*args: tf.Tensor) -> tf.Tensor:
-        element = tf.nest.pack_sequence_as(in_spec, list(args))
-        return predicate(*element) if type(element) is tuple else predicate(element)
-
-    f = tf.function(
-        flat_fn, input_signature=flat_in, autograph=False, experimental_attributes=ATTRIBUTES
-    ).get_concrete_function()
-    variant = tf.raw_ops.FilterDataset(
+def interleave(
+    ds: tf.data.Dataset,
+    fn: Callable[..., tf.data.Dataset],
+    cycle_length: int,
+    num_parallel_calls: int,
+    block_length: int = 1,
+) -> tf.data.Dataset:
+    """``ds.interleave(fn, cycle_length, block_length, num_parallel_calls, deterministic=True)``,
+    ``fn`` run as a single-device function (see `parallel_map`): it makes the dataset of every
+    element, so a multi-device one would be optimized again at each iterator start."""
+    f, structure = _dataset_function(ds, fn)
+    flat_out = tf.nest.flatten(structure)
+    autotune = tf.constant(tf.data.AUTOTUNE, tf.int64)
+    variant = tf.raw_ops.ParallelInterleaveDatasetV4(
         input_dataset=tf.data.experimental.to_variant(ds),
         other_arguments=f.captured_inputs,
-        predicate=f,
-        output_types=[s.dtype for s in flat_in],
-        output_shapes=[s.shape for s in flat_in],
+        cycle_length=tf.constant(cycle_length, tf.int64),
+        block_length=tf.constant(block_length, tf.int64),
+        buffer_output_elements=autotune,  # as Dataset.interleave
+        prefetch_input_elements=autotune,
+        num_parallel_calls=tf.constant(num_parallel_calls, tf.int64),
+        f=f,
+        deterministic="true",
+        output_types=[s.dtype for s in flat_out],
+        output_shapes=[s.shape for s in flat_out],
     )
-    return tf.data.experimental.from_variant(variant, in_spec)
+    return tf.data.experimental.from_variant(variant, structure)
 
 
 def scan(

@@ -15,12 +15,14 @@ every file's size is checked against it, through ``tf.io.gfile``):
    labels). When shuffling, pieces are at most about ``_BLOCK_BYTES``, so that even a single
    large file is read from several places at once.
 3. A piece is read by two FixedLengthRecordDatasets, with ``header_bytes`` and
-   ``footer_bytes`` set to cut out exactly its rows: whole chunks, then one record for the rest.
-   A ``scan`` counts the rows read, and the piece fails with an error naming the file when the
-   count differs from the header's (the file changed size after the dataset was built).
+   ``footer_bytes`` set to cut out exactly its rows: whole chunks, then one record for the rest,
+   then an empty record that marks its end; zipped with what each record should hold. Where the
+   chunks are decoded, each is checked against it: a file whose size changed after the dataset
+   was built gives its end early or a record where the end should be, and fails with an error
+   naming the file. (The piece itself runs no function: it is made anew for every piece.)
 4. Pieces are read in order (``flat_map``), or in a shuffled order and ``cycle_length`` at a time
-   (``interleave``); chunks are decoded in a parallel ``map``; then rows are rebatched, or
-   unbatched, shuffled in a row buffer and batched.
+   (``interleave``); chunks are checked and decoded in a parallel ``map`` (an end record decodes
+   to no rows); then rows are rebatched, or unbatched, shuffled in a row buffer and batched.
 """
 
 from __future__ import annotations
@@ -30,14 +32,14 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
-from npyio._data.map import filter_dataset, flat_map, parallel_map, scan
+from npyio._data.map import flat_map, interleave, parallel_map
 from npyio._data.options import AUTOTUNE, RowsOptions
 from npyio._data.paths import PathSpec
 from npyio._data.remote import for_storage
 from npyio._data.rows_plan import RowsPlan, RowsSide, plan_rows
 from npyio._data.shuffle import IndexShuffle, seeded_buffer
 from npyio._format.files import is_remote
-from npyio._graph.ops import RAW_DTYPES, TF_DTYPES, require_tf2
+from npyio._graph.ops import RAW_DTYPES, TF_DTYPES, assert_verdict, require_tf2
 
 __all__ = ["rows"]
 
@@ -66,71 +68,85 @@ def _records(
     return tf.data.experimental.from_variant(variant, tf.TensorSpec([], tf.string))
 
 
-def _side_chunks(
+def _side_records(
     path: tf.Tensor,
     offset: tf.Tensor,
     count: tf.Tensor,
     tail: tf.Tensor,
-    little: tf.Tensor,
     row_bytes: int,
     chunk: int,
     buffer: int = _READ_BUFFER,
 ) -> tf.data.Dataset:
-    """The chunks of ``count`` rows of ``path`` that start ``offset`` bytes into the file and
-    end ``tail`` bytes before its end, as (raw bytes, rows, little_endian, is_end) elements, the
-    last of which is an end marker.
+    """The raw chunks of ``count`` rows of ``path`` that start ``offset`` bytes into the file
+    and end ``tail`` bytes before its end: whole chunks of ``chunk`` rows, then the rest, then
+    an empty record that marks the end (`_expected` says what each should hold).
 
-    The rows read are counted; a count that differs from ``count`` (the file has changed since
-    the dataset was built) fails with an InvalidArgumentError that names the file.
+    No function runs here: this dataset is made anew for every piece, and each function in it
+    would be started again with it. The records are checked where they are decoded.
     """
     chunks = count // chunk
     rest = count - chunks * chunk
+    end = tf.data.Dataset.from_tensors(tf.constant(b""))
     if row_bytes == 0:  # rows of no bytes: nothing to read, only to count
-        sizes = tf.data.Dataset.from_tensors(tf.constant(chunk, tf.int64)).repeat(chunks)
-        sizes = sizes.concatenate(tf.data.Dataset.from_tensors(rest).take(tf.minimum(rest, 1)))
-        body = parallel_map(sizes, lambda n: (tf.constant(b""), n), None)
-    else:
-        rb = tf.constant(row_bytes, tf.int64)
-        whole = _records(path, chunk * rb, offset, tail + rest * rb, buffer)
-        last = _records(path, tf.maximum(rest, 1) * rb, offset + chunks * chunk * rb, tail, buffer)
-        # An empty part is never opened: its FixedLengthRecordDataset, whose body length is
-        # computed from the file's current size, would fail oddly on a file that has shrunk.
-        whole = whole.take(tf.where(chunks > 0, tf.constant(-1, tf.int64), 0))
-        last = last.take(tf.where(rest > 0, tf.constant(-1, tf.int64), 0))
-        body = parallel_map(
-            whole.concatenate(last),
-            lambda raw: (raw, tf.cast(tf.strings.length(raw), tf.int64) // row_bytes),
-            None,
-        )
-    marked = parallel_map(body, lambda raw, n: (raw, n, tf.constant(False)), None).concatenate(
-        tf.data.Dataset.from_tensors((tf.constant(b""), tf.constant(0, tf.int64), True))
+        return end.repeat(chunks + tf.minimum(rest, 1) + 1)
+    rb = tf.constant(row_bytes, tf.int64)
+    whole = _records(path, chunk * rb, offset, tail + rest * rb, buffer)
+    last = _records(path, tf.maximum(rest, 1) * rb, offset + chunks * chunk * rb, tail, buffer)
+    # An empty part is never opened: its FixedLengthRecordDataset, whose body length is
+    # computed from the file's current size, would fail oddly on a file that has shrunk.
+    whole = whole.take(tf.where(chunks > 0, tf.constant(-1, tf.int64), 0))
+    last = last.take(tf.where(rest > 0, tf.constant(-1, tf.int64), 0))
+    return whole.concatenate(last).concatenate(end)
+
+
+def _expected(count: tf.Tensor, chunk: int) -> tuple[tf.Tensor, tf.Tensor]:
+    """(rows, rows before it) of each record `_side_records` gives for ``count`` rows: ``chunk``
+    rows a record, then the rest, then 0 rows for the end record."""
+    chunks = count // chunk
+    rest = count - chunks * chunk
+    rows = tf.concat(
+        [
+            tf.fill([chunks], tf.constant(chunk, tf.int64)),
+            tf.fill([tf.minimum(rest, 1)], rest),
+            tf.zeros([1], tf.int64),
+        ],
+        0,
     )
+    return rows, tf.cumsum(rows, exclusive=True)
 
-    @tf.autograph.experimental.do_not_convert
-    def step(seen: tf.Tensor, element: tuple[tf.Tensor, ...]) -> tuple[tf.Tensor, tuple]:
-        raw, n, end = element
-        total = seen + n
-        ok = tf.where(end, tf.equal(seen, count), total <= count)
-        message = tf.strings.join(
-            [
-                path,
-                ": file changed size since the dataset was built -- expected ",
-                tf.strings.as_string(count),
-                " rows from byte ",
-                tf.strings.as_string(offset),
-                ", got ",
-                tf.where(
-                    end,
-                    tf.strings.as_string(seen),
-                    tf.strings.join(["more than ", tf.strings.as_string(count)]),
-                ),
-            ]
-        )
-        check = tf.debugging.Assert(ok, [message], summarize=1)
-        with tf.control_dependencies([] if check is None else [check]):
-            return tf.identity(total), (tf.identity(raw), n, little, end)
 
-    return scan(marked, tf.constant(0, tf.int64), step)
+def _checked(
+    raw: tf.Tensor,
+    rows: tf.Tensor,
+    before: tf.Tensor,
+    meta: tuple[tf.Tensor, ...],
+    row_bytes: int,
+) -> tf.Tensor:
+    """``raw``, once it holds the ``rows`` rows its record should: a side whose file has
+    changed size since the dataset was built gives its end record early (fewer rows) or a
+    record where the end should be (more), and fails here with an InvalidArgumentError that
+    names the file. (A change by a partial row fails in FixedLengthRecordDataset, which names
+    it too.)"""
+    path, offset, count, _ = meta
+    got = tf.cast(tf.strings.length(raw), tf.int64) // max(row_bytes, 1)
+    ok = tf.equal(got, rows) if row_bytes else tf.constant(True)
+    message = tf.strings.join(
+        [
+            path,
+            ": file changed size since the dataset was built -- expected ",
+            tf.strings.as_string(count),
+            " rows from byte ",
+            tf.strings.as_string(offset),
+            ", got ",
+            tf.where(
+                got < rows,
+                tf.strings.as_string(before + got),
+                tf.strings.join(["more than ", tf.strings.as_string(count)]),
+            ),
+        ]
+    )
+    (out,) = assert_verdict(ok, message, raw)
+    return out
 
 
 def _unbatch(ds: tf.data.Dataset, empty_rows: bool) -> tf.data.Dataset:
@@ -308,26 +324,24 @@ def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
     @tf.autograph.experimental.do_not_convert
     def read_piece(*args: tuple[tf.Tensor, ...]) -> tf.data.Dataset:
         per_side = [
-            _side_chunks(path, offset, count, tail, little, side.row_bytes, plan.chunk, buffer)
-            for (path, offset, count, tail, little), side in zip(args, sides, strict=True)
+            _side_records(path, offset, count, tail, side.row_bytes, plan.chunk, buffer)
+            for (path, offset, count, tail, _), side in zip(args, sides, strict=True)
         ]
         if remote and len(per_side) > 1:
             # each part's requests in flight together: the zip alone would wait on each in turn
-            per_side = [side.prefetch(2) for side in per_side]
-        if len(per_side) == 1:
-            return filter_dataset(per_side[0], lambda raw, n, le, end: tf.logical_not(end))
-        zipped = tf.data.Dataset.zip(tuple(per_side))  # two sides, or a packed dataset's parts
-        return filter_dataset(zipped, lambda *sides: tf.logical_not(sides[0][3]))
+            per_side = [records.prefetch(2) for records in per_side]
+        # what each record should hold, and which file it comes from, for `_checked`
+        rows, before = _expected(args[0][2], plan.chunk)
+        metas = tuple(
+            tuple(tf.fill(tf.shape(rows), column) for column in (path, offset, count, little))
+            for path, offset, count, _, little in args
+        )
+        expected = tf.data.Dataset.from_tensor_slices((rows, before, metas))
+        return tf.data.Dataset.zip((expected, tuple(per_side)))
 
     if options.shuffle_buffer is None:
         return flat_map(ds, read_piece)
-    return ds.interleave(
-        read_piece,
-        cycle_length=plan.cycle,
-        block_length=1,
-        num_parallel_calls=tf.data.AUTOTUNE if options.auto else plan.cycle,
-        deterministic=True,
-    )
+    return interleave(ds, read_piece, plan.cycle, tf.data.AUTOTUNE if options.auto else plan.cycle)
 
 
 def _decode_chunks(
@@ -340,12 +354,12 @@ def _decode_chunks(
     decoders = [_decoder(side) for side in sides]
 
     @tf.autograph.experimental.do_not_convert
-    def decode(*elements: tuple[tf.Tensor, ...]) -> object:
-        if len(sides) == 1:
-            raw, n, little, _ = elements
-            parts = [decoders[0](raw, n, little)]
-        else:
-            parts = [dec(e[0], e[1], e[2]) for dec, e in zip(decoders, elements, strict=True)]
+    def decode(expected: tuple, raws: tuple[tf.Tensor, ...]) -> object:
+        rows, before, metas = expected
+        parts = []
+        for dec, side, raw, meta in zip(decoders, sides, raws, metas, strict=True):
+            raw = _checked(raw, rows, before, meta, side.row_bytes)
+            parts.append(dec(raw, rows, meta[3]))
         if finish is not None:
             return finish(*parts)
         return parts[0] if len(parts) == 1 else tuple(parts)

@@ -1,4 +1,5 @@
-"""npyio._data.map.parallel_map: Dataset.map semantics, run as a single-device function."""
+"""npyio._data.map: Dataset.map, flat_map and interleave semantics, run as single-device
+functions."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio._data.map import ATTRIBUTES, parallel_map
+from npyio._data.map import ATTRIBUTES, flat_map, interleave, parallel_map
 from tests._graph_util import graph_def
 
 
@@ -102,3 +103,41 @@ def test_pipelines_built_inside_a_tf_function(tmp_path):
         return pair_total, label_total
 
     assert [t.numpy() for t in totals()] == [6, 10]
+
+
+def _inner(i: tf.Tensor, s: tf.Tensor) -> tf.data.Dataset:
+    """A dataset of a different length per element, with a captured tensor."""
+    table = tf.constant([5, 1, 3], tf.int64)
+    n = tf.gather(table, i % 3)
+    return tf.data.Dataset.range(n).map(lambda k: (i * 100 + k, s))
+
+
+@pytest.mark.parametrize("calls", [1, tf.data.AUTOTUNE])
+@pytest.mark.parametrize("cycle, block", [(1, 1), (2, 1), (3, 2)])
+def test_flat_map_and_interleave_give_dataset_s_elements(calls, cycle, block):
+    ds = tf.data.Dataset.range(7).map(lambda i: (i, tf.strings.as_string(i)))
+    theirs = ds.interleave(
+        _inner, cycle_length=cycle, block_length=block, num_parallel_calls=calls, deterministic=True
+    )
+    ours = interleave(ds, _inner, cycle, calls, block_length=block)
+    assert ours.element_spec == theirs.element_spec
+    assert list(ours.as_numpy_iterator()) == list(theirs.as_numpy_iterator())
+    flat = flat_map(ds, _inner)
+    assert list(flat.as_numpy_iterator()) == list(ds.flat_map(_inner).as_numpy_iterator())
+
+
+def test_shuffled_rows_read_pieces_through_a_single_device_interleave(tmp_path):
+    # the function that makes every piece's dataset, started again at each iterator start
+    np.save(tmp_path / "x.npy", np.arange(64, dtype=np.float32).reshape(32, 2))
+    ds = npyio.rows(str(tmp_path / "x.npy"), shuffle_buffer=4, seed=1)
+    gd = graph_def(ds)
+    names = {n.attr["f"].func.name for n in gd.node if "Interleave" in n.op}
+    names |= {
+        n.attr["f"].func.name
+        for f in gd.library.function
+        for n in f.node_def
+        if "Interleave" in n.op
+    }
+    functions = [f for f in gd.library.function if f.signature.name in names]
+    assert functions and all(f.attr["experimental_ints_on_device"].b for f in functions)
+    assert sorted(x[0] for x in ds.as_numpy_iterator()) == list(range(0, 64, 2))
