@@ -214,8 +214,9 @@ def _decode_known(part: Part, hint: Hint, batched: bool) -> tf.Tensor:
             dt,
         )
     # The batch dim is given, not -1: for arrays of no elements (a dim of 0) tf.reshape would
-    # infer it as 1, and a batch of five such files would decode as one.
-    count = tf.shape(contents)[0]
+    # infer it as 1, and a batch of five such files would decode as one. (Unbatched, the one
+    # file's values have a leading dim of 1.)
+    count = tf.shape(contents)[0] if batched else 1
     if hint.fortran_order:
         values = tf.reshape(values, [count, *dims[::-1]])
         values = tf.transpose(values, [0, *range(len(dims), 0, -1)])
