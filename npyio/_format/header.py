@@ -65,10 +65,15 @@ def _data_offset(head: bytes, max_header_size: int) -> int | None:
     return npy.MAGIC_LEN + len_size + hlen if hlen <= max_header_size else None
 
 
-def _read_local(path: str, max_header_size: int) -> tuple[bytes, int]:
+def _read_local(path: str, max_header_size: int, whole: int) -> tuple[bytes, int]:
     fd = os.open(path, os.O_RDONLY)
     try:
         size = os.fstat(fd).st_size
+        if size <= whole:  # the whole file, in as few reads as the OS gives it
+            data = os.read(fd, size)
+            while len(data) < size and (more := os.read(fd, size - len(data))):
+                data += more
+            return data, size
         head = os.read(fd, HEAD)
         if len(head) == HEAD:  # a header longer than HEAD: read up to its end
             end = _data_offset(head, max_header_size)
@@ -82,12 +87,14 @@ def _read_local(path: str, max_header_size: int) -> tuple[bytes, int]:
         os.close(fd)
 
 
-def _read_gfile(path: str, max_header_size: int) -> tuple[bytes, int]:
+def _read_gfile(path: str, max_header_size: int, whole: int) -> tuple[bytes, int]:
     import tensorflow as tf
 
     try:
         with gfile(path).GFile(path, "rb") as f:
             size = f.size()
+            if size <= whole:
+                return f.read(), int(size)
             head = f.read(HEAD)
             end = _data_offset(head, max_header_size)
             if end is not None and end > len(head) == HEAD:
@@ -99,14 +106,17 @@ def _read_gfile(path: str, max_header_size: int) -> tuple[bytes, int]:
         raise OSError(e.message) from e
 
 
-def read_prefix(path: str, max_header_size: int = npy.MAX_HEADER_SIZE) -> tuple[bytes, int]:
-    """A file's first bytes (at least the whole header, or the whole file) and its size.
+def read_prefix(
+    path: str, max_header_size: int = npy.MAX_HEADER_SIZE, whole: int = -1
+) -> tuple[bytes, int]:
+    """A file's first bytes (at least the whole header, or the whole file) and its size; the
+    whole file if it has at most ``whole`` bytes.
 
     Raises:
         FileNotFoundError: if there is no such file.
         OSError: if it cannot be read (a directory, no permission, ...).
     """
-    return (_read_local if is_local(path) else _read_gfile)(path, max_header_size)
+    return (_read_local if is_local(path) else _read_gfile)(path, max_header_size, whole)
 
 
 # --- checking ---------------------------------------------------------------------------------
@@ -119,6 +129,7 @@ class Checked:
     size: int | None  # the file's size in bytes, None if it could not be read
     reason: str | None = None  # None for a good file
     prefix: bytes = b""  # the file's first data_offset bytes, when the header is good
+    data: bytes = b""  # the payload, when asked for (`check_file`'s ``data``) and good
 
     @property
     def ok(self) -> bool:
@@ -141,16 +152,21 @@ def check_file(
     limits: Limits = Limits(),
     *,
     payload: bool = True,
+    data: bool = False,
 ) -> Checked:
     """Checks one file: its size limit, its header and (with ``payload``) that its size is
-    exactly what the header declares, in the graph parser's order.
+    exactly what the header declares, in the graph parser's order; with ``data``, a good file's
+    payload is read too (in the same reads, and within ``limits``), for `npy.payload_array`.
 
     ``cache`` maps header bytes already parsed (by any thread) to their verdict, so a dataset
     whose files share one header is parsed once; a file's own checks are then a dict lookup and
     a size comparison.
     """
     try:
-        head, size = read_prefix(path, limits.max_header_size)
+        # with ``data``, the whole file when the size limit allows it (else the limit fails it)
+        limit = npy.MAX_NBYTES if limits.max_file_size is None else limits.max_file_size
+        whole = limit if data else -1
+        head, size = read_prefix(path, limits.max_header_size, whole)
     except FileNotFoundError:
         return Checked(path, None, None, NO_SUCH_FILE)
     except OSError as e:  # a directory named *.npy, no permission, an I/O error, ...
@@ -179,7 +195,14 @@ def check_file(
         except NpyFormatError as e:
             return Checked(path, header, size, e.reason, prefix)
         raise AssertionError(f"{path}: check_payload accepted {size} bytes, not {expected}")
-    return Checked(path, header, size, None, prefix)
+    if not data:
+        return Checked(path, header, size, None, prefix)
+    if len(head) != expected:  # the file shrank between its stat and its read
+        try:
+            npy.check_payload(header, len(head), path)
+        except NpyFormatError as e:
+            return Checked(path, header, size, e.reason, prefix)
+    return Checked(path, header, size, None, prefix, head[header.data_offset :])
 
 
 def _chunks(items: Sequence[str], n: int) -> Iterator[Sequence[str]]:

@@ -438,6 +438,20 @@ def check_payload(header: NpyHeader, file_size: int, path: str) -> None:
         raise NpyFormatError(path, payload_trailing(str(header.nbytes), str(got)))
 
 
+def payload_array(header: NpyHeader, data: bytes) -> np.ndarray:
+    """The array that ``data``, a payload of ``header``'s size, holds: numpy's reading of it
+    (``np.load``), a view in its stored byte order; bools as the graph decodes them (any
+    nonzero byte is True), where numpy would keep the byte.
+    """
+    stored = np.dtype(np.uint8) if header.dtype.kind == "b" else header.dtype
+    flat = np.frombuffer(data, stored, count=header.count)
+    if header.dtype.kind == "b":
+        flat = flat != 0
+    if header.fortran_order:
+        return flat.reshape(header.shape[::-1]).transpose()
+    return flat.reshape(header.shape)
+
+
 def parse_dtype(dtype: object) -> np.dtype:
     """Normalises a dtype given as a ``tf.DType``, ``numpy.dtype``, type or string.
 

@@ -23,6 +23,15 @@ import tensorflow as tf
 
 import npyio
 from npyio._format.packed import INCOMPLETE, INDEX, IncompletePackError
+from tests._npy_testing import (
+    DTYPE_NAMES,
+    byte_orders,
+    header_text,
+    npy_bytes,
+    sample,
+    with_header,
+    write_gfile,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 N = 37
@@ -231,6 +240,97 @@ def test_pack_shuffle_writes_a_seeded_permutation_and_keeps_the_paths(tmp_path, 
     for x, y, path in got:  # each row with its own file's name
         assert path.decode() == str(tree / "x" / f"{int(y):03d}.npy")
         np.testing.assert_array_equal(x, np.load(path.decode()))
+
+
+def _pack_local_and_by_graph(tmp_path: Path, files: list[bytes], **kw) -> tuple[Path, Path]:
+    """The same files packed from a local directory (read in Python) and from ``ram://`` (read
+    by `npyio.dataset`'s graph, the path of every non-local source)."""
+    for root in (str(tmp_path / "src"), f"ram://{tmp_path.name}/src"):
+        tf.io.gfile.makedirs(root)
+        for i, data in enumerate(files):
+            write_gfile(f"{root}/{i:02d}.npy", data)
+    npyio.pack(str(tmp_path / "src"), out=str(tmp_path / "local"), **kw)
+    npyio.pack(f"ram://{tmp_path.name}/src", out=str(tmp_path / "graph"), **kw)
+    return tmp_path / "local", tmp_path / "graph"
+
+
+def _assert_same_shards(a: Path, b: Path) -> None:
+    names = sorted(n for n in os.listdir(a) if n.endswith(".npy"))
+    assert names == sorted(n for n in os.listdir(b) if n.endswith(".npy"))
+    for name in names:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_local_files_pack_as_the_graph_decodes_them(tmp_path, name):
+    """Every dtype, both byte orders, C and Fortran order: the Python read of local files
+    writes byte for byte the shards that the graph's decode writes, and np.load agrees."""
+    orders = byte_orders(name)
+    arrays = [
+        sample(np.dtype(name).newbyteorder(orders[i % len(orders)]).str, (2, 3), seed=i)
+        for i in range(6)
+    ]
+    arrays = [np.asfortranarray(a) if i % 3 == 1 else a for i, a in enumerate(arrays)]
+    local, graph = _pack_local_and_by_graph(tmp_path, [npy_bytes(a) for a in arrays])
+    _assert_same_shards(local, graph)
+    (shard,) = [n for n in os.listdir(local) if n.startswith("inputs")]
+    np.testing.assert_array_equal(np.load(local / shard), np.stack(arrays))
+
+
+@pytest.mark.parametrize(
+    ("files", "want"),
+    [
+        (  # any nonzero byte is True, as the graph decodes it (np.load keeps the byte)
+            [with_header(header_text("|b1", shape=(4,)), bytes([0, 1, 2, 255]))] * 2,
+            np.array([[False, True, True, True]] * 2),
+        ),
+        ([npy_bytes(np.int32(i)) for i in range(3)], np.arange(3, dtype=np.int32)),
+        ([npy_bytes(np.zeros((0, 3), ">f4"))] * 3, np.zeros((3, 0, 3), np.float32)),
+    ],
+    ids=["bool-bytes", "0-d", "no-elements"],
+)
+def test_local_files_pack_as_the_graph_decodes_them_edge_cases(tmp_path, files, want):
+    local, graph = _pack_local_and_by_graph(tmp_path, files)
+    _assert_same_shards(local, graph)
+    (shard,) = [n for n in os.listdir(local) if n.startswith("inputs")]
+    got = np.load(local / shard)
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+
+
+def test_local_files_shuffle_as_the_graph_does(tmp_path):
+    files = [npy_bytes(np.full((2,), i, np.int16)) for i in range(23)]
+    local, graph = _pack_local_and_by_graph(tmp_path, files, shuffle=True, seed=5, shard_size=20)
+    _assert_same_shards(local, graph)
+    got = [int(x[0]) for x in drain(npyio.dataset(str(local)))]
+    assert sorted(got) != got and sorted(got) == list(range(23))
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_an_odd_or_changed_file_found_while_reading_fails_the_pack_naming_it(tmp_path, tree, check):
+    """Without the check (or a file changed after it), the read names the odd file, and the
+    pack is left incomplete: no index, no shard."""
+    src = tmp_path / "x"
+    src.mkdir()
+    for i in range(30):
+        np.save(src / f"{i:02d}.npy", np.load(tree / "x" / f"{i:03d}.npy"))
+    np.save(src / "25.npy", np.zeros((3, 5), "f4"))
+    out = tmp_path / "p"
+    with pytest.raises(npyio.NpyFormatError, match="shape mismatch") as caught:
+        npyio.pack(str(src), out=str(out), check=check, shard_size=5 * 48)
+    assert caught.value.path == str(src / "25.npy")
+    if check:  # refused before anything is written
+        assert not out.exists()
+    else:
+        assert sorted(os.listdir(out)) == [INCOMPLETE]
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_max_file_size_holds_for_the_read(tmp_path, tree, check):
+    out = tmp_path / "p"
+    with pytest.raises(npyio.NpyFormatError, match="file is too large") as caught:
+        npyio.pack(str(tree / "x"), out=str(out), check=check, max_file_size=100)
+    assert caught.value.path == str(tree / "x" / "000.npy")
 
 
 def test_an_existing_pack_needs_overwrite(tmp_path, tree):
