@@ -68,20 +68,25 @@ def _data_offset(head: bytes, max_header_size: int) -> int | None:
 def _read_local(path: str, max_header_size: int, whole: int) -> tuple[bytes, int]:
     fd = os.open(path, os.O_RDONLY)
     try:
-        size = os.fstat(fd).st_size
-        if size <= whole:  # the whole file, in as few reads as the OS gives it
-            data = os.read(fd, size)
-            while len(data) < size and (more := os.read(fd, size - len(data))):
-                data += more
-            return data, size
         head = os.read(fd, HEAD)
-        if len(head) == HEAD:  # a header longer than HEAD: read up to its end
-            end = _data_offset(head, max_header_size)
-            while end is not None and len(head) < min(end, size):
-                more = os.read(fd, end - len(head))
-                if not more:
-                    break
+        # A short read, then nothing: the whole file, its size known without an fstat (a
+        # syscall that costs as much as the read on a VM, for every file of a dataset).
+        if len(head) < HEAD:
+            more = os.read(fd, HEAD)
+            if not more:
+                return head, len(head)
+            head += more
+        size = os.fstat(fd).st_size
+        if size <= whole:  # the whole file
+            while len(head) < size and (more := os.read(fd, size - len(head))):
                 head += more
+            return head, size
+        end = _data_offset(head, max_header_size)
+        while end is not None and len(head) < min(end, size):  # a header longer than HEAD
+            more = os.read(fd, end - len(head))
+            if not more:
+                break
+            head += more
         return head, size
     finally:
         os.close(fd)
