@@ -69,6 +69,8 @@ __all__ = ["WRITE_BATCH_BYTES", "PackSummary", "pack"]
 
 #: Rows are read from the sources (and written) in batches of about this many bytes.
 WRITE_BATCH_BYTES = 4 << 20
+#: Files whose headers are checked at a time, before a pack.
+_CHECK_SLICE = 1 << 14
 
 
 @dataclass(frozen=True)
@@ -153,13 +155,23 @@ def _check_headers(plan: DatasetPlan, names: list[str]) -> None:
         # in one thread and 490 ms in six (bench/README.md, "Packing"). On object storage each
         # check mostly waits on a request, so `REMOTE_THREADS` wait at once.
         jobs = REMOTE_THREADS if remote else 1
-        # on object storage a task per few files, so that every thread has requests to wait on
-        chunk = max(1, len(column) // (4 * jobs)) if remote else CHUNK
-        checks = check_files(column, jobs, limits=spec.limits, per_task=chunk)
         verdicts: dict[npy.NpyHeader, str | None] = {}
-        for i, checked in enumerate(checks):
-            reason = _reason(spec, checked, verdicts)
-            if reason is not None:
+        # a slice of files at a time, so that the verdicts held do not grow with the dataset
+        for start in range(0, len(column), _CHECK_SLICE):
+            files = column[start : start + _CHECK_SLICE]
+            # on object storage a task per few files, so that every thread has requests to wait on
+            chunk = max(1, len(files) // (4 * jobs)) if remote else CHUNK
+            checks = check_files(files, jobs, limits=spec.limits, per_task=chunk)
+            bad = next(
+                (
+                    (start + i, checked, reason)
+                    for i, checked in enumerate(checks)
+                    if (reason := _reason(spec, checked, verdicts)) is not None
+                ),
+                None,
+            )
+            if bad is not None:
+                i, checked, reason = bad
                 if first is None or (i, p) < first[:2]:
                     first = (i, p, NpyFormatError(checked.path, f"{reason} ({names[p]})"))
                 break

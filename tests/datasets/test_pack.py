@@ -8,6 +8,7 @@ anything is written, the incomplete marker, overwrite, a full disk, a real SIGKI
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import signal
@@ -368,6 +369,28 @@ def test_a_part_that_mixes_shapes_or_dtypes_is_refused_naming_the_first_odd_file
         npyio.pack(str(src), out=str(out))
     assert caught.value.path == str(src / "5.npy")
     assert not out.exists()
+
+
+def test_the_first_odd_file_is_named_when_headers_are_checked_a_slice_at_a_time(
+    tmp_path, tree, monkeypatch
+):
+    """The element first, then the part: an odd label at 5 comes before an odd input at 7,
+    with each part's files checked 3 at a time."""
+    monkeypatch.setattr(importlib.import_module("npyio._data.pack"), "_CHECK_SLICE", 3)
+    for side in ("x", "y"):
+        (tmp_path / side).mkdir()
+        for i in range(10):
+            np.save(tmp_path / side / f"{i}.npy", np.load(tree / side / f"{i:03d}.npy"))
+    np.save(tmp_path / "x" / "7.npy", np.zeros((3, 5), "f4"))
+    np.save(tmp_path / "y" / "5.npy", np.zeros((2,), "i8"))
+    with pytest.raises(npyio.NpyFormatError, match="shape mismatch") as caught:
+        npyio.pack(str(tmp_path / "x"), str(tmp_path / "y"), out=str(tmp_path / "p"))
+    assert caught.value.path == str(tmp_path / "y" / "5.npy")
+    np.save(tmp_path / "y" / "5.npy", np.int64(5))
+    with pytest.raises(npyio.NpyFormatError, match="shape mismatch") as caught:
+        npyio.pack(str(tmp_path / "x"), str(tmp_path / "y"), out=str(tmp_path / "p"))
+    assert caught.value.path == str(tmp_path / "x" / "7.npy")
+    assert not (tmp_path / "p").exists()
 
 
 def test_an_out_among_the_sources_or_inside_the_class_folders_is_refused(tmp_path):
