@@ -388,8 +388,8 @@ def pack(
         overwrite: Replace a pack already in ``out`` (refused otherwise).
         check: Check every file's header before writing (a part that mixes dtypes or shapes
             is refused, naming the first odd file). Without, an odd file still fails the pack
-            when it is read (naming it; the partial pack is removed, its marker
-            left), in about half the time on small local files.
+            when it is read (naming it; the partial pack is removed, its marker left), in
+            about 60% of the time on small local files.
         dtype, shape, label_dtype, label_shape, key, label_key, max_file_size,
             max_header_size: As for `npyio.dataset`. Shapes must be fixed (no ``None`` dims).
         progress: Called after each batch with the rows it wrote and the rows in all.
