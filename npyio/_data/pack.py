@@ -4,7 +4,7 @@ The sources are planned by `npyio.dataset`'s own `plan_dataset` (pairing, splits
 a pack holds exactly the elements, in exactly the order, that `npyio.dataset` of the same
 sources yields. Local ``.npy`` files are then read in Python (`_from_local_files`: each through
 `check_file`, the reader and checks of ``npyio verify``, and `npy.payload_array`): a pair of
-small files costs about 20 us that way, 70 us through tf.data on 2 cores; other sources (object
+small files costs about 25 us that way, 70 us through tf.data on 2 cores; other sources (object
 storage, ``.npz`` members) are read by `npyio.dataset`'s graph (`build`); tests keep the two
 writing the same bytes. Rows are written with numpy's header and plain writes
 (`npyio._format.packed`), a batch of about `WRITE_BATCH_BYTES` at a time, so memory is bounded
@@ -215,7 +215,7 @@ def _local(plan: DatasetPlan) -> bool:
 
 def _from_local_files(plan: DatasetPlan, names: list[str]) -> Iterator[Rows]:
     """The rows of `_from_graph`, read in Python: on local files a pair of small files costs
-    about 20 us in Python, where tf.data's per-file path costs about 70 us a pair on 2 cores
+    about 25 us in Python, where tf.data's per-file path costs about 70 us a pair on 2 cores
     (bench/README.md, "Packing"), and a pack is about reading every file once.
 
     Each file goes through `check_file`, the reader and checks of `npyio verify` (limits, the
