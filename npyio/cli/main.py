@@ -373,6 +373,29 @@ def _jobs(help: str) -> Option:
     return option("--jobs", "-j", type=positive_int, default=_DEFAULT_JOBS, metavar="N", help=help)
 
 
+def _spec_options(labels: str, dims: str) -> tuple[Option, ...]:
+    """``--dtype``, ``--shape``, ``--label-dtype``, ``--label-shape``: what each part loads as,
+    the arguments of `npyio.dataset` (``labels`` and ``dims`` end the labels' and the shape's
+    help)."""
+    first = " (default: the first file's)"
+    return (
+        option(
+            "--dtype",
+            type=dtype_arg,
+            metavar="DTYPE",
+            help=f"the inputs' dtype, as npyio.dataset(dtype=...){first}",
+        ),
+        option(
+            "--shape",
+            type=shape_arg,
+            metavar="DIMS",
+            help=f"the inputs' shape, as npyio.dataset(shape=...): 64,64,3 ({dims}){first}",
+        ),
+        option("--label-dtype", type=dtype_arg, metavar="DTYPE", help=f"the labels' dtype{labels}"),
+        option("--label-shape", type=shape_arg, metavar="DIMS", help=f"the labels' shape{labels}"),
+    )
+
+
 _JSON = option("--json", action="store_true", help="print JSON on stdout")
 _QUIET = option("--quiet", "-q", action="store_true", help="no progress on stderr")
 
@@ -501,31 +524,7 @@ VERIFY = CommandSpec(
             help="also check these two directories (or globs), and that their files pair up as "
             "npyio.dataset(INPUTS, LABELS) pairs them",
         ),
-        option(
-            "--dtype",
-            type=dtype_arg,
-            metavar="DTYPE",
-            help="the inputs' dtype, as npyio.dataset(dtype=...) (default: the first file's)",
-        ),
-        option(
-            "--shape",
-            type=shape_arg,
-            metavar="DIMS",
-            help="the inputs' shape, as npyio.dataset(shape=...): 64,64,3, with "
-            "None for a dim of any size (default: the first file's)",
-        ),
-        option(
-            "--label-dtype",
-            type=dtype_arg,
-            metavar="DTYPE",
-            help="the labels' dtype (with --pairs)",
-        ),
-        option(
-            "--label-shape",
-            type=shape_arg,
-            metavar="DIMS",
-            help="the labels' shape (with --pairs)",
-        ),
+        *_spec_options(" (with --pairs)", "None for a dim of any size"),
         option(
             "--allow-mixed",
             action="store_true",
@@ -595,10 +594,7 @@ PACK = CommandSpec(
         option("--overwrite", action="store_true", help="replace a pack already in OUT"),
         option("--key", help="read this member of .npz archives (as npyio.dataset(key=))"),
         option("--label-key", help="and this one as the labels"),
-        option("--dtype", type=dtype_arg, metavar="DTYPE", help="the inputs' dtype"),
-        option("--shape", type=shape_arg, metavar="DIMS", help="the inputs' shape: 64,64,3"),
-        option("--label-dtype", type=dtype_arg, metavar="DTYPE", help="the labels' dtype"),
-        option("--label-shape", type=shape_arg, metavar="DIMS", help="the labels' shape"),
+        *_spec_options("", "fixed: a shard holds rows of one shape"),
         option(
             "--no-check",
             action="store_true",
