@@ -11,6 +11,8 @@ Fixes over the emulator, each for a request TensorFlow makes:
 - an empty ``uploadType=media`` body (``makedirs``) is an empty object, not a crash;
 - the resumable session URL (``Location``) is https, as the client connected;
 - reads past the end of an object answer 416, as GCS does;
+- listings come in pages of at most 1,000 entries (``maxResults``, ``pageToken``,
+  ``nextPageToken``), as GCS pages them, where the emulator answers everything at once;
 - ``TCP_NODELAY`` (else each response's second write waits ~40 ms for a delayed ACK), the TLS
   handshake in the connection's thread (a stalled client never blocks ``accept``), a deep listen
   backlog, keep-alive, one write per response and no per-request logging.
@@ -52,6 +54,9 @@ KINDS = ("read", "stat", "list", "bucket", "upload_start", "upload", "rewrite", 
 ACTIONS = ("status", "truncate", "stall", "drop")
 #: Entries kept in the request log (the oldest go first).
 LOG_MAX = 100_000
+#: The most entries (objects and prefixes together) a listing answers in one page: GCS's own
+#: limit, whatever ``maxResults`` asks for.
+PAGE_MAX = 1000
 
 
 def classify(method: str, host: str, target: str) -> tuple[str, str | None]:
@@ -290,6 +295,30 @@ def _read_body(handler: http.server.BaseHTTPRequestHandler) -> bytes:
     return bytes(body)
 
 
+def _page(body: bytes, query: dict[str, list[str]]) -> bytes:
+    """One page of a listing the emulator answered whole: the entries (objects and prefixes, in
+    name order, counted together as GCS counts them) after the ``pageToken``'s, at most
+    ``maxResults`` and `PAGE_MAX` of them, with a ``nextPageToken`` when more follow. The token
+    is opaque to the client, as GCS's is: here, the last entry given, base64-encoded."""
+    listing = json.loads(body)
+    entries = sorted(
+        [(item["name"], "items", item) for item in listing.get("items") or []]
+        + [(prefix, "prefixes", prefix) for prefix in listing.get("prefixes") or []],
+        key=lambda entry: entry[:2],
+    )
+    if token := query.get("pageToken", [""])[0]:
+        after = tuple(json.loads(base64.urlsafe_b64decode(token.encode())))
+        entries = [entry for entry in entries if entry[:2] > after]
+    size = max(1, min(int(query.get("maxResults", [PAGE_MAX])[0]), PAGE_MAX))
+    page: dict[str, Any] = {"kind": listing.get("kind", "storage#objects")}
+    page["prefixes"] = [value for _, key, value in entries[:size] if key == "prefixes"]
+    page["items"] = [value for _, key, value in entries[:size] if key == "items"]
+    if len(entries) > size:
+        last = json.dumps(entries[size - 1][:2]).encode()
+        page["nextPageToken"] = base64.urlsafe_b64encode(last).decode()
+    return json.dumps(page).encode()
+
+
 def _error(status: int, message: str) -> tuple[int, dict[str, str], bytes]:
     body = {"error": {"code": status, "message": message, "errors": [{"message": message}]}}
     return status, {"Content-Type": "application/json"}, json.dumps(body).encode()
@@ -331,7 +360,7 @@ class FakeGcs:
         method, target = handler.command, handler.path
         kind, name = classify(method, handler.headers.get("Host", ""), target)
         rule = self._take_rule(method, kind, name, target)
-        entry = {"t": time.time(), "method": method, "kind": kind, "name": name}
+        entry = {"t": time.time(), "method": method, "kind": kind, "name": name, "target": target}
         entry["range"] = handler.headers.get("Range")
         with self.stats.track(kind, entry):
             delay = self._latency.get(kind, self._latency.get("all", 0.0))
@@ -382,6 +411,8 @@ class FakeGcs:
         location = response.headers.get("Location", "")
         if location.startswith("http://"):
             response.headers["Location"] = "https://" + location[len("http://") :]
+        if kind == "list" and int(response.status) == 200:
+            response.body = _page(response.body, parse_qs(urlsplit(handler.path).query))
         return int(response.status), response.headers, response.body
 
     def _past_end(self, handler: _Handler, match: re.Match[str]) -> tuple[int, dict, bytes] | None:

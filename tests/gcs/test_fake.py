@@ -232,6 +232,38 @@ def test_objects_put_directly_are_read_by_tensorflow(
     assert gcs.stats()["ranges"] == [("tree/three.bin", "bytes=0-67108863")]
 
 
+def test_listings_come_in_pages_of_1000(
+    gcs: GcsSandbox, gcs_worker: Worker, tmp_path: Path
+) -> None:
+    # 2,345 objects and 5 prefixes in one directory: pages of 1,000 entries, objects and
+    # prefixes counted together, as GCS pages them; TensorFlow's client follows the tokens
+    for i in range(2345):
+        (tmp_path / f"{i:05d}.bin").write_bytes(b"")
+    for i in range(5):
+        (tmp_path / f"sub{i}").mkdir()
+        (tmp_path / f"sub{i}" / "f.bin").write_bytes(b"")
+    gcs.put_tree(tmp_path, gcs.url("paged"))
+    gcs.reset_stats()
+    listed = gcs_worker.exec(f"result = tf.io.gfile.listdir({gcs.url('paged')!r})")
+    assert sorted(listed) == sorted(
+        [f"{i:05d}.bin" for i in range(2345)] + [f"sub{i}/" for i in range(5)]
+    )
+    # listdir asks whether the directory exists (``maxResults=1``: one page of one entry),
+    # then lists it: 2,350 entries in pages of 1,000, 1,000 and 350
+    targets = [r["target"] for r in gcs.requests("list")]
+    assert [("maxResults=1" in t, "pageToken=" in t) for t in targets] == [
+        (True, False),
+        (False, False),
+        (False, True),
+        (False, True),
+    ]
+    gcs.reset_stats()
+    globbed = gcs_worker.exec(f"result = tf.io.gfile.glob({gcs.url('paged/*.bin')!r})")
+    assert globbed == [gcs.url(f"paged/{i:05d}.bin") for i in range(2345)]
+    assert sum("pageToken=" in r["target"] for r in gcs.requests("list")) == 2
+    assert gcs.errors() == []
+
+
 def test_latency_applies_to_each_request(gcs: GcsSandbox, gcs_worker: Worker) -> None:
     for i in range(5):
         gcs.put(f"latency/{i}", b"x")
