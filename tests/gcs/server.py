@@ -256,6 +256,7 @@ class _Response(emulator.Response):
         super().__init__(handler)
         self.headers: dict[str, str] = {}
         self.body = b""
+        self.obj: Any = None  # what `json` answers, dumped by `FakeGcs._route`
 
     def __setitem__(self, key: str, value: str) -> None:
         self.headers[key] = value
@@ -273,7 +274,7 @@ class _Response(emulator.Response):
 
     def json(self, obj: Any) -> None:
         self["Content-Type"] = "application/json"
-        self.body = json.dumps(obj).encode()
+        self.obj = obj  # a listing is cut to a page before it is dumped (`_page`)
 
 
 def _read_body(handler: http.server.BaseHTTPRequestHandler) -> bytes:
@@ -295,12 +296,11 @@ def _read_body(handler: http.server.BaseHTTPRequestHandler) -> bytes:
     return bytes(body)
 
 
-def _page(body: bytes, query: dict[str, list[str]]) -> bytes:
+def _page(listing: dict[str, Any], query: dict[str, list[str]]) -> dict[str, Any]:
     """One page of a listing the emulator answered whole: the entries (objects and prefixes, in
     name order, counted together as GCS counts them) after the ``pageToken``'s, at most
     ``maxResults`` and `PAGE_MAX` of them, with a ``nextPageToken`` when more follow. The token
     is opaque to the client, as GCS's is: here, the last entry given, base64-encoded."""
-    listing = json.loads(body)
     entries = sorted(
         [(item["name"], "items", item) for item in listing.get("items") or []]
         + [(prefix, "prefixes", prefix) for prefix in listing.get("prefixes") or []],
@@ -316,7 +316,7 @@ def _page(body: bytes, query: dict[str, list[str]]) -> bytes:
     if len(entries) > size:
         last = json.dumps(entries[size - 1][:2]).encode()
         page["nextPageToken"] = base64.urlsafe_b64encode(last).decode()
-    return json.dumps(page).encode()
+    return page
 
 
 def _error(status: int, message: str) -> tuple[int, dict[str, str], bytes]:
@@ -411,9 +411,13 @@ class FakeGcs:
         location = response.headers.get("Location", "")
         if location.startswith("http://"):
             response.headers["Location"] = "https://" + location[len("http://") :]
-        if kind == "list" and int(response.status) == 200:
-            response.body = _page(response.body, parse_qs(urlsplit(handler.path).query))
-        return int(response.status), response.headers, response.body
+        body = response.body
+        if response.obj is not None:
+            obj = response.obj
+            if kind == "list" and int(response.status) == 200:
+                obj = _page(obj, parse_qs(urlsplit(handler.path).query))
+            body = json.dumps(obj).encode()
+        return int(response.status), response.headers, body
 
     def _past_end(self, handler: _Handler, match: re.Match[str]) -> tuple[int, dict, bytes] | None:
         """A 416 answer for a Range that starts at or past the end of a non-empty object."""
