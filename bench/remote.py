@@ -22,7 +22,8 @@ epoch after a short warm-up:
 Also ``startup``: building ``npyio.dataset`` over N objects per side against a bare
 ``tf.io.gfile.glob`` of both directories plus ``from_tensor_slices``, each in a fresh process
 (imports outside the timing), at one latency: the whole build, and its plan alone (listing,
-pairing and the first headers; the rest is the graph, the same for any N).
+pairing and the first headers; the rest is the graph, the same for any N), with the requests
+each made by kind (the fake, like GCS, answers listings 1,000 names a page).
 
 Usage::
 
@@ -213,9 +214,12 @@ def startup(gcs: GcsSandbox, objects: int, latency: float, rounds: int) -> dict:
     xs, ys = gcs.url(f"startup-{objects}/inputs"), gcs.url(f"startup-{objects}/labels")
     gcs.set_latency(latency)
     seconds: dict[str, list[float]] = {"npyio": [], "npyio plan": [], "bare glob": []}
+    requests: dict[str, dict[str, int]] = {}
     for _ in range(rounds):
         for how in ("npyio", "bare glob"):
+            gcs.reset_stats()
             run = gcs.python(STARTUP, xs, ys, how, timeout=1800)
+            requests[how] = gcs.stats()["by_kind"]
             if run.returncode:
                 raise RuntimeError(run.stderr[-3000:])
             got = json.loads(run.stdout.strip().splitlines()[-1])
@@ -229,6 +233,7 @@ def startup(gcs: GcsSandbox, objects: int, latency: float, rounds: int) -> dict:
         **medians,
         "ratio": medians["npyio"] / medians["bare glob"],
         "plan_ratio": medians["npyio plan"] / medians["bare glob"],
+        "requests": requests,  # by kind, in the last round (listings come 1,000 names a page)
     }
 
 
