@@ -39,6 +39,54 @@ def _spec(value: Any) -> tf.TensorSpec:
     return tf.TensorSpec(value.shape, value.dtype)
 
 
+def _apply(fn: Callable[..., Any], element: Any) -> Any:
+    """As ``Dataset.map`` calls its function: a plain tuple element as separate arguments, a
+    named tuple (or anything else) whole."""
+    return fn(*element) if type(element) is tuple else fn(element)
+
+
+def _function(
+    ds: tf.data.Dataset,
+    body: Callable[..., tuple[list[tf.Tensor] | tf.Tensor, Any]],
+    state: tf.TensorSpec | None = None,
+) -> tuple[Any, Any]:
+    """The one way npyio traces a function over the elements of ``ds``: a single-device
+    concrete function of the flat element (after a ``state`` tensor, if given), and the
+    structure its ``body`` reports. ``body(element)`` (``body(state, element)``) returns the
+    flat outputs and their structure."""
+    in_spec = ds.element_spec
+    flat_in = tf.nest.flatten(in_spec)
+    lead = [] if state is None else [state]
+    structures: list[Any] = []
+
+    def flat_fn(*args: tf.Tensor) -> list[tf.Tensor] | tf.Tensor:
+        element = tf.nest.pack_sequence_as(in_spec, list(args[len(lead) :]))
+        flat, structure = body(*args[: len(lead)], element)
+        structures.append(structure)
+        return flat
+
+    f = tf.function(
+        flat_fn,
+        input_signature=[*lead, *flat_in],
+        autograph=False,
+        experimental_attributes=ATTRIBUTES,
+    ).get_concrete_function()
+    return f, structures[-1]
+
+
+def _op_arguments(ds: tf.data.Dataset, f: Any, structure: Any) -> dict[str, Any]:
+    """The arguments every dataset op with a function takes: the input, the function and its
+    captures, and the types and shapes of the elements it makes."""
+    flat_out = tf.nest.flatten(structure)
+    return dict(
+        input_dataset=tf.data.experimental.to_variant(ds),
+        other_arguments=f.captured_inputs,
+        f=f,
+        output_types=[s.dtype for s in flat_out],
+        output_shapes=[s.shape for s in flat_out],
+    )
+
+
 def parallel_map(
     ds: tf.data.Dataset,
     fn: Callable[..., Any],
@@ -52,31 +100,15 @@ def parallel_map(
     be dense tensors.
     """
     in_spec = ds.element_spec
-    flat_in = tf.nest.flatten(in_spec)
-    if not all(isinstance(s, tf.TensorSpec) for s in flat_in):
+    if not all(isinstance(s, tf.TensorSpec) for s in tf.nest.flatten(in_spec)):
         raise TypeError(f"parallel_map needs dense tensor elements, got {in_spec}")
-    out_structure: list[Any] = []
 
-    def flat_fn(*args: tf.Tensor) -> list[tf.Tensor]:
-        element = tf.nest.pack_sequence_as(in_spec, list(args))
-        # As Dataset.map: a plain tuple is passed as separate arguments, a named tuple whole.
-        out = fn(*element) if type(element) is tuple else fn(element)
-        out_structure.append(tf.nest.map_structure(_spec, out))
-        return tf.nest.flatten(out)
+    def body(element: Any) -> tuple[list[tf.Tensor], Any]:
+        out = _apply(fn, element)
+        return tf.nest.flatten(out), tf.nest.map_structure(_spec, out)
 
-    f = tf.function(
-        flat_fn, input_signature=flat_in, autograph=False, experimental_attributes=ATTRIBUTES
-    ).get_concrete_function()
-    structure = out_structure[-1]
-    flat_out = tf.nest.flatten(structure)
-    common = dict(
-        input_dataset=tf.data.experimental.to_variant(ds),
-        other_arguments=f.captured_inputs,
-        f=f,
-        output_types=[s.dtype for s in flat_out],
-        output_shapes=[s.shape for s in flat_out],
-        preserve_cardinality=True,
-    )
+    f, structure = _function(ds, body)
+    common = dict(_op_arguments(ds, f, structure), preserve_cardinality=True)
     if num_parallel_calls is None:
         variant = tf.raw_ops.MapDataset(**common)
     else:
@@ -91,20 +123,12 @@ def parallel_map(
 def _dataset_function(ds: tf.data.Dataset, fn: Callable[..., tf.data.Dataset]) -> tuple[Any, Any]:
     """``fn`` (an element of ``ds`` -> a dataset) as a single-device function returning the
     dataset's variant, and the element structure of the datasets it returns."""
-    in_spec = ds.element_spec
-    flat_in = tf.nest.flatten(in_spec)
-    out_structure: list[Any] = []
 
-    def flat_fn(*args: tf.Tensor) -> tf.Tensor:
-        element = tf.nest.pack_sequence_as(in_spec, list(args))
-        inner = fn(*element) if type(element) is tuple else fn(element)
-        out_structure.append(inner.element_spec)
-        return tf.data.experimental.to_variant(inner)
+    def body(element: Any) -> tuple[tf.Tensor, Any]:
+        inner = _apply(fn, element)
+        return tf.data.experimental.to_variant(inner), inner.element_spec
 
-    f = tf.function(
-        flat_fn, input_signature=flat_in, autograph=False, experimental_attributes=ATTRIBUTES
-    ).get_concrete_function()
-    return f, out_structure[-1]
+    return _function(ds, body)
 
 
 def flat_map(ds: tf.data.Dataset, fn: Callable[..., tf.data.Dataset]) -> tf.data.Dataset:
@@ -114,14 +138,7 @@ def flat_map(ds: tf.data.Dataset, fn: Callable[..., tf.data.Dataset]) -> tf.data
     returns a dataset, whose elements must be dense tensors.
     """
     f, structure = _dataset_function(ds, fn)
-    flat_out = tf.nest.flatten(structure)
-    variant = tf.raw_ops.FlatMapDataset(
-        input_dataset=tf.data.experimental.to_variant(ds),
-        other_arguments=f.captured_inputs,
-        f=f,
-        output_types=[s.dtype for s in flat_out],
-        output_shapes=[s.shape for s in flat_out],
-    )
+    variant = tf.raw_ops.FlatMapDataset(**_op_arguments(ds, f, structure))
     return tf.data.experimental.from_variant(variant, structure)
 
 
@@ -136,20 +153,15 @@ def interleave(
     ``fn`` run as a single-device function (see `parallel_map`): it makes the dataset of every
     element, so a multi-device one would be optimized again at each iterator start."""
     f, structure = _dataset_function(ds, fn)
-    flat_out = tf.nest.flatten(structure)
     autotune = tf.constant(tf.data.AUTOTUNE, tf.int64)
     variant = tf.raw_ops.ParallelInterleaveDatasetV4(
-        input_dataset=tf.data.experimental.to_variant(ds),
-        other_arguments=f.captured_inputs,
         cycle_length=tf.constant(cycle_length, tf.int64),
         block_length=tf.constant(block_length, tf.int64),
         buffer_output_elements=autotune,  # as Dataset.interleave
         prefetch_input_elements=autotune,
         num_parallel_calls=tf.constant(num_parallel_calls, tf.int64),
-        f=f,
         deterministic="true",
-        output_types=[s.dtype for s in flat_out],
-        output_shapes=[s.shape for s in flat_out],
+        **_op_arguments(ds, f, structure),
     )
     return tf.data.experimental.from_variant(variant, structure)
 
@@ -159,32 +171,13 @@ def scan(
 ) -> tf.data.Dataset:
     """``ds.scan(initial, fn)`` with one tensor of state, ``fn`` run as a single-device
     function (see `parallel_map`); ``fn(state, element)`` returns ``(state, output)``."""
-    in_spec = ds.element_spec
-    flat_in = tf.nest.flatten(in_spec)
-    state_spec = tf.TensorSpec(initial.shape, initial.dtype)
-    out_structure: list[Any] = []
 
-    def flat_fn(state: tf.Tensor, *args: tf.Tensor) -> list[tf.Tensor]:
-        element = tf.nest.pack_sequence_as(in_spec, list(args))
+    def body(state: tf.Tensor, element: Any) -> tuple[list[tf.Tensor], Any]:
         new_state, out = fn(state, element)
-        out_structure.append(tf.nest.map_structure(_spec, out))
-        return [new_state, *tf.nest.flatten(out)]
+        return [new_state, *tf.nest.flatten(out)], tf.nest.map_structure(_spec, out)
 
-    f = tf.function(
-        flat_fn,
-        input_signature=[state_spec, *flat_in],
-        autograph=False,
-        experimental_attributes=ATTRIBUTES,
-    ).get_concrete_function()
-    structure = out_structure[-1]
-    flat_out = tf.nest.flatten(structure)
+    f, structure = _function(ds, body, tf.TensorSpec(initial.shape, initial.dtype))
     variant = tf.raw_ops.ScanDataset(
-        input_dataset=tf.data.experimental.to_variant(ds),
-        initial_state=[initial],
-        other_arguments=f.captured_inputs,
-        f=f,
-        output_types=[s.dtype for s in flat_out],
-        output_shapes=[s.shape for s in flat_out],
-        preserve_cardinality=True,
+        initial_state=[initial], preserve_cardinality=True, **_op_arguments(ds, f, structure)
     )
     return tf.data.experimental.from_variant(variant, structure)
