@@ -415,10 +415,7 @@ class FakeGcs:
         if response.obj is not None:
             obj = response.obj
             if kind == "list" and int(response.status) == 200:
-                try:
-                    obj = _page(obj, parse_qs(urlsplit(handler.path).query))
-                except (ValueError, TypeError):  # a token it never gave, a bad maxResults
-                    return _error(400, "Invalid argument: pageToken or maxResults")
+                obj = _page(obj, parse_qs(urlsplit(handler.path).query))
             body = json.dumps(obj).encode()
         return int(response.status), response.headers, body
 

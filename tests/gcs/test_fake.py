@@ -264,31 +264,6 @@ def test_listings_come_in_pages_of_1000(
     assert gcs.errors() == []
 
 
-def test_a_page_counts_objects_and_prefixes_together() -> None:
-    # the paging itself, without TensorFlow: every entry once, in name order, however it pages
-    server = pytest.importorskip("tests.gcs.server")
-    listing = {
-        "items": [{"name": f"d/{i}"} for i in (5, 1, 3)],
-        "prefixes": ["d/2/", "d/4/"],
-    }
-    seen, token, pages = [], "", 0
-    while True:
-        query = {"maxResults": ["2"]} | ({"pageToken": [token]} if token else {})
-        page = server._page(listing, query)
-        seen += [i["name"] for i in page["items"]] + page["prefixes"]
-        assert len(page["items"]) + len(page["prefixes"]) <= 2
-        pages += 1
-        assert pages <= 3, seen  # a token that does not move on would page forever
-        if "nextPageToken" not in page:
-            break
-        token = page["nextPageToken"]
-    assert pages == 3
-    assert sorted(seen) == ["d/1", "d/2/", "d/3", "d/4/", "d/5"] and len(seen) == 5
-    assert server._page(listing, {"maxResults": ["5000"]}).get("nextPageToken") is None
-    with pytest.raises((ValueError, TypeError)):
-        server._page(listing, {"pageToken": ["not a token"]})
-
-
 def test_latency_applies_to_each_request(gcs: GcsSandbox, gcs_worker: Worker) -> None:
     for i in range(5):
         gcs.put(f"latency/{i}", b"x")
