@@ -35,8 +35,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 from pairs import ensure_pairs  # noqa: E402  (bench/, the script's own directory)
 
 
-def throughput(root: str, rounds: int) -> dict[str, list[float]]:
-    """Pairs/s per pipeline, ``rounds`` interleaved epochs after a warm-up, in rotating order."""
+def throughput(root: str, rounds: int, only: str = "") -> dict[str, list[float]]:
+    """Pairs/s per pipeline, ``rounds`` interleaved epochs after a warm-up, in rotating order;
+    with ``only``, just the pipelines whose name holds it."""
     import tensorflow as tf
 
     import npyio
@@ -64,6 +65,7 @@ def throughput(root: str, rounds: int) -> dict[str, list[float]]:
     pipelines["shuffled, unbatched"] = npyio.dataset(xs, ys, shuffle=True, seed=1)
     if hasattr(npyio._data.dataset, "row_source"):
         pipelines["shuffled, unbatched (a buffer)"] = buffer_shuffled(xs, ys, batch_size=None)
+    pipelines = {name: ds for name, ds in pipelines.items() if only in name}
 
     def drain(ds: tf.data.Dataset) -> tuple[float, float]:
         """(pairs/s, CPU microseconds per pair) of one epoch."""
@@ -88,6 +90,40 @@ def throughput(root: str, rounds: int) -> dict[str, list[float]]:
             rates.setdefault(name, []).append(per_s)
             rates.setdefault(f"{name}: CPU us/pair", []).append(cpu_us)
     return rates
+
+
+#: Each pipeline shuffled by index, and the same one through a buffer (`buffer_shuffled`).
+PAIRS = {
+    "batches of 8": ("shuffled", "shuffled (a buffer of every row)"),
+    "unbatched": ("shuffled, unbatched", "shuffled, unbatched (a buffer)"),
+}
+
+
+def paired_ratios(rates: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+    """For each pipeline of `PAIRS` measured, its pairs/s over the buffer's in the same round:
+    the median of the rounds, and a 95% bootstrap interval of that median (single rounds on
+    a 2-core VM spread too widely to mean much one by one), and the same of CPU per pair."""
+    import random
+
+    def median_and_interval(values: list[float]) -> dict[str, float]:
+        draw = random.Random(0)
+        medians = sorted(
+            statistics.median(draw.choices(values, k=len(values))) for _ in range(10_000)
+        )
+        return {"median": statistics.median(values), "low": medians[250], "high": medians[9749]}
+
+    out = {}
+    for label, (index, buffer) in PAIRS.items():
+        if index in rates and buffer in rates:
+            speed = [a / b for a, b in zip(rates[index], rates[buffer])]
+            cpu_index, cpu_buffer = (rates[f"{name}: CPU us/pair"] for name in (index, buffer))
+            cpu = [a / b for a, b in zip(cpu_index, cpu_buffer)]
+            out[label] = {
+                "rounds": len(speed),
+                **{f"pairs/s {k}": v for k, v in median_and_interval(speed).items()},
+                **{f"CPU/pair {k}": v for k, v in median_and_interval(cpu).items()},
+            }
+    return out
 
 
 def buffer_shuffled(xs: str, ys: str, batch_size: int | None = 8) -> object:
@@ -191,6 +227,10 @@ def main(argv: list[str] | None = None) -> int:
     one = sub.add_parser("throughput")
     one.add_argument("--root", default=os.path.expanduser("~/.cache/npyio/shuffle-bench"))
     one.add_argument("--rounds", type=int, default=5)
+    one.add_argument("--only", default="", help="only the pipelines whose name holds this")
+    one.add_argument(
+        "--ratios", action="store_true", help="also index/buffer ratios per round (`PAIRS`)"
+    )
     ck = sub.add_parser("checkpoint")
     ck.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     both = sub.add_parser("compare")
@@ -201,7 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     both.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     args = parser.parse_args(argv)
     if args.command == "throughput":
-        result: dict = throughput(args.root, args.rounds)
+        result: dict = throughput(args.root, args.rounds, args.only)
+        if args.ratios:
+            result["ratios"] = paired_ratios(result)
     elif args.command == "checkpoint":
         result = checkpoint(args.sizes)
     else:

@@ -39,8 +39,8 @@ which `IndexShuffle` says why).
 - **Blocks.** The permutation is computed for a block of positions at a time, one op for the
   block, so that the per-element cost is an ``unbatch``: a block of one position per element
   made unbatched shuffled epochs about 40% slower than a ``Dataset.shuffle`` buffer; with 64
-  positions batched epochs are as fast and unbatched ones about 7% slower (bench/README.md,
-  "Shuffling by index"). The order does not depend on the block size.
+  positions both are as fast as the buffer, once nothing injects a prefetch above the anchor
+  (bench/README.md, "Shuffling by index"). The order does not depend on the block size.
   Under tf.data service dynamic sharding a split is one block, taken on demand, so a block is
   also at most 1/64 of the epoch (`block_size`): a dataset has at least 64 splits to share out
   among workers, and a killed worker loses at most one split besides its prefetched batches.
@@ -176,10 +176,16 @@ class IndexShuffle:
     with a second iterator of the same dataset (`anchor`), alive until the epoch's end is
     delivered: every checkpoint then holds the generator's position.
 
-    What this cannot cover: with a new iterator for each epoch instead of a ``.repeat()``,
-    tf.data's own prefetch above the pipeline holds the epoch's last batches after the anchor
-    has ended; a checkpoint written then restores the epoch under way exactly, but not the
-    next epochs' orders (README, "Resuming"). ``Dataset.shuffle`` has the same limit.
+    The anchor must stay the last step: a prefetch above it would read the epoch's end, and
+    end the anchor, before the last elements are delivered. tf.data injects one there
+    (``inject_prefetch``, on by default) when a pipeline ends in a synchronous step, as the
+    anchor's scan is, so `anchor` turns that option off. With it on, a checkpoint written in
+    an epoch's last batches lost the next epochs' orders when each epoch has a new iterator
+    (as Keras's ``fit`` makes), and the extra prefetch cost an unbatched pipeline a thread
+    hand-off per element: about 7% more CPU per pair than a ``Dataset.shuffle`` buffer
+    (bench/README.md, "Shuffling by index"). What still cannot be covered: an asynchronous
+    step the caller adds after the dataset without a ``.repeat()`` between (a ``prefetch``, a
+    parallel map) reads ahead the same way (README, "Resuming").
     """
 
     def __init__(
@@ -301,7 +307,13 @@ class IndexShuffle:
         # then held no generator position. A scan delivers each element as the zip yields it,
         # so the zip ends only when the epoch's end is asked for, inside the caller's
         # ``.repeat()``, which starts the next epoch's iterators in the same step.
-        return scan(zipped, tf.constant(0, tf.int8), lambda state, e: (state, e[-1]))
+        anchored = scan(zipped, tf.constant(0, tf.int8), lambda state, e: (state, e[-1]))
+        # No prefetch injected above the scan (class docstring). The pipeline below has its
+        # own prefetch; the option goes with the dataset, and a caller's later with_options
+        # can turn it back on.
+        options = tf.data.Options()
+        options.experimental_optimization.inject_prefetch = False
+        return anchored.with_options(options)
 
 
 def shuffled_indices(

@@ -266,6 +266,70 @@ def test_without_a_seed_the_current_epoch_resumes_exactly(pairs, tmp_path):
     assert json.loads(restored.stdout.strip().splitlines()[-1])["rest"] == before["rest"]
 
 
+NEW_ITERATORS = """
+import json, sys
+import tensorflow as tf
+import npyio
+import npyio._data.rows_plan
+xs, ys, ckpt, mode, take = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+if ys == "rows":  # npyio.rows of the one array xs, in 10 pieces, through a buffer of rows
+    npyio._data.rows_plan.BLOCK_BYTES = 800
+    ds = npyio.rows(xs, batch_size=50, shuffle_buffer=64, seed=4, num_parallel_reads=2)
+else:
+    ds = npyio.dataset(xs, ys, batch_size=4, shuffle=True, seed=7)
+def ids(it):
+    return [int(v) for e in it for v in (e if ys == "rows" else e[1]).numpy().reshape(-1)]
+it = iter(ds)
+first = []
+if mode == "save":
+    first = ids(next(it) for _ in range(take))
+    tf.train.Checkpoint(iterator=it).write(ckpt)
+else:
+    tf.train.Checkpoint(iterator=it).read(ckpt).assert_consumed()
+# the rest of the epoch, then two more epochs, each from a new iterator, as Keras's fit reads
+print(json.dumps({"first": first, "rest": ids(it), "later": [ids(ds), ids(ds)]}))
+"""
+
+
+@pytest.mark.parametrize(
+    "source, take",
+    [("pairs", N // 4 - 1), ("pairs", N // 4), ("rows", 20)],  # the last batch, and after it
+)
+def test_a_checkpoint_at_an_epochs_end_keeps_the_next_orders_with_new_iterators(
+    pairs, tmp_path, source, take
+):
+    # Nothing reads ahead of the anchor (tf.data's injected prefetch is turned off), so even a
+    # checkpoint written after the epoch's last batch holds the key generator's state, and the
+    # next epochs' iterators take the orders they would have had
+    n = N
+    args = pairs
+    if source == "rows":
+        n, args = 1000, (str(tmp_path / "x.npy"), "rows")
+        np.save(args[0], np.arange(n, dtype=np.int64))
+    ckpt = str(tmp_path / "ckpt")
+    saved = _python(NEW_ITERATORS, *args, ckpt, "save", str(take))
+    assert saved.returncode == 0, saved.stderr[-3000:]
+    before = json.loads(saved.stdout.strip().splitlines()[-1])
+    restored = _python(NEW_ITERATORS, *args, ckpt, "restore", "0")
+    assert restored.returncode == 0, restored.stderr[-3000:]
+    after = json.loads(restored.stdout.strip().splitlines()[-1])
+    assert sorted(before["first"] + after["rest"]) == list(range(n))
+    assert after["rest"] == before["rest"]
+    assert after["later"] == before["later"]
+    assert before["later"][0] != before["later"][1], "each epoch should get a new order"
+
+
+def test_a_caller_can_turn_the_injected_prefetch_back_on(pairs):
+    ds = npyio.dataset(*pairs, shuffle=True, seed=1)
+    assert ds.options().experimental_optimization.inject_prefetch is False
+    options = tf.data.Options()
+    options.experimental_optimization.inject_prefetch = True
+    again = ds.with_options(options)
+    assert again.options().experimental_optimization.inject_prefetch is True
+    assert sorted(ids_of(again)) == list(range(N))
+    assert npyio.dataset(*pairs).options().experimental_optimization.inject_prefetch is None
+
+
 def test_split_keeps_its_files_while_each_subset_reshuffles(pairs):
     def subsets():
         return npyio.dataset(
