@@ -11,7 +11,8 @@ versions of npyio can be compared, alternating, on the same files):
   file but the first batch's is read: every pair is the same small file).
 
 ``compare --before DIR`` runs both for the npyio of ``DIR`` (a checkout of an older commit)
-and for this checkout's, alternating, and prints the medians::
+and for this checkout's, alternating, and prints the medians, and each version's ratios to
+the buffer in the same round (`paired_ratios`, when the version has the buffer pipelines)::
 
     git worktree add /tmp/before c456bcd
     .venv/bin/python bench/shuffle.py compare --before /tmp/before --rounds 5
@@ -205,20 +206,25 @@ def _child(npyio_root: str, *args: str) -> dict:
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
-def compare(before: str, root: str, rounds: int, repeats: int, sizes: list[int]) -> dict:
-    """Both versions, ``repeats`` times each, alternating; medians of every rate."""
+def compare(
+    before: str, root: str, rounds: int, repeats: int, sizes: list[int], only: str = ""
+) -> dict:
+    """Both versions, ``repeats`` times each, alternating (with ``only``, just the pipelines
+    whose name holds it); medians of every rate, and each version's `paired_ratios` over
+    all its rounds."""
     versions = {"before": before, "after": ROOT}
     rates: dict[str, dict[str, list[float]]] = {v: {} for v in versions}
     for _ in range(repeats):
         for version, where in versions.items():
-            got = _child(where, "throughput", "--root", root, "--rounds", str(rounds))
-            for name, values in got.items():
+            args = ["--root", root, "--rounds", str(rounds), "--only", only]
+            for name, values in _child(where, "throughput", *args).items():
                 rates[version].setdefault(name, []).extend(values)
     medians = {v: {k: statistics.median(x) for k, x in r.items()} for v, r in rates.items()}
     checkpoints = {
         v: _child(w, "checkpoint", "--sizes", *map(str, sizes)) for v, w in versions.items()
     }
-    return {"throughput": medians, "checkpoint": checkpoints}
+    ratios = {v: paired_ratios(r) for v, r in rates.items()}
+    return {"throughput": medians, "ratios": ratios, "checkpoint": checkpoints}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -239,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     both.add_argument("--rounds", type=int, default=5)
     both.add_argument("--repeats", type=int, default=2, help="processes per version")
     both.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    both.add_argument("--only", default="", help="only the pipelines whose name holds this")
     args = parser.parse_args(argv)
     if args.command == "throughput":
         result: dict = throughput(args.root, args.rounds, args.only)
@@ -247,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "checkpoint":
         result = checkpoint(args.sizes)
     else:
-        result = compare(args.before, args.root, args.rounds, args.repeats, args.sizes)
+        result = compare(args.before, args.root, args.rounds, args.repeats, args.sizes, args.only)
     print(json.dumps(result))
     return 0
 
