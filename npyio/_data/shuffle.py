@@ -35,7 +35,9 @@ which `IndexShuffle` says why).
 - **Seeds.** ``seed=None`` is resolved to a concrete seed when the dataset is built (from the
   global seed when ``tf.random.set_seed`` set one, as tf.data derives op seeds; else at random):
   every tf.data service worker that deserializes the graph must derive the same keys, which a
-  seed drawn inside the graph would not.
+  seed drawn inside the graph would not. A seed drawn at random is not drawn again by a new
+  process that restores a checkpoint, so what the tail block (made after the checkpoint) keys
+  on must not depend on it: such an epoch's order is two permutations (`IndexShuffle.indices`).
 - **Blocks.** The permutation is computed for a block of positions at a time, one op for the
   block, so that the per-element cost is an ``unbatch``: a block of one position per element
   made unbatched shuffled epochs about 40% slower than a ``Dataset.shuffle`` buffer; with 64
@@ -80,18 +82,27 @@ MIN_BLOCKS = 64
 ROUNDS = 8
 #: The kernel sizes its block with a double-precision log2: keep n well inside it.
 MAX_COUNT = 2**52
+#: The seed of the tail's key generator when the dataset's seed was drawn at random
+#: (`IndexShuffle`): the same in every process, so that a restore can derive the tail's key.
+TAIL_SEED = 0x6E70_7969_6F5F_7461
 _MASK32 = 0xFFFFFFFF
 
 
 def resolve_seed(seed: int | None) -> int:
     """``seed``, or for None a concrete one: derived from the global seed when
     ``tf.random.set_seed`` set one (as tf.data derives an op's seed), else drawn at random."""
+    return _resolve(seed)[0]
+
+
+def _resolve(seed: int | None) -> tuple[int, bool]:
+    """(`resolve_seed`, whether another process would resolve it alike: False only for a
+    seed drawn at random). One call: tf.compat.v1.get_seed counts its calls."""
     if seed is not None:
-        return int(seed)
+        return int(seed), True
     global_seed, op_seed = tf.compat.v1.get_seed(None)
     if global_seed is None:
-        return secrets.randbits(62)
-    return (int(global_seed) * 1_000_003 + int(op_seed)) % 2**62
+        return secrets.randbits(62), False
+    return (int(global_seed) * 1_000_003 + int(op_seed)) % 2**62, True
 
 
 def block_size(n: int) -> int:
@@ -194,14 +205,26 @@ class IndexShuffle:
         if not 0 <= n < MAX_COUNT:
             raise ValueError(f"can only shuffle 0 to 2**52 - 1 elements, got {n}")
         self.n, self.block = n, block
-        seed = resolve_seed(seed)
+        seed, stable = _resolve(seed)
         self.values = tf.data.Dataset.random(
             seed=seed, rerandomize_each_iteration=reshuffle_each_iteration
         )
-        # The tail's key generator (`indices`): the same seed, drawn as often and in the same
-        # order as ``values``, so that it gives every epoch's tail the same key.
+        # The tail's key generator (`indices`): drawn as often and in the same order as the
+        # one the full blocks draw from, so that both give an iteration the same key.
+        # It is made anew when the tail starts, after a checkpoint taken in the full blocks;
+        # restored then in a new process, it draws from its own seed and its checkpointed
+        # position alone. A seed drawn at random differs there, so with one the tail draws
+        # from `TAIL_SEED`, and the full blocks draw that key too (`_outer`).
+        tail_seed = seed if stable else TAIL_SEED
         self.tail_values = tf.data.Dataset.random(
-            seed=seed, rerandomize_each_iteration=reshuffle_each_iteration
+            seed=tail_seed, rerandomize_each_iteration=reshuffle_each_iteration
+        )
+        self._outer = (
+            None
+            if stable or not self._has_tail()
+            else tf.data.Dataset.random(
+                seed=tail_seed, rerandomize_each_iteration=reshuffle_each_iteration
+            )
         )
 
     def indices(self, gather: Callable[[tf.Tensor], Any] | None = None) -> tf.data.Dataset:
@@ -214,19 +237,30 @@ class IndexShuffle:
         knows how many elements each gives (Keras then knows an epoch's length). Asserting the
         count instead would fail on tf.data service workers under dynamic sharding, each of
         which reads only some blocks. The tail is a second dataset, whose key stream is a
-        second iterator: it draws from `tail_values`, which `anchor` keeps in step with
-        ``values``, so that both give this iteration's key.
+        second iterator: it draws from `tail_values`, which `anchor` keeps in step with the
+        full blocks' generator, so that both give this iteration's key.
+
+        With a seed drawn at random (``seed=None``), the order is two permutations: the
+        iteration's key (from that seed) permutes the full blocks' positions among themselves,
+        then a key from `TAIL_SEED` permutes all positions. The tail needs only the second,
+        which a new process derives alike, so a restore continues the epoch exactly. (The
+        tail's indices, under 64, then come in each epoch in the same order in every process:
+        the one trace of the fixed seed.)
         """
         if self.n <= 1:
             return self.indices_of(None, gather)
+        full_values = (
+            self.values if self._outer is None else tf.data.Dataset.zip((self.values, self._outer))
+        )
         runs = []
-        for (first, count, size), values in zip(self._runs(), (self.values, self.tail_values)):
+        for (first, count, size), values in zip(self._runs(), (full_values, self.tail_values)):
             # flat_map keeps the random iterator alive for the whole of the blocks, so that
-            # its state (this iteration's key) is in every checkpoint; the inner dataset
-            # repeats it. (Its cardinality is unknown; infinite lets the zip report the
+            # its state (this iteration's keys) is in every checkpoint; the inner dataset
+            # repeats them. (Its cardinality is unknown; infinite lets the zip report the
             # blocks' count.)
             keys = flat_map(
-                values, lambda r: tf.data.Dataset.from_tensors(_iteration_key(r)).repeat()
+                values,
+                lambda *r: tf.data.Dataset.from_tensors(tuple(map(_iteration_key, r))).repeat(),
             )
             keys = keys.apply(tf.data.experimental.assert_cardinality(tf.data.INFINITE_CARDINALITY))
             blocks = tf.data.Dataset.range(first, first + count)
@@ -247,12 +281,12 @@ class IndexShuffle:
             return parallel_map(
                 tf.data.Dataset.range(self.n), lambda i: take(i[None]), None
             ).unbatch()
-        key = _iteration_key(r)
+        keys = (_iteration_key(r),)
         runs = []
         for first, count, size in self._runs():
             block_of = self._block_of(size, gather)
             blocks = tf.data.Dataset.range(first, first + count)
-            runs.append(parallel_map(blocks, lambda index, f=block_of: f(index, key), None))
+            runs.append(parallel_map(blocks, lambda index, f=block_of: f(index, keys), None))
         return _unbatched(runs)
 
     def epochs(self, build: Callable[[tf.Tensor], tf.data.Dataset]) -> tf.data.Dataset:
@@ -281,11 +315,15 @@ class IndexShuffle:
 
     def _block_of(self, size: int, gather: Callable[[tf.Tensor], Any] | None) -> Callable[..., Any]:
         n, block = self.n, self.block
+        head = self.n - self.n % self.block  # the full blocks' positions: [0, head)
         take = gather or (lambda indices: indices)
 
-        def block_of(index: tf.Tensor, key: tf.Tensor) -> Any:
+        def block_of(index: tf.Tensor, keys: tuple[tf.Tensor, ...]) -> Any:
             positions = index * block + tf.range(size, dtype=tf.int64)  # of a static size
-            return take(permute(positions, key, n))
+            if len(keys) == 2:  # a seed drawn at random, in the full blocks (`indices`)
+                inner, keys = keys[0], keys[1:]
+                positions = permute(positions, inner, head) if head >= 2 else positions
+            return take(permute(positions, keys[0], n))
 
         return block_of
 
@@ -300,6 +338,8 @@ class IndexShuffle:
         # (``n % block == 0``; every `epochs` pipeline, whose block is 1) would pay a wider
         # zip per element for nothing.
         anchors = (self.values, self.tail_values) if self._has_tail() else (self.values,)
+        if self._outer is not None:  # its generator too, drawn by the anchor first
+            anchors += (self._outer,)
         zipped = tf.data.Dataset.zip((*anchors, ds))
         # A scan, not a map: tf.data's map_parallelization rewrites a map of a stateless
         # function into a parallel one, whose buffer would still hold the epoch's last

@@ -405,3 +405,94 @@ def test_a_shuffled_dataset_knows_its_length(tmp_path, n):
         assert len(got) == len([v for e in in_order for v in np.ravel(e)])
         if not drop:
             assert sorted(got) == list(range(n))
+
+
+SEEDLESS = """
+import json, sys
+import numpy as np
+import tensorflow as tf
+import npyio
+import npyio._data.rows_plan
+root, kind, ckpt, mode, take, batch, epochs = sys.argv[1:8]
+take, batch, epochs = int(take), int(batch) or None, epochs
+kw = dict(batch_size=batch, shuffle=True, seed=None)
+if kind == "files":
+    ds = npyio.dataset(f"{root}/inputs", f"{root}/labels", **kw)
+elif kind == "directory":
+    ds = npyio.dataset_from_directory(f"{root}/classes", **kw)
+elif kind == "pack":
+    ds = npyio.dataset(f"{root}/pack", **kw)
+else:  # npyio.rows of one array, in pieces of 20 rows, through a buffer of rows
+    npyio._data.rows_plan.BLOCK_BYTES = 160
+    ds = npyio.rows(f"{root}/rows.npy", batch_size=batch, shuffle_buffer=16)
+def ids(e):
+    x = e[0] if isinstance(e, tuple) else e
+    return [int(v) for v in np.reshape(x.numpy(), (-1, 2))[:, 0]]
+if epochs == "repeat":  # one iterator over two epochs; else a new iterator per epoch
+    ds = ds.repeat(2)
+it = iter(ds)
+first = []
+if mode == "save":
+    while len(first) < take:
+        first += ids(next(it))
+    tf.train.Checkpoint(iterator=it).write(ckpt)
+else:
+    tf.train.Checkpoint(iterator=it).read(ckpt).assert_consumed()
+rest = []
+for e in it:
+    rest += ids(e)
+print(json.dumps({"first": first, "rest": rest}))
+"""
+SEEDLESS_N = 200  # shuffled in blocks of 3 positions, with a tail block of 2
+
+
+@pytest.fixture(scope="module")
+def seedless(tmp_path_factory):
+    """The same 200 samples, [i, i] float32, as loose pairs, class folders, a pack and rows."""
+    root = tmp_path_factory.mktemp("seedless")
+    n = SEEDLESS_N
+    for side in ("inputs", "labels", "classes/a", "classes/b"):
+        (root / side).mkdir(parents=True)
+    for i in range(n):
+        x = np.full(2, i, np.float32)
+        np.save(root / f"inputs/{i:04d}.npy", x)
+        np.save(root / f"labels/{i:04d}.npy", np.int64(i))
+        np.save(root / f"classes/{'ab'[i * 2 // n]}/{i:04d}.npy", x)
+    npyio.pack(str(root / "inputs"), str(root / "labels"), out=str(root / "pack"))
+    np.save(root / "rows.npy", np.repeat(np.arange(n, dtype=np.float32), 2).reshape(n, 2))
+    return str(root)
+
+
+@pytest.mark.parametrize(
+    "kind, take, batch, epochs",
+    [
+        ("files", 12, 4, "repeat"),  # outside the tail block
+        ("files", 199, 0, "new"),  # inside it: the last position but one
+        ("files", 56, 8, "new"),
+        ("directory", 12, 4, "repeat"),
+        ("directory", 199, 0, "new"),
+        ("pack", 24, 8, "repeat"),
+        ("pack", 150, 0, "new"),
+        ("rows", 40, 8, "new"),
+    ],
+)
+def test_without_a_seed_a_restore_continues_the_epoch_exactly(
+    seedless, tmp_path, kind, take, batch, epochs
+):
+    # seed=None draws a seed at random when the dataset is built, and a new process draws
+    # another; the epoch under way must still continue exactly: every sample once, in the
+    # saved order (the tail block's key used to come from the new seed: 2 samples twice, 2
+    # never, in an epoch of 200)
+    args = [seedless, kind, str(tmp_path / "ckpt")]
+    rest = (SEEDLESS_N - take) if epochs == "repeat" else None
+    runs = {}
+    for mode in ("save", "restore"):
+        done = _python(SEEDLESS, *args, mode, str(take), str(batch), epochs)
+        assert done.returncode == 0, done.stderr[-3000:]
+        runs[mode] = json.loads(done.stdout.strip().splitlines()[-1])
+    first, saved, restored = runs["save"]["first"], runs["save"]["rest"], runs["restore"]["rest"]
+    if rest is not None:  # the epoch under way; the next one has another (new) seed
+        rest = SEEDLESS_N - len(first)
+        saved, restored = saved[:rest], restored[:rest]
+    assert restored == saved
+    assert sorted(first + restored) == list(range(SEEDLESS_N))
