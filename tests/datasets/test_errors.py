@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -205,6 +206,28 @@ def test_shape_hint_names_the_argument_and_only_for_one_rank(tmp_path):
     assert str(info.value) == f"{xs / '0.npy'}: shape mismatch -- expected shape=(6,), got (2, 3)"
     message = _eager_message(npyio.read_npy, str(xs / "0.npy"), "float32", shape=(6,))
     assert message.splitlines()[0] == f"{xs / '0.npy'}: {npy.shape_mismatch('(6,)', '(2, 3)')}"
+
+
+def test_the_readme_iteration_error_is_what_tensorflow_says(tmp_path, monkeypatch):
+    """README.md's "Errors" shows a failed iteration's message on TF 2.21: its bracketed text
+    on any TensorFlow, the whole first line (up to the numbers TensorFlow counts) on 2.21."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("Variable-length arrays read without `shape=`, on TF 2.21:", 1)[1]
+    shown = block.split("```\n", 2)[1].splitlines()[0]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data" / "x").mkdir(parents=True)
+    for i, n in enumerate([52, 40]):
+        np.save(f"data/x/{i:04d}.npy", np.zeros((n, 20), "float32"))
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        list(npyio.dataset("data/x", batch_size=2))
+    assert shown.endswith(f"assertion failed: [{tf_message(info.value)}]"), shown
+    if tf.__version__.startswith("2.21."):
+
+        def counted(line: str) -> str:
+            return re.sub(r"(output_types_|DatasetV2:)\d+", r"\1N", line)
+
+        got = f"InvalidArgumentError: {info.value.message.splitlines()[0]}"
+        assert counted(got) == counted(shown)
 
 
 @pytest.mark.parametrize("backend", ["graph", "py_function"])
