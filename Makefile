@@ -11,9 +11,10 @@ TFIO_STAMP := $(TFIO_VENV)/.npyio-installed
 TFIO_PINS  := "tensorflow-cpu==2.16.2" "tensorflow-io==0.37.1" "numpy<2"
 # The test tools there, installed in the same pip run as the pins so that they resolve against
 # them (numpy<2); matplotlib for the test of `npyio bench --plot` and scipy for the shuffle's
-# chi-square test, which run there too.
+# chi-square test, setuptools >= 77 for the offline install test (tests/test_install.py),
+# which run there too.
 TFIO_TEST_TOOLS := "pytest>=8" "pytest-benchmark>=4" "hypothesis>=6.100" matplotlib scipy \
-	"gcp-storage-emulator>=2026.7.18,<2027"
+	"gcp-storage-emulator>=2026.7.18,<2027" "setuptools>=77"
 
 .PHONY: demo test lint bench fuzz clean
 

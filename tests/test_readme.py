@@ -31,7 +31,8 @@ def blocks() -> list[tuple[int, str, bool]]:
 def make_data(root: Path, n: int = 12) -> None:
     """The README's sample layouts under ``root/data``."""
     data = root / "data"
-    for d in ("inputs", "labels", "img", "mask", "archives", "classes/cat", "classes/dog/more"):
+    dirs = ("inputs", "labels", "img", "mask", "archives", "classes/cat", "classes/dog/more")
+    for d in (*dirs, "seq/x", "seq/y"):
         (data / d).mkdir(parents=True, exist_ok=True)
     for i in range(n):
         name = f"{i:04d}.npy"
@@ -42,6 +43,9 @@ def make_data(root: Path, n: int = 12) -> None:
         np.savez_compressed(
             data / "archives" / f"{i:04d}.npz", x=np.full((8,), i, np.float32), y=np.int64(i % 2)
         )
+        # variable-length sequences: 2 to 6 steps of 8 features
+        np.save(data / "seq" / "x" / name, np.full((i % 5 + 2, 8), i, np.float32))
+        np.save(data / "seq" / "y" / name, np.float32(i % 2))
         cls = "cat" if i % 2 else "dog/more" if i % 3 == 0 else "dog"
         np.save(data / "classes" / cls / name, np.full((16,), i, np.float32))
     np.save(data / "labels.npy", np.arange(n) % 3)

@@ -191,8 +191,25 @@ def build_decode_then_batch(plan: DatasetPlan, read: Reader, source: RowSource) 
         if all(spec.static for spec in plan.specs):
             ds = ds.batch(loader.batch_size, drop_remainder=loader.drop_remainder)
         else:
-            ds = ds.padded_batch(loader.batch_size, drop_remainder=loader.drop_remainder)
+            ds = ds.padded_batch(
+                loader.batch_size,
+                padding_values=_padding_values(plan),
+                drop_remainder=loader.drop_remainder,
+            )
     return ds
+
+
+def _padding_values(plan: DatasetPlan) -> object:
+    """``padded_batch``'s ``padding_values`` for the plan's elements: ``plan.padding`` for the
+    file parts (None: zeros), zeros for label values, "" for a path; None when all are zeros."""
+    if plan.padding is None:
+        return None
+    parts = [
+        tf.constant(0 if value is None else value, spec.dtype)
+        for value, spec in zip(plan.padding, plan.specs)
+    ]
+    values = () if plan.label_values is None else (tf.zeros([], plan.label_values.dtype),)
+    return _element(plan, parts, values, tf.constant("", tf.string))
 
 
 def build(plan: DatasetPlan, finish: Finish | None = None) -> tf.data.Dataset:
@@ -247,6 +264,7 @@ def dataset(
     validation_split: float | None = None,
     subset: str | None = None,
     with_paths: bool = False,
+    padding_value: object = None,
 ) -> tf.data.Dataset | tuple[tf.data.Dataset, tf.data.Dataset]:
     """A ``tf.data.Dataset`` of ``.npy`` files (and their labels), decoded in graph mode.
 
@@ -291,13 +309,19 @@ def dataset(
             (after a shuffle with ``seed``, when ``shuffle``), as Keras does; ``subset`` is
             ``"training"``, ``"validation"`` or ``"both"`` (a tuple of the two datasets).
         with_paths: Add the (first) input file's path as the last component of each element.
+        padding_value: What pads parts with ``None`` dims in a batch (zeros by default), as
+            ``Dataset.padded_batch``'s ``padding_values``: one number for every part with a
+            ``None`` dim, or a structure like the elements' (``x``, or ``(x, y)``; ``None``
+            leaves a part's zeros). Each must be a value of its part's dtype (``-1.0`` for
+            float32, ``-1`` for int64). Refused when no part has a ``None`` dim.
 
     Returns:
         A dataset of ``x`` or ``(x, y)`` (then the path), batched when ``batch_size`` is set.
 
     Raises:
         ValueError: When the dataset is built: a bad argument, no files found, sources that
-            do not pair (the first ten unpaired names listed).
+            do not pair (the first ten unpaired names listed), a ``padding_value`` not of its
+            part's dtype.
         NpyFormatError: When the dataset is built: a bad first header (read when ``dtype`` or
             ``shape`` is not given), or one that contradicts them, naming the file.
         TypeError: When the dataset is built: an unsupported dtype or a bad shape.

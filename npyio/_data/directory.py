@@ -258,6 +258,7 @@ def dataset_from_directory(
     shard: object = None,
     backend: str = "graph",
     with_paths: bool = False,
+    padding_value: object = None,
     verbose: bool = True,
 ) -> tf.data.Dataset | tuple[tf.data.Dataset, tf.data.Dataset]:
     """A ``tf.data.Dataset`` of the ``.npy`` files in a directory, one subdirectory per class:
@@ -306,8 +307,8 @@ def dataset_from_directory(
             is built. By default both come from the first file's header.
         shape: The inputs' shape; ``None`` dims allow variable sizes (batches are then padded).
         num_parallel_calls, deterministic, prefetch, drop_remainder, ignore_errors, shard,
-        backend, with_paths: As for `npyio.dataset`. ``shard`` cuts each subset after the
-            split.
+        backend, with_paths, padding_value: As for `npyio.dataset`. ``shard`` cuts each
+            subset after the split.
         verbose: Print how many files and classes were found (and the split), as Keras does.
 
     Returns:

@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import numpy as np
+
 from npyio._data.paths import parse_shard
 from npyio._format import npy
 from npyio._format.header import Limits
@@ -64,6 +66,26 @@ def positive(value: object, what: str) -> int | None:
 def _parallelism(value: object, what: str) -> None:
     if value is not None and value != AUTOTUNE:
         positive(value, what)
+
+
+def _padding(value: object) -> None:
+    """Checks ``padding_value``: None, a number, or a dict, tuple or list of them (nested).
+
+    Raises:
+        TypeError: for anything else, naming the argument.
+    """
+    if value is None or isinstance(value, (int, float, complex, np.number, np.bool_)):
+        return
+    if isinstance(value, dict):
+        items: Any = value.values()
+    elif isinstance(value, (tuple, list)):
+        items = value
+    else:
+        raise TypeError(
+            f"padding_value must be a number, None, or a dict or tuple of them, got {value!r:.200}"
+        )
+    for item in items:
+        _padding(item)
 
 
 def _pick(cls: type[T], arguments: Mapping[str, Any]) -> T:
@@ -117,7 +139,9 @@ class LoaderOptions:
     """How the loader batches, shuffles, shards and prefetches.
 
     ``shard`` is given as ``(num_shards, index)`` or a ``tf.distribute.InputContext`` and kept
-    as ``(num_shards, index)``.
+    as ``(num_shards, index)``. ``padding_value`` is what pads parts with ``None`` dims: one
+    number for all, or a structure like the elements' (``x`` or ``(x, y)``), checked against
+    each part's dtype when the plan knows it (`npyio._data.plan`).
     """
 
     batch_size: int | None = None
@@ -130,9 +154,11 @@ class LoaderOptions:
     deterministic: bool | None = None
     prefetch: int | None = AUTOTUNE
     with_paths: bool = False
+    padding_value: object = None
 
     def __post_init__(self) -> None:
         positive(self.batch_size, "batch_size")
+        _padding(self.padding_value)
         object.__setattr__(self, "shard", parse_shard(self.shard))
 
 

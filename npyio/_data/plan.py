@@ -102,6 +102,8 @@ class DatasetPlan:
     inputs: object = LEAF  # the inputs' structure
     labels: object = None  # the labels' structure, or None (no labels, or values)
     label_values: np.ndarray | None = None  # one row per element, when labels are values
+    #: What pads each file part in a padded batch (None: zeros), from ``padding_value``.
+    padding: tuple[object, ...] | None = None
     loader: LoaderOptions = field(default_factory=LoaderOptions)
     read: ReadOptions = field(default_factory=ReadOptions)
 
@@ -202,6 +204,61 @@ def _derive_specs(parts: _Parts, read: ReadOptions, paired: bool) -> tuple[Spec,
     )
 
 
+def _fits(value: object, dt: np.dtype) -> bool:
+    """Whether the number ``value`` is a value of ``dt``: a bool for bool, an int in range for
+    ints, a real number for floats, any number for complex."""
+    if isinstance(value, (bool, np.bool_)):
+        return dt.kind == "b"
+    if dt.kind in "iu":
+        integral = isinstance(value, (int, np.integer))
+        return integral and np.iinfo(dt).min <= value <= np.iinfo(dt).max  # type: ignore[operator]
+    if dt.kind == "f":
+        return isinstance(value, (int, float, np.integer, np.floating))
+    return dt.kind == "c"
+
+
+def _padding(
+    parts: _Parts, specs: tuple[Spec, ...], values: np.ndarray | None, padding_value: object
+) -> tuple[object, ...] | None:
+    """What pads each file part: ``padding_value`` (one number for every part with a ``None``
+    dim, or a structure like the elements': ``x``, or ``(x, y)`` with labels, a value or None
+    per part), checked against each part's dtype.
+
+    Raises:
+        ValueError: for a structure unlike the elements', a value that is not one of its
+            part's dtype, or no part with a ``None`` dim (nothing to pad).
+    """
+    if padding_value is None:
+        return None
+    if all(spec.static for spec in specs):
+        raise ValueError(
+            f"padding_value={padding_value!r:.100} pads nothing: no part has a None dim -- "
+            "pass shape= with None where the arrays' sizes vary"
+        )
+    labelled = parts.labels is not None or values is not None
+    element = (parts.inputs, LEAF if parts.labels is None else parts.labels) if labelled else None
+    names = list(parts.names)
+    dtypes = [spec.dtype for spec in specs]
+    if values is not None:
+        names.append("labels")
+        dtypes.append(values.dtype)
+    if isinstance(padding_value, (dict, tuple, list)):
+        try:
+            leaves = flatten(parts.inputs if element is None else element, padding_value)
+        except ValueError as e:
+            raise ValueError(f"padding_value: not the structure of the elements -- {e}") from e
+    else:  # one number pads every part that has a None dim (the others are never padded)
+        leaves = [None if spec.static else padding_value for spec in specs]
+        leaves += [None] * (len(names) - len(leaves))
+    for leaf, name, dt in zip(leaves, names, dtypes):
+        if leaf is not None and not _fits(leaf, dt):
+            raise ValueError(
+                f"padding_value for {name} is not a value of its dtype -- expected "
+                f"{dt.name}, got {leaf!r}"
+            )
+    return tuple(leaves[: len(specs)])
+
+
 def _subsets(
     columns: list[list[str]], values: np.ndarray | None, options: DatasetOptions
 ) -> list[tuple[list[list[str]], np.ndarray | None]]:
@@ -235,6 +292,7 @@ def plan_dataset(
     values = _checked_values(labels, len(parts.columns[0]), read)
     specs = _derive_specs(parts, read, paired=parts.labels is not None or values is not None)
     strategy = choose_strategy(specs, loader.batch_size, read.ignore_errors, read.backend)
+    padding = _padding(parts, specs, values, loader.padding_value)
     plans = [
         DatasetPlan(
             columns=tuple(tuple(col) for col in cols),
@@ -243,6 +301,7 @@ def plan_dataset(
             inputs=parts.inputs,
             labels=parts.labels,
             label_values=vals,
+            padding=padding,
             loader=loader,
             read=read,
         )

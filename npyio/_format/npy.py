@@ -268,6 +268,12 @@ def shape_mismatch(expected: str, got: str) -> str:
     return f"shape mismatch -- expected {expected}, got {got}"
 
 
+def vary_hint(shape: str) -> str:
+    """What follows a `shape_mismatch` between shapes of one rank: the declared shape with
+    ``None`` where the two differ (`varying_shape`), so that arrays of varying size load."""
+    return f"; to read arrays whose dims vary, pass shape={shape}"
+
+
 def payload_short(expected: str, got: str) -> str:
     return f"payload is shorter than the header says -- expected {expected} bytes, got {got}"
 
@@ -282,6 +288,26 @@ def payload_trailing(expected: str, got: str) -> str:
 REASONS: dict[str, Callable[..., str]] = {
     f.__name__: f for f in (bad_descr, bad_fortran, bad_shape)
 }
+
+
+def varying_shape(
+    expected: tuple[int | None, ...], got: tuple[int, ...] | tuple[int | None, ...]
+) -> tuple[int | None, ...] | None:
+    """``expected`` with ``None`` where ``got`` differs from it; None for another rank (no
+    ``None`` dim makes shapes of two ranks agree). The graph parser computes the same from the
+    shapes' text."""
+    if len(expected) != len(got):
+        return None
+    return tuple(e if e == g else None for e, g in zip(expected, got))
+
+
+def shape_mismatch_reason(
+    expected: tuple[int | None, ...], got: tuple[int, ...] | tuple[int | None, ...]
+) -> str:
+    """`shape_mismatch`, with `vary_hint` when the shapes have one rank."""
+    reason = shape_mismatch(show_shape(expected), show_shape(got))
+    varying = varying_shape(expected, got)
+    return reason if varying is None else reason + vary_hint(show_shape(varying))
 
 
 def show_text(text: str) -> str:
@@ -528,4 +554,4 @@ def check_declared(
         len(shape) != len(header.shape)
         or any(d is not None and d != h for d, h in zip(shape, header.shape))
     ):
-        raise NpyFormatError(path, shape_mismatch(show_shape(shape), show_shape(header.shape)))
+        raise NpyFormatError(path, shape_mismatch_reason(shape, header.shape))

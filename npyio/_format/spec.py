@@ -101,9 +101,8 @@ def _contradiction(
     if shape is not None:
         mismatch = Spec(got, shape).reason(header, path)
         if mismatch is not None:
-            return NpyFormatError(
-                path, mismatch.replace(" -- expected ", f" -- expected {prefix}shape=", 1)
-            )
+            mismatch = mismatch.replace(" -- expected ", f" -- expected {prefix}shape=", 1)
+            return NpyFormatError(path, mismatch.replace("pass shape=", f"pass {prefix}shape=", 1))
     return None
 
 
@@ -125,7 +124,8 @@ def derive_spec(
     ``(x, y)`` pairs, for the cast an error suggests (default: only for labels).
 
     Raises:
-        NpyFormatError: naming ``first``: its header is bad, or it contradicts the ``dtype`` or
+        NpyFormatError: naming ``first``: its header is bad, its size is not the one its
+            header declares (a truncated file), or it contradicts the ``dtype`` or
             ``shape`` given (with a hint on how to cast, for a dtype).
         TypeError: for an unsupported dtype or a bad shape.
     """
@@ -134,7 +134,9 @@ def derive_spec(
     if dt is not None and shape is not None:
         return Spec(dt, dims, make_hint(dt, dims), member, limits)
     if member is None:
-        checked: Checked = read_checked(first, limits)
+        # the payload's size too: the file's size is known already (a truncated first file
+        # fails here, as the graph would say when it reads it)
+        checked: Checked = read_checked(first, limits, payload=True)
         header, prefix = checked.raise_if_bad(), checked.prefix
     else:
         header, prefix = inspect_npz_prefix(first, member, limits)

@@ -32,6 +32,7 @@ from npyio._graph.ops import (
     Consts,
     as_str,
     first_index,
+    fmt,
     full_match,
     group,
     reason_words,
@@ -290,6 +291,9 @@ _FIRST_WORDING = [
     sum(len(GRAMMAR) if c.reason is None else 1 for c in CHECKS[:i]) for i in range(len(CHECKS))
 ]
 _GRAMMAR_CHECK = next(i for i, c in enumerate(CHECKS) if c.reason is None)
+#: The checks worded by `npy.shape_mismatch`: the first file's shape, then the declared one.
+_SAME_SHAPE_CHECK = next(i for i, c in enumerate(CHECKS) if c.name == "same_shape")
+_SHAPE_CHECK = next(i for i, c in enumerate(CHECKS) if c.name == "shape")
 # Reason i's message is PRE[i] + a[i] + MID[i] + b[i] + POST[i].
 _TEMPLATES = [
     list(part)
@@ -509,6 +513,38 @@ def _splice_message(name: tf.Tensor, wording: tf.Tensor, words: Words, k: Consts
     return tf.strings.join([name, k.str(": "), pre, first, mid, second, post])
 
 
+def _canon_dims(canon: tf.Tensor, k: Consts) -> tuple[tf.Tensor, tf.Tensor]:
+    """``(tokens, rank)`` of a canonical shape text: "52,20" -> (["52", "20"], 2)."""
+    tokens = tf.raw_ops.StringSplitV2(
+        input=tf.expand_dims(canon, k.i32(0)), sep=k.str(","), maxsplit=-1
+    ).values
+    return tokens, tf.where(canon == k.str(""), k(0), tf.size(tokens, out_type=tf.int64))
+
+
+def _vary_hint(check: tf.Tensor, v: Values, row: tf.Tensor, k: Consts) -> tf.Tensor:
+    """`npy.vary_hint` after a shape mismatch between shapes of one rank (as
+    `npy.shape_mismatch_reason` adds it), else "": the expected shape (the first file's, or
+    the declared one) with "None" where the failing file's differs."""
+    declared = tf.where(v.declared.dims < k(0), k.str("None"), as_str(v.declared.dims))
+    expected = tf.where(
+        check == k(_SAME_SHAPE_CHECK),
+        v.dims.canon0,
+        tf.strings.reduce_join(declared, axis=k.i32(0), separator=","),
+    )
+    want, want_rank = _canon_dims(expected, k)
+    got, got_rank = _canon_dims(_at(v.header.canon, row, k), k)
+    # (got's tokens cut or padded to want's count: they are compared only for one rank)
+    got = _at(tf.concat([got, want], k.i32(0)), tf.range(k(0), tf.size(want, out_type=tf.int64)), k)
+    varying = tf.strings.reduce_join(
+        tf.where(want == got, want, k.str("None")), axis=k.i32(0), separator=", "
+    )
+    shown = tf.strings.join(
+        [k.str("("), varying, tf.where(want_rank == k(1), k.str(","), k.str("")), k.str(")")]
+    )
+    mismatch = (check == k(_SAME_SHAPE_CHECK)) | (check == k(_SHAPE_CHECK))
+    return tf.where(mismatch & (want_rank == got_rank), fmt(npy.vary_hint, shown), k.str(""))
+
+
 def _failure_message(ok: tf.Tensor, v: Values, names: tf.Tensor, k: Consts) -> tf.Tensor:
     """The message of the first failing check of the first bad file. Built in the branch taken
     only on failure, with few ops: tf.data prepares that branch at every iterator start."""
@@ -516,7 +552,8 @@ def _failure_message(ok: tf.Tensor, v: Values, names: tf.Tensor, k: Consts) -> t
     row, check = _first_failure(ok, kf)
     text = _at(v.header.text, row, kf)
     words = _failure_words(v, row, text, kf)
-    return _splice_message(_at(names, row, kf), _wording_of(check, text, kf), words, kf)
+    message = _splice_message(_at(names, row, kf), _wording_of(check, text, kf), words, kf)
+    return tf.strings.join([message, _vary_hint(check, v, row, kf)])
 
 
 def _to_c_order(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -27,6 +28,7 @@ import tensorflow as tf
 import npyio
 from npyio._format import npy, npz
 from npyio._format.files import NO_SUCH_FILE
+from npyio._format.spec import Spec
 from npyio._graph.decode import SKIP_PREFIX
 from tests._graph_util import graph_def, op_types, python_ops
 from tests._npy_testing import npy_bytes, tf_message
@@ -161,6 +163,87 @@ def test_iteration_message_of_an_npz_member(tmp_path):
     with pytest.raises(tf.errors.InvalidArgumentError) as info:
         list(ds)
     assert tf_message(info.value) == f"{archive}[y]: {npz.no_member(repr('x.npy'), repr('y'))}"
+
+
+# --- hints and build-time checks ----------------------------------------------------------------
+@pytest.mark.parametrize("batch_size", [None, 2], ids=["decode-then-batch", "batch-then-decode"])
+def test_shape_mismatch_suggests_none_where_the_dims_vary(tmp_path, batch_size):
+    """Variable-length arrays read without ``shape=``: the error says which shape to pass,
+    in the graph and in Python (`npyio._format.spec.Spec.reason`, what ``npyio verify`` says)."""
+    first, second = tmp_path / "0.npy", tmp_path / "1.npy"
+    first.write_bytes(npy_bytes(np.zeros((52, 20), "<f4")))
+    second.write_bytes(npy_bytes(np.zeros((40, 20), "<f4")))
+    want = (
+        f"{second}: shape mismatch -- expected (52, 20), got (40, 20); "
+        "to read arrays whose dims vary, pass shape=(None, 20)"
+    )
+    ds = npyio.dataset(str(tmp_path), batch_size=batch_size)
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        list(ds)
+    assert tf_message(info.value) == want
+    spec = ds.element_spec
+    reason = Spec(np.dtype("float32"), tuple(spec.shape[1:] if batch_size else spec.shape))
+    assert f"{second}: {reason.reason(npyio.inspect(str(second)), str(second))}" == want
+    # what it suggests reads both files
+    shapes = [x.shape for x in npyio.dataset(str(tmp_path), shape=(None, 20))]
+    assert shapes == [(52, 20), (40, 20)]
+
+
+def test_shape_hint_names_the_argument_and_only_for_one_rank(tmp_path):
+    xs, ys = tmp_path / "x", tmp_path / "y"
+    xs.mkdir()
+    ys.mkdir()
+    (xs / "0.npy").write_bytes(npy_bytes(np.zeros((2, 3), "<f4")))
+    (ys / "0.npy").write_bytes(npy_bytes(np.zeros((5, 7), "<i8")))
+    with pytest.raises(npyio.NpyFormatError) as info:
+        npyio.dataset(str(xs), str(ys), label_shape=(5, 6))
+    assert str(info.value) == (
+        f"{ys / '0.npy'}: shape mismatch -- expected label_shape=(5, 6), got (5, 7); "
+        "to read arrays whose dims vary, pass label_shape=(5, None)"
+    )
+    with pytest.raises(npyio.NpyFormatError) as info:  # another rank: no None makes it fit
+        npyio.dataset(str(xs), shape=(6,))
+    assert str(info.value) == f"{xs / '0.npy'}: shape mismatch -- expected shape=(6,), got (2, 3)"
+    message = _eager_message(npyio.read_npy, str(xs / "0.npy"), "float32", shape=(6,))
+    assert message.splitlines()[0] == f"{xs / '0.npy'}: {npy.shape_mismatch('(6,)', '(2, 3)')}"
+
+
+def test_the_readme_iteration_error_is_what_tensorflow_says(tmp_path, monkeypatch):
+    """README.md's "Errors" shows a failed iteration's message on TF 2.21: its bracketed text
+    on any TensorFlow, the whole first line (up to the numbers TensorFlow counts) on 2.21."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("Variable-length arrays read without `shape=`, on TF 2.21:", 1)[1]
+    shown = block.split("```\n", 2)[1].splitlines()[0]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data" / "x").mkdir(parents=True)
+    for i, n in enumerate([52, 40]):
+        np.save(f"data/x/{i:04d}.npy", np.zeros((n, 20), "float32"))
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        list(npyio.dataset("data/x", batch_size=2))
+    assert shown.endswith(f"assertion failed: [{tf_message(info.value)}]"), shown
+    if tf.__version__.startswith("2.21."):
+
+        def counted(line: str) -> str:
+            return re.sub(r"(output_types_|DatasetV2:)\d+", r"\1N", line)
+
+        got = f"InvalidArgumentError: {info.value.message.splitlines()[0]}"
+        assert counted(got) == counted(shown)
+
+
+@pytest.mark.parametrize("backend", ["graph", "py_function"])
+def test_a_truncated_first_file_fails_when_the_dataset_is_built(tmp_path, backend):
+    """Its header is read then, and its size is known: the same words as the graph's, which
+    says them of a truncated file that is not the first."""
+    good = npy_bytes(np.zeros((4, 3), "<f4"))
+    for name, data in (("0.npy", good[:-5]), ("1.npy", good), ("2.npy", good[:-5])):
+        (tmp_path / name).write_bytes(data)
+    with pytest.raises(npyio.NpyFormatError) as info:
+        npyio.dataset(str(tmp_path), backend=backend)
+    assert str(info.value) == f"{tmp_path / '0.npy'}: {npy.payload_short('48', '43')}"
+    ds = npyio.dataset([str(tmp_path / "1.npy"), str(tmp_path / "2.npy")])
+    with pytest.raises(tf.errors.InvalidArgumentError) as caught:
+        list(ds)
+    assert tf_message(caught.value) == f"{tmp_path / '2.npy'}: {npy.payload_short('48', '43')}"
 
 
 # --- ignore_errors: every skip on stderr, at every log level -------------------------------------

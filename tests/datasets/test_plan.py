@@ -165,7 +165,8 @@ def test_given_spec_contradicting_the_header(pairs):
     ]
     assert out[1] == [
         "NpyFormatError",
-        f"{pairs[0]}/0.npy: shape mismatch -- expected shape=(3, 4), got (4, 3)",
+        f"{pairs[0]}/0.npy: shape mismatch -- expected shape=(3, 4), got (4, 3); to read arrays "
+        "whose dims vary, pass shape=(None, None)",
     ]
     assert out[2][1].endswith("ds = ds.map(lambda x: tf.cast(x, tf.float64))")  # no labels
 
