@@ -145,3 +145,16 @@ def test_names_are_the_paths_as_given(valid):
     # relative sources give relative names; nothing is made absolute (README, "Packing")
     names = json.loads((valid / INDEX).read_text())["names"]
     assert names == [str(valid.parent / "x" / f"{i:03d}.npy") for i in range(N)]
+
+
+def test_a_billion_rows_fail_fast_under_a_memory_limit():
+    # the table's first row in the index fuzzer's child (RLIMIT_AS: its warm size plus 2 GiB):
+    # total and shard agree on a billion rows more than the shard holds
+    from tests.fuzz import pack_index
+
+    doc = json.loads(pack_index.child().valid)
+    doc["rows"] += 10**9 - doc["shards"][0]["rows"]
+    doc["shards"][0]["rows"] = 10**9
+    kind, error, message, problems = pack_index.outcome(json.dumps(doc))
+    assert (kind, error) == ("refused", "PackIndexError") and problems
+    assert message.startswith(pack_index.child().index + ": ") and "names" in message
