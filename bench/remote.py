@@ -25,10 +25,15 @@ Also ``startup``: building ``npyio.dataset`` over N objects per side against a b
 pairing and the first headers; the rest is the graph, the same for any N), with the requests
 each made by kind (the fake, like GCS, answers listings 1,000 names a page).
 
+And ``pack-startup``: building ``npyio.dataset`` of a pack on ``gs://`` (N rows in 8 shards of
+inputs, labels and order), and, in another fresh process, its two checks alone: reading the
+index, then every shard file's header and size (``check_shards``, issue 35).
+
 Usage::
 
     .venv/bin/python bench/remote.py --latencies 0 5 20 50 --json
     .venv/bin/python bench/remote.py startup --objects 10000 --latency 0.02
+    .venv/bin/python bench/remote.py pack-startup --objects 2000 --latency 0.02 --before DIR
 
 bench/README.md records the results.
 """
@@ -206,6 +211,17 @@ print(json.dumps({"seconds": end - start, "plan": planned - start}))
 """
 
 
+def _timed(
+    gcs: GcsSandbox, code: str, *args: str, env: dict[str, str | None] | None = None
+) -> tuple[dict, dict[str, int]]:
+    """What a fresh process running ``code`` printed last, and the requests it made by kind."""
+    gcs.reset_stats()
+    run = gcs.python(code, *args, timeout=1800, env=env)
+    if run.returncode:
+        raise RuntimeError(run.stderr[-3000:])
+    return json.loads(run.stdout.strip().splitlines()[-1]), gcs.stats()["by_kind"]
+
+
 def startup(gcs: GcsSandbox, objects: int, latency: float, rounds: int) -> dict:
     """Seconds to build, for npyio and the bare listing, alternating fresh processes."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -217,12 +233,7 @@ def startup(gcs: GcsSandbox, objects: int, latency: float, rounds: int) -> dict:
     requests: dict[str, dict[str, int]] = {}
     for _ in range(rounds):
         for how in ("npyio", "bare glob"):
-            gcs.reset_stats()
-            run = gcs.python(STARTUP, xs, ys, how, timeout=1800)
-            requests[how] = gcs.stats()["by_kind"]
-            if run.returncode:
-                raise RuntimeError(run.stderr[-3000:])
-            got = json.loads(run.stdout.strip().splitlines()[-1])
+            got, requests[how] = _timed(gcs, STARTUP, xs, ys, how)
             seconds[how].append(got["seconds"])
             if how == "npyio":
                 seconds["npyio plan"].append(got["plan"])
@@ -237,9 +248,77 @@ def startup(gcs: GcsSandbox, objects: int, latency: float, rounds: int) -> dict:
     }
 
 
+PACK_STARTUP = """
+import json, sys, time
+import tensorflow as tf
+import npyio
+url, how = sys.argv[1], sys.argv[2]
+npyio.dataset  # imported outside the timing, as in startup
+if how == "index":
+    from npyio._format.packed import check_shards, load_index
+start = time.perf_counter()
+if how == "index":  # the index alone, then its shards' headers and sizes against it
+    index = load_index(url)
+    loaded = time.perf_counter()
+    assert not check_shards(index)
+else:  # what npyio.dataset does: read_index (both steps), then the rows' plan and graph
+    npyio.dataset(url, batch_size=8)
+    loaded = start
+end = time.perf_counter()
+print(json.dumps({"seconds": end - start, "index": loaded - start}))
+"""
+
+
+def pack_startup(
+    gcs: GcsSandbox, objects: int, latency: float, rounds: int, before: str | None
+) -> dict:
+    """Seconds to build `npyio.dataset` of a pack on ``gs://``, and what the index check costs
+    in it: the index read, then every shard file's header and size (`check_shards`); with
+    ``before`` (a directory holding another version's ``npyio``), its build too."""
+    import npyio
+    from npyio._format.packed import INDEX
+
+    with tempfile.TemporaryDirectory() as tmp:
+        write_pairs(Path(tmp), objects, (4,))
+        out = f"{tmp}/pack"
+        # 8 shards: 8 x (inputs, labels, order) files, one header read each
+        npyio.pack(f"{tmp}/inputs", f"{tmp}/labels", out=out, shard_size=objects * 16 // 8)
+        shard_files = sum(
+            len(s["files"]) for s in json.loads(Path(out, INDEX).read_text())["shards"]
+        )
+        gcs.put_tree(out, f"pack-{objects}")
+    url = gcs.url(f"pack-{objects}")
+    gcs.set_latency(latency)
+    seconds: dict[str, list[float]] = {"dataset": [], "index": [], "headers": []}
+    if before:
+        seconds["dataset before"] = []
+    requests: dict[str, dict[str, int]] = {}
+    for _ in range(rounds):
+        for how in ("dataset", "index", *(["dataset before"] if before else [])):
+            env = {"PYTHONPATH": before} if how == "dataset before" else None
+            got, requests[how] = _timed(gcs, PACK_STARTUP, url, how.split()[0], env=env)
+            if how.startswith("dataset"):
+                seconds[how].append(got["seconds"])
+            else:
+                seconds["index"].append(got["index"])
+                seconds["headers"].append(got["seconds"] - got["index"])
+    medians = {k: statistics.median(v) for k, v in seconds.items()}
+    return {
+        "rows": objects,
+        "shard_files": shard_files,
+        "latency_ms": round(latency * 1000),
+        **medians,
+        "headers_share": medians["headers"] / medians["dataset"],
+        "runs": {k: [round(x, 3) for x in v] for k, v in seconds.items()},
+        "requests": requests,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", nargs="?", default="throughput", choices=["throughput", "startup"])
+    parser.add_argument(
+        "mode", nargs="?", default="throughput", choices=["throughput", "startup", "pack-startup"]
+    )
     parser.add_argument(
         "--latencies",
         type=float,
@@ -253,11 +332,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--objects", type=int, default=10_000, help="startup: per side")
     parser.add_argument("--latency", type=float, default=0.02, help="startup: seconds")
     parser.add_argument("--rounds", type=int, default=3, help="startup: processes each")
+    parser.add_argument("--before", help="pack-startup: a directory with another npyio, built too")
     parser.add_argument("--json", action="store_true", help="print JSON only")
     args = parser.parse_args(argv)
     with GcsSandbox() as gcs:
         if args.mode == "startup":
             result: object = startup(gcs, args.objects, args.latency, args.rounds)
+        elif args.mode == "pack-startup":
+            result = pack_startup(gcs, args.objects, args.latency, args.rounds, args.before)
         else:
             result = throughput(
                 gcs, [ms / 1000 for ms in args.latencies], args.pipelines, args.sizes, args.repeats

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from npyio._format.files import set_gcs_defaults
 from npyio._format.npy import NpyHeader
-from npyio.errors import BackendUnavailableError, NpyFormatError, NpyioError
+from npyio.errors import BackendUnavailableError, NpyFormatError, NpyioError, PackIndexError
 
 # Before TensorFlow's GCS file system starts (it reads its settings once): see README.md,
 # "Object storage", for what is set and why. A value already in the environment is kept.
@@ -37,6 +37,7 @@ __all__ = [
     "NpyFormatError",
     "NpyHeader",
     "NpyioError",
+    "PackIndexError",
     "dataset",
     "dataset_from_directory",
     "decode_npy",

@@ -16,7 +16,7 @@ Python-side errors, ``"PATH: reason"``:
 
 from __future__ import annotations
 
-__all__ = ["BackendUnavailableError", "NpyFormatError", "NpyioError"]
+__all__ = ["BackendUnavailableError", "NpyFormatError", "NpyioError", "PackIndexError"]
 
 
 class NpyioError(Exception):
@@ -38,6 +38,11 @@ class NpyFormatError(NpyioError, ValueError):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+class PackIndexError(NpyFormatError):
+    """A pack's index (``npyio-pack.json``) is not one npyio can read, or its shards contradict
+    it: ``path`` is the index, ``reason`` names the entry (``shards[0].rows``) or the shard."""
 
 
 class BackendUnavailableError(NpyioError, RuntimeError):

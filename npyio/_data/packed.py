@@ -199,7 +199,8 @@ def packed_dataset(
 
     Raises:
         IncompletePackError: for a directory an interrupted pack left.
-        NpyFormatError: for a shard that is missing or whose size its header contradicts.
+        PackIndexError: (an NpyFormatError) naming the index, for an index that is not valid
+            or that a shard file contradicts (missing, damaged, other dtype, shape or rows).
         ValueError: for an option that does not apply, or a dtype/shape the pack contradicts.
     """
     index = read_index(directory)

@@ -35,8 +35,9 @@ from typing import Any
 import numpy as np
 
 from npyio._format import npy
-from npyio._format.files import gfile, is_local, join
-from npyio.errors import NpyioError
+from npyio._format.files import NO_SUCH_FILE, gfile, is_local, join
+from npyio._format.header import Checked, check_files
+from npyio.errors import NpyioError, PackIndexError
 
 __all__ = [
     "FORMAT",
@@ -45,9 +46,13 @@ __all__ = [
     "VERSION",
     "IncompletePackError",
     "PackIndex",
+    "PackIndexError",
     "PackPart",
     "PackShard",
+    "check_shards",
     "join",
+    "load_index",
+    "plain_name",
     "read_index",
     "shard_name",
     "state",
@@ -208,57 +213,212 @@ class PackIndex:
         }
 
 
-def _bad(path: str, what: str) -> NpyioError:
-    return NpyioError(f"{path}: not a valid npyio pack index -- {what}")
+def _bad(path: str, what: str) -> PackIndexError:
+    return PackIndexError(path, f"not a valid npyio pack index -- {what}")
+
+
+#: A SHA-256 as the index records it.
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class _Doc:
+    """Typed access to the index's JSON: each getter names the entry (``shards[0].rows``) in
+    the `PackIndexError` for a key that is missing or of the wrong type."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def bad(self, where: str, what: str) -> PackIndexError:
+        return _bad(self.path, f"{where}: {what}")
+
+    def get(self, obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+        if key not in obj:
+            raise self.bad(where, "missing")
+        value = obj[key]
+        # bool is an int to Python, never to the index
+        if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _kinds(kind)):
+            raise self.bad(where, f"expected {_kind_names(kind)}, got {_shown(value)}")
+        return value
+
+    def count(self, obj: dict[str, Any], key: str, where: str, least: int = 0) -> int:
+        value: int = self.get(obj, key, int, where)
+        if value < least:
+            raise self.bad(where, f"expected an int >= {least}, got {value}")
+        return value
+
+    def strings(self, value: Any, where: str) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.bad(where, f"expected a list of strings, got {_shown(value)}")
+        return tuple(value)
+
+
+def _kinds(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _kind_names(kind: type | tuple[type, ...]) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", int: "an int", bool: "a bool"}
+    return " or ".join("null" if k is type(None) else names[k] for k in _kinds(kind))
+
+
+def _shown(value: Any) -> str:
+    return f"{json.dumps(value)[:60]!s}"
+
+
+def plain_name(name: str) -> bool:
+    """Whether ``name`` is a plain file name inside the pack's directory: not empty, no
+    separator (``/`` or ``\\``), no scheme or drive (``:``), not ``.`` or ``..``, no NUL."""
+    return name not in ("", ".", "..") and not any(c in name for c in "/\\:\0")
+
+
+def _structure_parts(doc: _Doc, value: Any, where: str, depth: int = 0) -> int:
+    """The number of parts of a structure (`structure_to_json`), checked."""
+    if value == "part":
+        return 1
+    if depth < 32 and isinstance(value, dict) and len(value) == 1:
+        inner = value.get("dict", value.get("tuple"))
+        if isinstance(inner, dict) and "dict" in value:
+            return sum(_structure_parts(doc, v, where, depth + 1) for v in inner.values())
+        if isinstance(inner, list) and "tuple" in value:
+            return sum(_structure_parts(doc, v, where, depth + 1) for v in inner)
+    raise doc.bad(where, f"not a structure of parts, got {_shown(value)}")
+
+
+def _dtype(doc: _Doc, text: str, where: str) -> np.dtype:
+    code = text[1:] if text[:1] in "<>|=" else text
+    if code not in npy.CODES:
+        raise doc.bad(where, f"unsupported dtype {text!r} -- expected one of {npy.SUPPORTED}")
+    return np.dtype(text)
+
+
+def _part(doc: _Doc, p: Any, where: str) -> PackPart:
+    if not isinstance(p, dict):
+        raise doc.bad(where, f"expected an object, got {_shown(p)}")
+    dtype = _dtype(doc, doc.get(p, "dtype", str, f"{where}.dtype"), f"{where}.dtype")
+    shape = doc.get(p, "shape", list, f"{where}.shape")
+    if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        raise doc.bad(f"{where}.shape", f"expected a list of ints >= 0, got {_shown(shape)}")
+    if np.prod(shape, dtype=object) * dtype.itemsize >= npy.MAX_NBYTES:
+        raise doc.bad(f"{where}.shape", f"a row of {_shown(shape)} is too large")
+    return PackPart(
+        doc.get(p, "name", str, f"{where}.name"),
+        doc.get(p, "stem", str, f"{where}.stem"),
+        dtype,
+        tuple(shape),
+    )
+
+
+def _shard(doc: _Doc, s: Any, parts: int, where: str) -> PackShard:
+    if not isinstance(s, dict):
+        raise doc.bad(where, f"expected an object, got {_shown(s)}")
+    rows = doc.count(s, "rows", f"{where}.rows", least=1)
+    files = doc.get(s, "files", list, f"{where}.files")
+    if len(files) != parts:
+        raise doc.bad(
+            f"{where}.files", f"expected a file for each of {parts} parts, got {len(files)}"
+        )
+    names, sizes, hashes = [], [], []
+    for j, f in enumerate(files):
+        at = f"{where}.files[{j}]"
+        if not isinstance(f, dict):
+            raise doc.bad(at, f"expected an object, got {_shown(f)}")
+        name = doc.get(f, "name", str, f"{at}.name")
+        if not plain_name(name):
+            raise doc.bad(
+                f"{at}.name",
+                f"a shard is a plain file name in the pack (no separator, no '..', no scheme, "
+                f"not absolute), got {name!r:.80}",
+            )
+        digest = doc.get(f, "sha256", str, f"{at}.sha256")
+        if not _SHA256.match(digest):
+            raise doc.bad(f"{at}.sha256", f"expected 64 hex digits, got {digest!r:.80}")
+        names.append(name)
+        sizes.append(doc.count(f, "bytes", f"{at}.bytes"))
+        hashes.append(digest)
+    return PackShard(rows, tuple(names), tuple(sizes), tuple(hashes))
+
+
+def _order_part(doc: _Doc, part: PackPart, where: str) -> None:
+    want = PackPart("order", "order", np.dtype(np.int64), ())
+    if (part.name, part.stem, part.dtype, part.shape) != (want.name, want.stem, want.dtype, ()):
+        raise doc.bad(
+            where, f"the last part is not order -- expected {want.to_json()}, got {part.to_json()}"
+        )
 
 
 def parse_index(directory: str, text: str) -> PackIndex:
-    """The index of ``directory`` from its JSON text, checked.
+    """The index of ``directory`` from its JSON text, checked on its own (`check_shards`
+    compares it with the shards): every field's type and range, the parts against the
+    structures (the last one ``order``), one file per part in every shard, plain and distinct
+    shard names, the total against the shards, and one name per row.
 
     Raises:
-        NpyioError: naming the index, for JSON that is not a pack index of this version.
+        PackIndexError: naming the index and the entry, for JSON that is not a pack index of
+            this version.
     """
     path = join(directory, INDEX)
+    doc = _Doc(path)
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise _bad(path, f"bad JSON ({e})") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        top = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise _bad(path, f"bad JSON ({str(e)[:100]})") from None
+    if not isinstance(top, dict) or top.get("format") != FORMAT:
         raise _bad(path, f"expected format {FORMAT!r}")
-    if doc.get("version") != VERSION:
-        raise _bad(path, f"expected version {VERSION}, got {doc.get('version')!r}")
-    try:
-        parts = tuple(
-            PackPart(p["name"], p["stem"], np.dtype(p["dtype"]), tuple(int(d) for d in p["shape"]))
-            for p in doc["parts"]
+    version = top.get("version")
+    if type(version) is not int or version != VERSION:
+        raise _bad(path, f"expected version {VERSION}, got {_shown(version)}")
+    inputs, labels = top.get("inputs"), top.get("labels")
+    if "inputs" not in top or "labels" not in top:
+        raise doc.bad("inputs" if "inputs" not in top else "labels", "missing")
+    want_parts = _structure_parts(doc, inputs, "inputs") + (
+        0 if labels is None else _structure_parts(doc, labels, "labels")
+    )
+    parts = tuple(
+        _part(doc, p, f"parts[{i}]") for i, p in enumerate(doc.get(top, "parts", list, "parts"))
+    )
+    if len(parts) != want_parts + 1:
+        raise doc.bad(
+            "parts",
+            f"expected {want_parts + 1} (the structures' parts and order), got {len(parts)}",
         )
-        shards = tuple(
-            PackShard(
-                int(s["rows"]),
-                tuple(f["name"] for f in s["files"]),
-                tuple(int(f["bytes"]) for f in s["files"]),
-                tuple(f["sha256"] for f in s["files"]),
-            )
-            for s in doc["shards"]
-        )
-        index = PackIndex(
-            directory,
-            doc["inputs"],
-            doc["labels"],
-            parts,
-            shards,
-            tuple(doc["names"]),
-            bool(doc.get("shuffled", False)),
-            doc.get("seed"),
-            None if doc.get("class_names") is None else tuple(doc["class_names"]),
-        )
-    except (KeyError, TypeError, ValueError) as e:
-        raise _bad(path, f"missing or bad field ({e!r})") from None
-    if any(len(s.files) != len(parts) for s in shards):
-        raise _bad(path, "a shard without a file for every part")
-    if index.count != doc.get("rows"):
-        raise _bad(path, f"rows {doc.get('rows')!r} is not the sum of the shards' rows")
-    return index
+    _order_part(doc, parts[-1], f"parts[{len(parts) - 1}]")
+    listed = doc.get(top, "shards", list, "shards")
+    if not listed:
+        raise doc.bad("shards", "expected at least one shard, got none")
+    shards = tuple(_shard(doc, s, len(parts), f"shards[{i}]") for i, s in enumerate(listed))
+    seen: set[str] = set()
+    for i, shard in enumerate(shards):
+        for j, name in enumerate(shard.files):
+            if name in seen:
+                raise doc.bad(f"shards[{i}].files[{j}].name", f"{name!r} is listed twice")
+            seen.add(name)
+            # the name a pack gives it: shards out of order or parts swapped would read
+            # other rows without any header disagreeing
+            want = shard_name(parts[j].stem, i, len(shards))
+            if name != want:
+                raise doc.bad(
+                    f"shards[{i}].files[{j}].name", f"expected {want!r}, got {name!r:.80}"
+                )
+    total = doc.count(top, "rows", "rows")
+    count = sum(s.rows for s in shards)
+    if total != count:
+        raise doc.bad("rows", f"expected the sum of the shards' rows, {count}, got {total}")
+    names = doc.strings(doc.get(top, "names", list, "names"), "names")
+    if len(names) != count:
+        raise doc.bad("names", f"expected one per row, {count}, got {len(names)}")
+    seed = doc.get(top, "seed", (int, type(None)), "seed") if "seed" in top else None
+    class_names = top.get("class_names")
+    return PackIndex(
+        directory,
+        inputs,
+        labels,
+        parts,
+        shards,
+        names,
+        doc.get(top, "shuffled", bool, "shuffled") if "shuffled" in top else False,
+        seed,
+        None if class_names is None else doc.strings(class_names, "class_names"),
+    )
 
 
 def read_text(path: str) -> str:
@@ -269,13 +429,14 @@ def read_text(path: str) -> str:
         return str(f.read())
 
 
-def read_index(directory: str) -> PackIndex:
-    """The index of the packed ``directory``.
+def load_index(directory: str) -> PackIndex:
+    """The index of the packed ``directory``, checked on its own (`parse_index`), its shards
+    not read.
 
     Raises:
         IncompletePackError: for an interrupted pack (no index, but the marker, temporary
             files or shards).
-        NpyioError: for an index that is not valid.
+        PackIndexError: for an index that is not valid.
         FileNotFoundError: for a directory with nothing of a pack.
     """
     found = state(directory)
@@ -283,7 +444,78 @@ def read_index(directory: str) -> PackIndex:
         raise incomplete(directory)
     if found is None:
         raise FileNotFoundError(f"{directory}: not a packed directory (no {INDEX})")
-    return parse_index(directory, read_text(join(directory, INDEX)))
+    try:
+        text = read_text(join(directory, INDEX))
+    except UnicodeDecodeError as e:
+        raise _bad(join(directory, INDEX), f"not UTF-8 ({e.reason})") from None
+    return parse_index(directory, text)
+
+
+def _header_problem(index: PackIndex, i: int, j: int, checked: Checked) -> str | None:
+    """Why shard ``i``'s file of part ``j`` contradicts the index (None if it does not)."""
+    shard, part = index.shards[i], index.parts[j]
+    at = f"shards[{i}].files[{j}]"
+    if checked.reason == NO_SUCH_FILE:
+        return "missing shard (no such file)"
+    if checked.size is not None and checked.size != shard.sizes[j]:
+        return f"damaged shard -- expected {shard.sizes[j]} bytes ({at}.bytes), got {checked.size}"
+    if checked.header is None:
+        return f"damaged shard -- {checked.reason}"
+    header = checked.header
+    for field, expected, got in (
+        (f"parts[{j}].dtype", part.dtype.str, header.dtype.str),
+        (f"parts[{j}].shape", npy.show_shape(part.shape), npy.show_shape(header.shape[1:])),
+        (f"shards[{i}].rows", shard.rows, header.shape[0] if header.shape else None),
+        ("fortran_order", False, header.fortran_order and len(header.shape) > 1),
+    ):
+        if expected != got:
+            return (
+                f"the shard and the index disagree -- {field}: expected {expected!r} (the "
+                f"index), got {got!r} (the shard's header)"
+            )
+    if checked.reason is not None:
+        return f"damaged shard -- {checked.reason}"
+    return None
+
+
+def check_shards(index: PackIndex) -> list[tuple[str, str]]:
+    """Every shard file's header and size read (one small read each, in parallel off the
+    local disk) and compared with the index: dtype, row shape, rows and bytes per part
+    (``order`` included). Returns the problems as (shard path, reason), in the index's order;
+    nothing is read beyond the headers."""
+    paths = [join(index.directory, n) for s in index.shards for n in s.files]
+    remote = not is_local(index.directory)
+    checked = check_files(
+        paths, jobs=min(16, len(paths)) if remote else 1, per_task=1 if remote else 256
+    )
+    k = len(index.parts)
+    problems = []
+    for n, c in enumerate(checked):
+        reason = _header_problem(index, n // k, n % k, c)
+        if reason is not None:
+            problems.append((c.path, reason))
+    return problems
+
+
+def read_index(directory: str) -> PackIndex:
+    """The index of the packed ``directory``, checked on its own and against every shard's
+    header (`check_shards`): what `npyio.dataset`, ``npyio verify`` and ``npyio inspect``
+    read.
+
+    Raises:
+        IncompletePackError: for an interrupted pack (no index, but the marker, temporary
+            files or shards).
+        PackIndexError: naming the index, for an index that is not valid or that a shard
+            contradicts (then naming the shard and the field too).
+        FileNotFoundError: for a directory with nothing of a pack.
+    """
+    index = load_index(directory)
+    problems = check_shards(index)
+    if problems:
+        shard, reason = problems[0]
+        more = f" (and {len(problems) - 1} more shard files)" if len(problems) > 1 else ""
+        raise PackIndexError(join(directory, INDEX), f"{shard}: {reason}{more}")
+    return index
 
 
 # --- writing ---------------------------------------------------------------------------------
@@ -383,44 +615,31 @@ def _hash_file(path: str) -> Iterator[bytes]:
             yield block
 
 
-def _size(path: str) -> int:
-    return os.path.getsize(path) if is_local(path) else int(gfile(path).stat(path).length)
-
-
 def verify_pack(directory: str) -> tuple[PackIndex | None, list[tuple[str, str]]]:
-    """Every shard of the pack checked: present, of the size and SHA-256 the index records,
-    and with the header its part and rows call for. Returns the index (None if it cannot be
-    read) and the problems as (path, reason), in the index's order."""
+    """Every shard of the pack checked: what `read_index` checks (present, of the size, dtype,
+    shape and rows the index records), then its SHA-256. Returns the index (None if it cannot
+    be read) and the problems as (path, reason), in the index's order, in `read_index`'s
+    words."""
     try:
-        index = read_index(directory)
+        index = load_index(directory)
     except (NpyioError, OSError) as e:
-        return None, [(join(directory, INDEX), str(e).removeprefix(directory + ": "))]
-    problems: list[tuple[str, str]] = []
+        return None, [
+            (
+                join(directory, INDEX),
+                str(e).removeprefix(join(directory, INDEX) + ": ").removeprefix(directory + ": "),
+            )
+        ]
+    problems = check_shards(index)
+    bad = {p for p, _ in problems}
     for shard in index.shards:
-        for part, name, size, digest in zip(index.parts, shard.files, shard.sizes, shard.sha256):
+        for name, digest in zip(shard.files, shard.sha256):
             path = join(directory, name)
-            if not _exists(path):
-                problems.append((path, "missing shard (no such file)"))
-                continue
-            got = _size(path)
-            if got != size:
-                problems.append((path, f"damaged shard -- expected {size} bytes, got {got}"))
+            if path in bad:
                 continue
             h = hashlib.sha256()
-            first = b""
             for block in _hash_file(path):
-                first = first or block
                 h.update(block)
             if h.hexdigest() != digest:
                 problems.append((path, "damaged shard -- its SHA-256 differs from the index's"))
-                continue
-            header = npy_header(part.dtype, (shard.rows, *part.shape))
-            if not first.startswith(header):
-                problems.append(
-                    (
-                        path,
-                        f"damaged shard -- expected the header of {shard.rows} rows of "
-                        f"{part.dtype.name} {npy.show_shape(part.shape)}",
-                    )
-                )
-    return index, problems
+    order = {join(directory, n): k for k, n in enumerate(n for s in index.shards for n in s.files)}
+    return index, sorted(problems, key=lambda p: order[p[0]])

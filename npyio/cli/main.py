@@ -193,28 +193,32 @@ def inspect_command(args: argparse.Namespace) -> int:
     on stderr; exits 1 if any file is bad."""
     sources = verify.resolve_paths(args.paths)
     out = verify.scan(sources, jobs=args.jobs, progress=not args.quiet)
-    args._had_issues = bool(out.issues)
+    issues = pack.index_issues(args.paths) + out.issues  # a pack's index is input too
+    args._had_issues = bool(issues)
     directories = verify.directories(sources)
     rows = None if args.summary else [c for c in out.checked if c.ok]
     if args.json:
-        _print_json(_inspect_json(out, directories, rows))
+        _print_json(_inspect_json(out, directories, rows, issues))
     else:
         blocks = [report.file_table(rows or []), *_summary_blocks(out, directories)]
         _print_lines(report.paragraphs(blocks))
-    for path, reason in out.issues:
+    for path, reason in issues:
         print(f"npyio inspect: {path}: {reason}", file=sys.stderr)
-    return _exit_status(not out.issues)
+    return _exit_status(not issues)
 
 
 def _inspect_json(
-    out: verify.Outcome, directories: list[Source], rows: list[Checked] | None
+    out: verify.Outcome,
+    directories: list[Source],
+    rows: list[Checked] | None,
+    issues: list[tuple[str, str]],
 ) -> dict[str, object]:
     """``inspect --json``: ``files`` (the good files, unless ``--summary``), ``bad`` and
     ``directories``."""
     doc: dict[str, object] = {}
     if rows is not None:
         doc["files"] = [report.file_json(c) for c in rows]
-    doc["bad"] = report.reasons_json(out.issues)
+    doc["bad"] = report.reasons_json(issues)
     doc["directories"] = _directories_json(out, directories)
     return doc
 

@@ -12,12 +12,12 @@ import json
 import sys
 from typing import Any
 
-from npyio._format.packed import state, verify_pack
+from npyio._format.packed import read_index, state, verify_pack
 from npyio.cli.progress import Progress
 from npyio.cli.report import human_bytes, plural
-from npyio.errors import NpyioError
+from npyio.errors import NpyioError, PackIndexError
 
-__all__ = ["command", "is_pack", "progress_callback", "verify_packs"]
+__all__ = ["command", "index_issues", "is_pack", "progress_callback", "verify_packs"]
 
 
 def command(args: argparse.Namespace) -> int:
@@ -89,6 +89,20 @@ def is_pack(path: str) -> bool:
         return state(path) is not None
     except (OSError, ValueError):
         return False
+
+
+def index_issues(paths: list[str]) -> list[tuple[str, str]]:
+    """``npyio inspect``: the index of each packed directory among ``paths`` checked as
+    `npyio.dataset` checks it; (index, reason) for each one that lies."""
+    issues = []
+    for path in filter(is_pack, paths):
+        try:
+            read_index(path)
+        except PackIndexError as e:
+            issues.append((e.path, e.reason))
+        except (NpyioError, OSError):  # an incomplete pack: its files are listed as they are
+            pass
+    return issues
 
 
 def verify_packs(paths: list[str], as_json: bool) -> int:

@@ -457,9 +457,10 @@ def test_a_truncated_shard_is_named_when_the_dataset_is_built(tmp_path, tree):
     npyio.pack(str(tree / "x"), out=str(out), shard_size=500)
     shard = out / "inputs-00001-of-00004.npy"
     shard.write_bytes(shard.read_bytes()[:-10])
-    with pytest.raises(npyio.NpyFormatError) as caught:
+    with pytest.raises(npyio.NpyFormatError) as caught:  # a PackIndexError, naming both
         npyio.dataset(str(out))
-    assert caught.value.path == str(shard)
+    assert caught.value.path == str(out / INDEX)
+    assert caught.value.reason.startswith(f"{shard}: damaged shard -- expected ")
 
 
 def _python(code: str, **kw) -> subprocess.CompletedProcess:

@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             except Exception as e:
                 traceback.print_exc()
                 saved = "not saved"
-                if LAST_FAILURE and not args.no_save:
+                if LAST_FAILURE and not args.no_save and FUZZERS[name].saves:
                     saved = str(regressions.save(*LAST_FAILURE[0], e))
                 failures[name] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
                 print(f"\n*** {name}: FAILED ({failures[name]}); saved: {saved}\n", flush=True)

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from npyio._format import npy
-from tests.fuzz import oracle, strategies
+from tests.fuzz import oracle, pack_index, strategies
 
 #: The input of the body that failed last (the fuzz driver saves it as a regression file).
 LAST_FAILURE: list[tuple[str, Any]] = []
@@ -33,12 +33,14 @@ class Fuzzer:
         strategy: Draws one input.
         body: Checks one input (raises on a broken invariant).
         ci_examples: Examples in the ``make test`` run.
+        saves: Whether a failing input is saved as a regression file (``.npy`` inputs only).
     """
 
     name: str
     strategy: st.SearchStrategy
     body: Callable[[Any], object]
     ci_examples: int
+    saves: bool = True
 
     def run(self, value: Any) -> None:
         """The body, remembering ``value`` if it fails."""
@@ -130,5 +132,6 @@ FUZZERS: dict[str, Fuzzer] = {
         Fuzzer("static", _static_cases(), _check, 100),
         Fuzzer("batch", strategies.batches(), _check_batch, 60),
         Fuzzer("limits", _limit_cases(), _check, 100),
+        Fuzzer("index", pack_index.mutated_indexes(), pack_index.check, 30, saves=False),
     )
 }
