@@ -220,8 +220,9 @@ def _incomplete_pack(source: Source) -> Source:
         if found == "incomplete":
             place = "" if directory.rstrip("/") == source.arg.rstrip("/") else f" in {directory}"
             problem = (
-                f"{INCOMPLETE_PACK}{place} -- part of a pack but no {INDEX} (the pack was "
-                f"interrupted or failed); rerun the same npyio pack command to complete it"
+                f"{INCOMPLETE_PACK}{place} -- the directory holds part of a pack but no "
+                f"{INDEX} (the pack was interrupted or failed); rerun the same npyio pack "
+                "command to complete it"
             )
             return dataclasses.replace(source, paths=[], problem=problem)
     return source

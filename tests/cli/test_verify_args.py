@@ -101,3 +101,47 @@ def test_verify_pairs_does_not_import_tensorflow(pairs, tmp_path):
     result = json.loads(r.stdout.strip().splitlines()[-1])
     assert result == {"codes": [0, 0, 1, 0], "tf": False}, r.stdout
     assert f"{bad / '1.npy'}: payload is shorter than the header says" in r.stdout
+
+
+# --- verify INPUTS LABELS: what npyio.dataset(INPUTS, LABELS) reads, pairing included ----------
+@pytest.mark.parametrize("form", ["positional", "--pairs"])
+def test_inputs_and_labels_that_do_not_pair_are_refused_with_datasets_words(pairs, capsys, form):
+    import npyio
+
+    x, y = pairs
+    (y / "1.npy").unlink()
+    argv = [str(x), str(y)] if form == "positional" else ["--pairs", str(x), str(y)]
+    with pytest.raises(ValueError) as refused:
+        npyio.dataset(str(x), str(y))
+    code = cli.main(["verify", "-q", *argv])
+    out = capsys.readouterr().out
+    assert code == cli.EXIT_BAD_FILES
+    assert f"npyio.dataset(INPUTS, LABELS) refuses them: {refused.value}\n" in out
+    assert f"{x}/1.npy: unpaired -- no file of this name in the labels directory {y}" in out
+    assert "all good" not in out
+    code = cli.main(["verify", "-q", "--json", *argv])
+    doc = json.loads(capsys.readouterr().out)
+    assert (code, doc["ok"], doc["refused"]) == (cli.EXIT_BAD_FILES, False, [str(refused.value)])
+
+
+def test_two_paths_pair_and_each_checks_them_apart(pairs, capsys):
+    x, y = pairs
+    assert cli.main(["verify", "-q", str(x), str(y)]) == cli.EXIT_OK
+    assert capsys.readouterr().out.rstrip().endswith("all good")
+    z = y.parent / "z"
+    z.mkdir()
+    np.save(z / "other.npy", np.int64(0))  # a dataset of its own: no name in common with x
+    assert cli.main(["verify", "-q", str(x), str(z)]) == cli.EXIT_BAD_FILES
+    capsys.readouterr()
+    assert cli.main(["verify", "-q", "--each", str(x), str(z)]) == cli.EXIT_OK
+
+
+@pytest.mark.parametrize("command", ["verify", "inspect"])
+def test_hidden_files_in_a_directory_are_left_out(pairs, capsys, command):
+    x, y = pairs
+    for d in (x, y):  # what macOS leaves beside each file: not a .npy file at all
+        (d / "._0.npy").write_bytes(b"\x00\x05\x16\x07 AppleDouble")
+    argv = [str(x), str(y)] if command == "verify" else [str(x)]
+    assert cli.main([command, "-q", *argv]) == cli.EXIT_OK
+    assert "._0.npy" not in capsys.readouterr().out
+    assert cli.main([command, "-q", str(x / "._0.npy")]) == cli.EXIT_BAD_FILES  # named: read
