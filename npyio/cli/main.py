@@ -23,6 +23,7 @@ from npyio._data.paths import Source
 from npyio._format import npy
 from npyio._format.header import Checked
 from npyio.cli import pack, report, sample, verify
+from npyio.cli.quiet import quiet_tensorflow
 
 __all__ = [
     "COMMANDS",
@@ -698,7 +699,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         SystemExit: for ``--help`` (0) and usage errors (2), as argparse does.
     """
     started = time.perf_counter()
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    quiet_tensorflow()  # before anything can import TensorFlow; a level the user set is kept
     parser = build_parser()
     # Unknown options are reported by the command's own parser, with its usage line.
     args, unknown = parser.parse_known_args(argv)

@@ -1,5 +1,6 @@
-"""``npyio verify``'s arguments end to end: a missing side of ``--pairs``, and header checks
-that run without TensorFlow. (Unknown options and the other usage errors: ``test_main.py``.)"""
+"""``npyio verify``'s arguments end to end: a missing side of ``--pairs``, INPUTS LABELS, and
+header checks (and a pack of local files) that run without TensorFlow. (Unknown options and
+the other usage errors: ``test_main.py``.)"""
 
 from __future__ import annotations
 
@@ -69,8 +70,11 @@ NO_TF = textwrap.dedent(
     import json, sys
     sys.modules["tensorflow"] = None  # any import of TensorFlow now raises ImportError
     from npyio.cli.main import main
-    x, y, bad = sys.argv[1:]
+    x, y, bad, out = sys.argv[1:]
     codes = [
+        main(["inspect", "-q", x]),
+        main(["pack", "-q", x, y, "-o", out]),
+        main(["verify", "-q", out]),
         main(["verify", "-q", "--pairs", x, y]),
         main(["verify", "-q", "--json", "--pairs", x, y, "--dtype", "float32", "--shape",
               "4,None", "--label-dtype", "int64", "--label-shape", ""]),
@@ -83,7 +87,7 @@ NO_TF = textwrap.dedent(
 )
 
 
-def test_verify_pairs_does_not_import_tensorflow(pairs, tmp_path):
+def test_inspect_verify_and_pack_of_local_files_do_not_import_tensorflow(pairs, tmp_path):
     x, y = pairs
     bad = tmp_path / "bad"
     bad.mkdir()
@@ -91,7 +95,7 @@ def test_verify_pairs_does_not_import_tensorflow(pairs, tmp_path):
         np.save(bad / f"{i}.npy", np.full((4, 3), i, np.float32))
     (bad / "1.npy").write_bytes((bad / "1.npy").read_bytes()[:-1])
     r = subprocess.run(
-        [sys.executable, "-c", NO_TF, str(x), str(y), str(bad)],
+        [sys.executable, "-c", NO_TF, str(x), str(y), str(bad), str(tmp_path / "packed")],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
@@ -99,7 +103,8 @@ def test_verify_pairs_does_not_import_tensorflow(pairs, tmp_path):
     )
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout.strip().splitlines()[-1])
-    assert result == {"codes": [0, 0, 1, 0], "tf": False}, r.stdout
+    assert result == {"codes": [0, 0, 0, 0, 0, 1, 0], "tf": False}, r.stdout
+    assert "packed 3 rows into 1 shard" in r.stdout
     assert f"{bad / '1.npy'}: payload is shorter than the header says" in r.stdout
 
 
