@@ -53,7 +53,8 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 
 
 def _walk_local(top: str, follow_links: bool) -> list[tuple[str, list[str]]]:
-    """(directory, its ``.npy`` paths sorted) for ``top`` and every directory below it.
+    """(directory, its ``.npy`` paths sorted) for ``top`` and every directory below it, hidden
+    files and directories (a leading ``.``) left out.
 
     The entries Keras's ``os.walk`` yields, listed with ``os.scandir`` once per directory:
     the path strings come from the scan itself (``DirEntry.path``), so each file costs one
@@ -69,6 +70,8 @@ def _walk_local(top: str, follow_links: bool) -> list[tuple[str, list[str]]]:
         # a word), an unreadable directory raises: its files would otherwise vanish silently.
         with os.scandir(root) as entries:
             for entry in entries:
+                if entry.name.startswith("."):  # hidden (macOS's ._0002.npy): as glob skips it
+                    continue
                 if _is_dir(entry):
                     if entry.is_symlink():
                         if not follow_links:
@@ -95,8 +98,13 @@ def _walk_remote(top: str) -> list[tuple[str, list[str]]]:
     """`_walk_local` for a path of another file system (``gs://``, ...), by ``tf.io.gfile.walk``
     (no symlinks there)."""
     found = []
-    for root, _, names in gfile(top).walk(top):
-        files = sorted(os.path.join(root, n) for n in names if n.lower().endswith(SUFFIX))
+    for root, dirs, names in gfile(top).walk(top):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]  # hidden ones: as _walk_local
+        files = sorted(
+            os.path.join(root, n)
+            for n in names
+            if n.lower().endswith(SUFFIX) and not n.startswith(".")
+        )
         found.append((root, files))
     return found
 

@@ -6,7 +6,9 @@ sources yields. Local ``.npy`` files are then read in Python (`_from_local_files
 `check_file`, the reader and checks of ``npyio verify``, and `npy.payload_array`): a pair of
 small files costs about 25 us that way, 70 us through tf.data on 2 cores; other sources (object
 storage, ``.npz`` members) are read by `npyio.dataset`'s graph (`build`); tests keep the two
-writing the same bytes. Rows are written with numpy's header and plain writes
+writing the same bytes. TensorFlow is imported only for those, for class folders and for a
+shuffled order (`npyio.dataset`'s permutation): packing local ``.npy`` files in their order
+imports none. Rows are written with numpy's header and plain writes
 (`npyio._format.packed`), a batch of about `WRITE_BATCH_BYTES` at a time, so memory is bounded
 by a few batches whatever the dataset's size. Reading a pack back is `npyio._data.packed`.
 
@@ -29,8 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from npyio._data.dataset import build
-from npyio._data.directory import index_directory
 from npyio._data.options import (
     SHARD_SIZE,
     DatasetOptions,
@@ -40,8 +40,6 @@ from npyio._data.options import (
 )
 from npyio._data.paths import PathSpec
 from npyio._data.plan import DatasetPlan, plan_dataset
-from npyio._data.remote import REMOTE_THREADS
-from npyio._data.shuffle import resolve_seed, shuffled_indices
 from npyio._data.structure import LEAF, flatten, leaf_names
 from npyio._format import npy
 from npyio._format.files import is_local, is_remote, join, one_path, parent
@@ -150,6 +148,8 @@ def _check_headers(plan: DatasetPlan, names: list[str]) -> None:
         if spec.member is not None:  # .npz members: checked as they are decoded
             continue
         remote = bool(column) and is_remote(column[0])
+        if remote:
+            from npyio._data.remote import REMOTE_THREADS
         # Locally one thread: a check is Python under the GIL (a read of a file's first bytes
         # and a dict lookup), and threads only contend for it: 8,000 warm files took 168 ms
         # in one thread and 490 ms in six (bench/README.md, "Packing"). On object storage each
@@ -187,6 +187,8 @@ def _order(plan: DatasetPlan) -> np.ndarray:
     """The element indices in the order a pack writes them: `npyio.dataset`'s first epoch."""
     if not plan.loader.shuffle or plan.count <= 1:
         return np.arange(plan.count, dtype=np.int64)
+    from npyio._data.shuffle import shuffled_indices
+
     indices = shuffled_indices(plan.count, plan.loader.seed, reshuffle_each_iteration=False)
     return next(iter(indices.batch(plan.count))).numpy()
 
@@ -194,6 +196,8 @@ def _order(plan: DatasetPlan) -> np.ndarray:
 def _from_graph(plan: DatasetPlan, names: list[str]) -> Iterator[Rows]:
     """The rows as `npyio.dataset` of the sources yields them (with paths, mapped back to
     element indices)."""
+    from npyio._data.dataset import build
+
     position = {os.fsencode(p): i for i, p in enumerate(plan.file_paths)}
     for element in build(plan).as_numpy_iterator():
         leaves = flatten(plan.inputs, element[0])
@@ -425,8 +429,12 @@ def pack(
     read = DatasetOptions.from_arguments(locals()).read  # what each part loads as
     class_names, root = None, None
     if options.shuffle and options.seed is None:  # recorded in the index, so the order can be
-        options = dataclasses.replace(options, seed=resolve_seed(None))  # written again
+        from npyio._data.shuffle import resolve_seed  # written again
+
+        options = dataclasses.replace(options, seed=resolve_seed(None))
     if options.from_directory:
+        from npyio._data.directory import index_directory
+
         if labels is not None:
             raise ValueError("from_directory: the labels are the class folders; give no labels")
         root = one_path(inputs, "inputs")

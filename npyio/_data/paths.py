@@ -12,16 +12,24 @@ Rules:
   order. One file is taken whatever its name.
 - Inputs and labels pair **by file name** when either side is a directory or a glob (the file
   names then carry the meaning), and **by position** otherwise (sequences, single files).
+- Hidden files (names that begin with ``.``, such as macOS's ``._0002.npy``) are left out of a
+  directory's listing, and a glob's wildcard does not match them, as Python's ``glob`` and
+  Keras's directory loaders skip them, on every file system; a glob whose name part begins with
+  ``.`` (``.*.npy``), a file named on its own or a sequence still reads them.
+- A directory or glob that finds the shards of an interrupted ``npyio pack`` (no index: the
+  marker or temporary files) stands for no file: its problem says the pack is incomplete.
 - Local paths are listed with ``os.scandir`` and ``glob``; any other path (``gs://``,
   ``ram://``, ...) with ``tf.io.gfile``, imported only then: this module imports no TensorFlow.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import glob as globlib
 import itertools
 import os
 import posixpath
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,10 +45,12 @@ from npyio._format.files import (
     gfile,
     is_local,
     named,
+    parent,
     path_text,
     scalar_path_text,
     short,
 )
+from npyio._format.packed import INDEX, IncompletePackError, state
 
 __all__ = [
     "PathSpec",
@@ -58,6 +68,9 @@ GLOB_CHARS = frozenset("*?[")
 NO_MATCH = "no file matches this pattern"
 NOT_A_DIR = "not a directory"
 EMPTY = "the sequence of paths is empty"
+INCOMPLETE_PACK = "incomplete pack"
+#: A shard's name, as `npyio._format.packed.shard_name` writes it.
+_SHARD = re.compile(r"-\d{5}-of-\d{5}\.npy$")
 
 
 def no_files(suffix: str) -> str:
@@ -86,6 +99,8 @@ class Source:
 
     def error(self, what: str) -> ValueError:
         """The API's error for a source with a problem, naming it."""
+        if self.problem is not None and self.problem.startswith(INCOMPLETE_PACK):
+            return IncompletePackError(f"{what}: {self.arg}: {self.problem}")
         if self.kind == "list":
             return ValueError(f"{what}: {self.problem}")
         if self.problem == NO_SUCH_FILE:
@@ -142,7 +157,7 @@ def _list_dir(path: str, suffix: str) -> list[str]:
     if is_local(path):
         # os.listdir and one string concatenation per file: os.scandir's entry objects and an
         # os.path.join per name cost more, at a million files (bench/README.md, "Start-up").
-        names = [n for n in os.listdir(path) if n.endswith(suffix)]
+        names = [n for n in os.listdir(path) if n.endswith(suffix) and n[:1] != "."]
         names.sort()
         prefix = os.path.join(path, "")
         return [prefix + n for n in names]
@@ -152,7 +167,7 @@ def _list_dir(path: str, suffix: str) -> list[str]:
         found = gfile(path).glob(posixpath.join(path, "*" + suffix))
     except tf.errors.OpError as e:
         raise OSError(e.message) from e
-    return sorted(found, key=_name_key)
+    return sorted((p for p in found if not basename(p).startswith(".")), key=_name_key)
 
 
 def isdir(path: str) -> bool:
@@ -160,8 +175,57 @@ def isdir(path: str) -> bool:
 
 
 def _glob(pattern: str) -> list[str]:
-    found = globlib.glob(pattern) if is_local(pattern) else gfile(pattern).glob(pattern)
-    return sorted(found, key=_name_key)
+    if is_local(pattern):  # Python's glob leaves hidden names to patterns that begin with "."
+        return sorted(globlib.glob(pattern), key=_name_key)
+    return sorted(_visible(pattern, gfile(pattern).glob(pattern)), key=_name_key)
+
+
+def _visible(pattern: str, found: list[str]) -> list[str]:
+    """``found`` without the hidden names a wildcard matched, as Python's glob: a component of
+    ``pattern`` with a wildcard that does not begin with ``.`` matches no name that does
+    (``tf.io.gfile.glob`` matches them).
+
+    Example:
+        >>> _visible("ram://d/*.npy", ["ram://d/._0.npy", "ram://d/0.npy"])
+        ['ram://d/0.npy']
+        >>> _visible("ram://d/.*.npy", ["ram://d/._0.npy"])
+        ['ram://d/._0.npy']
+    """
+    parts = pattern.split("/")
+    wild = [i for i, part in enumerate(parts) if GLOB_CHARS & set(part) and part[:1] != "."]
+    out = []
+    for path in found:
+        names = path.split("/")
+        if len(names) != len(parts):  # a name of other depth: its last component decides
+            hidden = basename(path).startswith(".") and parts[-1][:1] != "."
+        else:
+            hidden = any(names[i].startswith(".") for i in wild)
+        if not hidden:
+            out.append(path)
+    return out
+
+
+def _incomplete_pack(source: Source) -> Source:
+    """``source`` with its problem set when it finds the shards of an interrupted pack (or, a
+    directory, nothing but what an interrupted pack left): a smaller dataset otherwise."""
+    if source.paths:
+        where = sorted({parent(p) for p in source.paths if _SHARD.search(p)})
+    else:
+        where = [source.arg] if source.kind == "dir" else []
+    for directory in where:
+        try:
+            found = state(directory or ".")
+        except OSError:  # unlistable: the source's own problem says so
+            found = None
+        if found == "incomplete":
+            place = "" if directory.rstrip("/") == source.arg.rstrip("/") else f" in {directory}"
+            problem = (
+                f"{INCOMPLETE_PACK}{place} -- the directory holds part of a pack but no "
+                f"{INDEX} (the pack was interrupted or failed); rerun the same npyio pack "
+                "command to complete it"
+            )
+            return dataclasses.replace(source, paths=[], problem=problem)
+    return source
 
 
 def resolve(
@@ -218,6 +282,11 @@ def resolve(
 
 
 def _resolve_text(text: str, suffix: str) -> Source:
+    source = _find(text, suffix)
+    return _incomplete_pack(source) if source.by_name else source
+
+
+def _find(text: str, suffix: str) -> Source:
     if not is_local(text) and not GLOB_CHARS & set(text):
         # On object storage a directory is a prefix: listing its files answers whether it is
         # one, where asking first (isdir) costs a listing of its own.

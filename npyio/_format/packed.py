@@ -10,11 +10,12 @@ format version, the parts (dtype, row shape), every shard's rows, bytes and SHA-
 original file names in order.
 
 Safety, in the order a pack writes (`Writer`): the marker `INCOMPLETE` first; every shard
-under a temporary name (``.tmp`` suffix), renamed when complete; the index (also via a
-temporary name) last; then the marker is removed. The index is the commit point: a directory
-with the index is a complete pack; one with the marker, temporary files or shards but no index
-is an incomplete pack (`state`), which `read_index` refuses rather than read as a smaller
-dataset.
+under a temporary name (`temporary`: hidden, with a ``.tmp`` suffix, so that neither a
+directory's listing nor a glob such as ``inputs-*.npy`` finds it), renamed when complete; the
+index (also via a temporary name) last; then the marker is removed. The index is the commit
+point: a directory with the index is a complete pack; one with the marker, temporary files or
+shards but no index is an incomplete pack (`state`), which `read_index` refuses rather than
+read as a smaller dataset.
 
 SHA-256, not CRC32C: it is in the standard library (CRC32C is not), every system can check a
 shard by hand (``sha256sum``), and hashing while writing costs a small fraction of a pack's
@@ -35,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from npyio._format import npy
-from npyio._format.files import NO_SUCH_FILE, gfile, is_local, join
+from npyio._format.files import NO_SUCH_FILE, gfile, is_local, join, parent
 from npyio._format.header import Checked, check_files
 from npyio.errors import NpyioError, PackIndexError
 
@@ -58,6 +59,7 @@ __all__ = [
     "state",
     "structure_from_json",
     "structure_to_json",
+    "temporary",
     "verify_pack",
 ]
 
@@ -66,8 +68,9 @@ VERSION = 1
 INDEX = "npyio-pack.json"
 INCOMPLETE = "npyio-pack.incomplete"
 TMP = ".tmp"
-#: The files a pack writes (what a rerun or ``--overwrite`` may remove, and nothing else).
-_OURS = re.compile(r"^[A-Za-z0-9_.]+-\d{5}-of-\d{5}\.npy(\.tmp)?$|^npyio-pack\.json(\.tmp)?$")
+#: The files a pack writes (what a rerun or ``--overwrite`` may remove, and nothing else);
+#: temporary names begin with "." (older versions wrote them without).
+_OURS = re.compile(r"^[A-Za-z0-9_.]+-\d{5}-of-\d{5}\.npy(\.tmp)?$|^\.?npyio-pack\.json(\.tmp)?$")
 #: Bytes hashed (and read by verify) at a time.
 _BLOCK = 4 << 20
 
@@ -78,6 +81,12 @@ class IncompletePackError(NpyioError, ValueError):
 
 def shard_name(stem: str, i: int, k: int) -> str:
     return f"{stem}-{i:05d}-of-{k:05d}.npy"
+
+
+def temporary(path: str) -> str:
+    """The name ``path`` is written under before it is renamed: ``OUT/.inputs-00000-of-00002.npy
+    .tmp``, hidden and not ending in ``.npy``."""
+    return join(parent(path), "." + os.path.basename(path) + TMP)
 
 
 def _listdir(directory: str) -> list[str]:
@@ -564,7 +573,7 @@ class ShardFile:
 
     def __init__(self, directory: str, name: str, dtype: np.dtype, rows: int, row: tuple) -> None:
         self.path = join(directory, name)
-        self.tmp = self.path + TMP
+        self.tmp = temporary(self.path)
         self.name, self.dtype, self.rows, self.row = name, dtype, rows, row
         self.hash = hashlib.sha256()
         self.size = 0
@@ -600,9 +609,9 @@ class ShardFile:
 def write_index(index: PackIndex) -> None:
     """The index, via a temporary name: the commit point of a pack."""
     path = join(index.directory, INDEX)
-    with open_write(path + TMP) as f:
+    with open_write(temporary(path)) as f:
         f.write(json.dumps(index.to_json(), indent=1).encode())
-    rename(path + TMP, path)
+    rename(temporary(path), path)
 
 
 # --- verifying -------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from npyio._data.paths import Source
 from npyio._format import npy
 from npyio._format.header import Checked
 from npyio.cli import pack, report, sample, verify
+from npyio.cli.quiet import quiet_tensorflow
 
 __all__ = [
     "COMMANDS",
@@ -230,19 +231,33 @@ _REFUSED_HINT = (
 )
 
 
+def _dataset_form(args: argparse.Namespace) -> tuple[list[str], list[str] | None, str]:
+    """The PATHs checked each on its own, INPUTS and LABELS (or None), and how messages name
+    the latter: ``verify INPUTS LABELS`` (two PATHs) is ``npyio.dataset(INPUTS, LABELS)``,
+    pairing included; ``--pairs INPUTS LABELS`` is the same, beside any other PATH."""
+    if args.pairs:
+        return args.paths, args.pairs, "--pairs "
+    if len(args.paths) == 2 and not args.each:
+        return [], args.paths, ""
+    return args.paths, None, ""
+
+
 def verify_command(args: argparse.Namespace) -> int:
-    """``npyio verify PATH... [--pairs INPUTS LABELS]``: every bad file with its reason, a
-    summary per directory and a verdict; exits 1 if any file is bad or would be refused."""
+    """``npyio verify INPUTS [LABELS]`` (or ``PATH...``, ``--pairs INPUTS LABELS``): every bad
+    file with its reason, a summary per directory and a verdict; exits 1 if any file is bad or
+    would be refused."""
     if not args.paths and not args.pairs:
-        args._parser.error("give at least one PATH, or --pairs INPUTS LABELS")
+        args._parser.error("give at least one PATH, or INPUTS LABELS")
     packs = [path for path in args.paths if pack.is_pack(path)]
     if packs:  # a packed directory is checked against its index (npyio pack)
         if len(packs) < len(args.paths) or args.pairs:
             args._parser.error("verify packed directories on their own (no other PATH, no --pairs)")
         return pack.verify_packs(packs, args.json)
+    paths, pairs, flag = _dataset_form(args)
     planned = verify.plan(
-        args.paths,
-        args.pairs,
+        paths,
+        pairs,
+        flag=flag,
         dtype=args.dtype,
         shape=args.shape,
         label_dtype=args.label_dtype,
@@ -256,6 +271,7 @@ def verify_command(args: argparse.Namespace) -> int:
         full=args.full,
         extra=planned.extra,
         specs=planned.specs,
+        refused=planned.refused,
     )
     args._had_issues = not out.ok
     # The whole run, from the start of main: resolving (listing directories, which can take
@@ -283,6 +299,7 @@ def _verify_json(out: verify.Outcome, *, full: bool, seconds: float) -> dict[str
         "seconds": round(seconds, 3),
         "bad": report.reasons_json(out.issues),
         "mismatched": report.reasons_json(out.mismatches),
+        "refused": out.refused,
         "groups": total.to_json()["groups"],
         "directories": _directories_json(out, verify.directories(out.sources)),
     }
@@ -295,6 +312,7 @@ def _verify_lines(out: verify.Outcome, *, full: bool, seconds: float) -> list[st
     problems = [f"{path}: {reason}" for path, reason in out.issues + out.mismatches]
     if out.mismatches:
         problems.append(_REFUSED_HINT)
+    problems += [f"npyio.dataset(INPUTS, LABELS) refuses them: {e}" for e in out.refused]
     return report.paragraphs(
         [
             problems,
@@ -353,7 +371,8 @@ _EXIT_POLICY = (
     "exit status:\n"
     "  0  every file is good\n"
     "  1  a bad file; also a PATH that does not exist, a directory with no .npy files,\n"
-    "     a pattern that matches nothing (each is listed as a bad file)\n"
+    "     a pattern that matches nothing (each is listed as a bad file), an incomplete\n"
+    "     pack, and (verify) INPUTS and LABELS that do not pair up\n"
     "  2  usage error (bad options or arguments)"
 )
 #: Threads for reading headers: ThreadPoolExecutor's own default for I/O-bound work (reading
@@ -367,9 +386,10 @@ def _paths(nargs: str) -> Option:
         "paths",
         nargs=nargs,
         metavar="PATH",
-        help="files, directories (their *.npy, not recursive; other files there are ignored) or\n"
-        "quoted glob patterns; a file named explicitly is checked whatever its name. Any\n"
-        "TensorFlow filesystem path works (gs://..., ram://...).",
+        help="files, directories (their *.npy, not recursive; hidden files, whose names begin\n"
+        "with '.', and other files there are ignored) or quoted glob patterns; a file named\n"
+        "explicitly is checked whatever its name. Any TensorFlow filesystem path works\n"
+        "(gs://..., ram://...).",
     )
 
 
@@ -503,19 +523,25 @@ VERIFY = CommandSpec(
     "verify",
     help="check that every .npy file will load, before a training run finds out",
     description=(
-        "Checks each file's header with the rules npyio's decoder applies, and that the\n"
-        "file's size is exactly what its header declares. --full also reads and decodes\n"
-        "every payload through the graph decoder, as npyio.dataset will (and notes files\n"
-        "holding NaN or infinite values, without counting them as bad). --pairs checks\n"
-        "that the files of two directories pair up by name, as npyio.dataset pairs them.\n\n"
+        "Checks what npyio.dataset reads: each file's header with the rules npyio's decoder\n"
+        "applies, that the file's size is exactly what its header declares, and that the\n"
+        "files of a part share a dtype and shape. Two PATHs are INPUTS and LABELS, checked\n"
+        "as npyio.dataset(INPUTS, LABELS) reads them: also that they pair up (by file name\n"
+        "when either is a directory or glob, else by position), with npyio.dataset's own\n"
+        "error when they do not. One PATH, three or more, or any with --each, are each\n"
+        "checked as npyio.dataset(PATH) reads it. --pairs INPUTS LABELS, from earlier\n"
+        "versions, is the same as the two PATHs, and other PATHs may come with it. --full\n"
+        "also reads and decodes every payload through the graph decoder, as npyio.dataset\n"
+        "will (and notes files holding NaN or infinite values, without counting them as\n"
+        "bad). A packed directory (npyio pack) is checked against its index.\n\n"
         "Prints each bad file as 'path: reason', a summary per directory (file count,\n"
         "size, dtype/shape combinations), and a verdict line, all on stdout. Progress goes\n"
         "to stderr: a bar on a terminal, a line every 10% otherwise (-q for none)."
     ),
     examples=(
         "npyio verify data/inputs",
-        "npyio verify --pairs data/inputs data/labels",
-        "npyio verify --full --jobs 8 data/inputs/0001.npy data/inputs/0002.npy",
+        "npyio verify data/inputs data/labels",
+        "npyio verify --full --jobs 8 data/inputs/0001.npy data/labels/0001.npy",
         "npyio verify 'data/inputs/*.npy' --json | jq '.bad'",
         "npyio verify gs://bucket/dataset/inputs --jobs 32",
     ),
@@ -525,10 +551,15 @@ VERIFY = CommandSpec(
             "--pairs",
             nargs=2,
             metavar=verify.PAIR_SIDES,
-            help="also check these two directories (or globs), and that their files pair up as "
-            "npyio.dataset(INPUTS, LABELS) pairs them",
+            help="INPUTS and LABELS, as two PATHs are (kept from earlier versions); other PATHs "
+            "may come with it",
         ),
-        *_spec_options(" (with --pairs)", "None for a dim of any size"),
+        option(
+            "--each",
+            action="store_true",
+            help="check each PATH on its own, as npyio.dataset(PATH), two PATHs as well",
+        ),
+        *_spec_options(" (with LABELS)", "None for a dim of any size"),
         option(
             "--allow-mixed",
             action="store_true",
@@ -617,7 +648,7 @@ COMMANDS = (DEMO, BENCH, INSPECT, VERIFY, PACK)
 _EXAMPLES = (
     "npyio inspect data/inputs",
     "npyio verify data/inputs data/labels",
-    "npyio verify --pairs data/inputs data/labels --full",
+    "npyio verify data/inputs data/labels --full",
     "npyio pack data/inputs data/labels -o data/packed",
     "npyio demo",
     "npyio demo --count 2000",
@@ -672,7 +703,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         SystemExit: for ``--help`` (0) and usage errors (2), as argparse does.
     """
     started = time.perf_counter()
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    quiet_tensorflow()  # before anything can import TensorFlow; a level the user set is kept
     parser = build_parser()
     # Unknown options are reported by the command's own parser, with its usage line.
     args, unknown = parser.parse_known_args(argv)

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from npyio._format.packed import read_index, state, verify_pack
+from npyio._format.packed import incomplete, read_index, state, verify_pack
 from npyio.cli.progress import Progress
 from npyio.cli.report import human_bytes, plural
 from npyio.errors import NpyioError, PackIndexError
@@ -112,6 +112,8 @@ def verify_packs(paths: list[str], as_json: bool) -> int:
     for path in paths:
         index, problems = verify_pack(path)
         ok = ok and not problems
+        if index is None and state(path) == "incomplete":  # not a bad shard: no index at all
+            problems = [(path, str(incomplete(path)).removeprefix(f"{path}: "))]
         files = 0 if index is None else len(index.shards) * len(index.parts)
         size = 0 if index is None else sum(sum(s.sizes) for s in index.shards)
         rows = 0 if index is None else index.count
@@ -129,6 +131,9 @@ def verify_packs(paths: list[str], as_json: bool) -> int:
             continue
         for p, r in problems:
             print(f"{p}: {r}")
+        if index is None:
+            print(f"verified pack {path}: {problems[0][1].split(' -- ')[0]}, nothing checked")
+            continue
         verdict = "all good" if not problems else plural(len(problems), "bad shard file")
         print(
             f"verified pack {path}: {plural(rows, 'row')}, {plural(files, 'shard file')} "

@@ -33,6 +33,7 @@ from npyio.errors import NpyFormatError
 
 __all__ = [
     "Outcome",
+    "Pairing",
     "Plan",
     "SpecCheck",
     "decode_files",
@@ -69,12 +70,13 @@ def directories(sources: Iterable[Source]) -> list[Source]:
     return list(found.values())
 
 
-def _pairs_side(arg: str, side: str) -> Source:
-    """One side of ``--pairs``; a problem (a missing path, ...) says which side it is, in the
-    one line that reports it (the other side's files are then not listed as unpaired)."""
+def _pairs_side(arg: str, side: str, flag: str) -> Source:
+    """One side of ``INPUTS LABELS`` (``flag``: ``"--pairs "`` when given so); a problem (a
+    missing path, ...) says which side it is, in the one line that reports it (the other
+    side's files are then not listed as unpaired)."""
     source = resolve(arg, side.lower(), strict=False)
     if source.problem is not None:
-        source = dataclasses.replace(source, problem=f"{source.problem} (--pairs {side})")
+        source = dataclasses.replace(source, problem=f"{source.problem} ({flag}{side})")
     return source
 
 
@@ -237,27 +239,40 @@ def _unpaired_reason(other: str, source: Source) -> str:
     )
 
 
-def pairing(inputs: Source, labels: Source) -> tuple[list[tuple[str, str]], list[SpecCheck]]:
-    """``verify --pairs``: the unpaired files and the two spec checks over the pairs.
+@dataclass(frozen=True)
+class Pairing:
+    """What the pairing of INPUTS and LABELS finds: ``(path, reason)`` for each file without a
+    partner, ``refused``: the error `npyio.dataset` raises for them (its pairing code and its
+    words; None when they pair), and the two spec checks over the pairs when they pair."""
+
+    unpaired: list[tuple[str, str]] = field(default_factory=list)
+    refused: str | None = None
+    specs: list[SpecCheck] = field(default_factory=list)
+
+
+def pairing(inputs: Source, labels: Source) -> Pairing:
+    """``verify INPUTS LABELS``: the unpaired files, the error ``npyio.dataset(INPUTS,
+    LABELS)`` raises for them (`npyio._data.paths.pair`, the same code), and the two spec
+    checks over the pairs.
 
     Returns:
-        ``(path, reason)`` for each file without a partner of its name (or one line for two
-        files that share a name), and a `SpecCheck` for the inputs and one for the labels, in
+        A `Pairing`: each file without a partner of its name (or one line for two files that
+        share a name), and a `SpecCheck` for the inputs and one for the labels, in
         ``npyio.dataset``'s order, when every file pairs up. Nothing is paired when a side has
         a problem: a missing path is one line, not a line per file of the other side.
     """
     if inputs.problem is not None or labels.problem is not None:
-        return [], []
-    only_x, only_y = unpaired(inputs, labels)
-    if only_x or only_y:
-        return [(p, _unpaired_reason("labels", labels)) for p in only_x] + [
-            (p, _unpaired_reason("inputs", inputs)) for p in only_y
-        ], []
+        return Pairing()
     try:
         xs, ys = pair(inputs, labels)
-    except ValueError as e:  # two files share a name
-        return [(inputs.arg, str(e))], []
-    return [], [SpecCheck(xs, "inputs"), SpecCheck(ys, "labels")]
+    except ValueError as e:
+        only_x, only_y = unpaired(inputs, labels)
+        if not (only_x or only_y):  # two files share a name
+            return Pairing([(inputs.arg, str(e))], str(e))
+        lines = [(p, _unpaired_reason("labels", labels)) for p in only_x]
+        lines += [(p, _unpaired_reason("inputs", inputs)) for p in only_y]
+        return Pairing(lines, str(e))
+    return Pairing(specs=[SpecCheck(xs, "inputs"), SpecCheck(ys, "labels")])
 
 
 # --- the plan of a run ----------------------------------------------------------------------
@@ -269,12 +284,15 @@ class Plan:
     sources: list[Source]
     specs: list[SpecCheck] = field(default_factory=list)
     extra: list[tuple[str, str]] = field(default_factory=list)
+    #: the errors npyio.dataset raises when built (INPUTS and LABELS that do not pair)
+    refused: list[str] = field(default_factory=list)
 
 
 def plan(
     paths: Sequence[str],
     pairs: Sequence[str] | None = None,
     *,
+    flag: str = "--pairs ",
     dtype: object = None,
     shape: object = None,
     label_dtype: object = None,
@@ -284,12 +302,14 @@ def plan(
     """The plan of ``npyio verify PATH... [--pairs INPUTS LABELS]``.
 
     Each directory or glob PATH is one dataset of inputs, whose files must share a spec
-    (unless ``allow_mixed``); the two sides of ``pairs`` must pair up by name, and each side
+    (unless ``allow_mixed``); the two sides of ``pairs`` must pair up under
+    ``npyio.dataset``'s rule (by name when either is a directory or glob), and each side
     share its spec, as ``npyio.dataset(INPUTS, LABELS)`` pairs and loads them.
 
     Args:
         paths: the PATH arguments.
-        pairs: the two ``--pairs`` arguments, or None.
+        pairs: INPUTS and LABELS, or None.
+        flag: how the messages name the option that gave ``pairs`` (``""``: positional).
         dtype, shape: the inputs' spec, as ``npyio.dataset``'s arguments (None: the first
             file's).
         label_dtype, label_shape: the labels' spec (with ``pairs``).
@@ -307,15 +327,16 @@ def plan(
     )
     if not pairs:
         return Plan(sources, specs)
-    xs, ys = (_pairs_side(arg, side) for arg, side in zip(pairs, PAIR_SIDES))
-    extra, paired = pairing(xs, ys)
-    if paired:
-        x_check, y_check = paired
+    xs, ys = (_pairs_side(arg, side, flag) for arg, side in zip(pairs, PAIR_SIDES))
+    paired = pairing(xs, ys)
+    if paired.specs:
+        x_check, y_check = paired.specs
         specs += [
             dataclasses.replace(x_check, dtype=dtype, shape=shape),
             dataclasses.replace(y_check, dtype=label_dtype, shape=label_shape),
         ]
-    return Plan([*sources, xs, ys], specs, extra)
+    refused = [] if paired.refused is None else [paired.refused]
+    return Plan([*sources, xs, ys], specs, paired.unpaired, refused)
 
 
 # --- one run: find, check, (decode), collect the verdicts -----------------------------------
@@ -329,10 +350,12 @@ class Outcome:
     nonfinite: dict[str, int]
     #: (path, reason) for good files that npyio.dataset would refuse under its spec
     mismatches: list[tuple[str, str]] = field(default_factory=list)
+    #: what npyio.dataset raises when built (INPUTS and LABELS that do not pair), its words
+    refused: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.issues and not self.mismatches
+        return not self.issues and not self.mismatches and not self.refused
 
     @property
     def bad_paths(self) -> set[str]:
@@ -384,6 +407,7 @@ def scan(
     full: bool = False,
     extra: Sequence[tuple[str, str]] = (),
     specs: Sequence[SpecCheck] = (),
+    refused: Sequence[str] = (),
     limits: Limits = Limits(),
 ) -> Outcome:
     """Checks the files of ``sources`` (each once), then each of ``specs``; with ``full``,
@@ -396,6 +420,7 @@ def scan(
         full: also decode every good file through the graph decoder.
         extra: further ``(path, reason)`` verdicts (unpaired names), merged in file order.
         specs: the spec checks to run over the good files.
+        refused: what npyio.dataset raises for the sources when built (`Plan.refused`).
         limits: the header reader's limits.
 
     Returns:
@@ -405,13 +430,17 @@ def scan(
     paths = list(dict.fromkeys(p for s in sources for p in s.paths))
     checked = _check(paths, jobs, progress, limits)
     by_path = {c.path: c for c in checked}
-    mismatches = [issue for check in specs for issue in spec_issues(check, by_path)]
+    mismatches: dict[str, tuple[str, str]] = {}  # a file both sides hold is reported once
+    for check in specs:
+        for path, reason in spec_issues(check, by_path):
+            mismatches.setdefault(path, (path, reason))
     found = [(c.path, c.reason) for c in checked if c.reason is not None]
     nonfinite: dict[str, int] = {}
     if full:
-        refused, nonfinite = _decode([c for c in checked if c.ok], jobs, progress)
-        found += refused.items()
+        undecoded, nonfinite = _decode([c for c in checked if c.ok], jobs, progress)
+        found += undecoded.items()
     reasons: dict[str, list[str]] = {}
     for path, reason in [*found, *extra]:
         reasons.setdefault(path, []).append(reason)
-    return Outcome(sources, checked, _in_source_order(sources, reasons), nonfinite, mismatches)
+    issues = _in_source_order(sources, reasons)
+    return Outcome(sources, checked, issues, nonfinite, list(mismatches.values()), list(refused))

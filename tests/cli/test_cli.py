@@ -72,7 +72,7 @@ RUNS = {
         "inputs",
         "labels",
     ],
-    "verify-json-full": ["verify", "--json", "--full", "good", "inputs"],
+    "verify-json-full": ["verify", "--json", "--full", "--each", "good", "inputs"],
     "inspect": ["inspect", "good", "inputs/notes.txt", "nope.npy"],
 }
 
@@ -150,8 +150,9 @@ def in_tree(tree: Path, monkeypatch, capsys, *argv: str) -> tuple[int, str, str]
 
 def test_verify_all_good_exits_0(tree, monkeypatch, capsys):
     # good/ mixes dtypes and shapes, which npyio.dataset refuses: --allow-mixed accepts them
+    # (--each: two PATHs would otherwise be INPUTS and LABELS)
     code, out, _ = in_tree(
-        tree, monkeypatch, capsys, "verify", "good", "labels/000.npy", "--allow-mixed"
+        tree, monkeypatch, capsys, "verify", "good", "labels/000.npy", "--allow-mixed", "--each"
     )
     assert code == cli.EXIT_OK
     lines = out.splitlines()

@@ -126,6 +126,13 @@ def test_verify_of_an_incomplete_pack_says_so(capsys, tree):
     (out / "npyio-pack.incomplete").write_text("")
     code, stdout, _ = run(capsys, "verify", str(out))
     assert code == 1 and "incomplete pack" in stdout
+    assert stdout.splitlines()[-1] == f"verified pack {out}: incomplete pack, nothing checked"
+    assert "bad shard" not in stdout
+    # inspect of the directory, or of its shards, names it incomplete too
+    for path in (str(out), str(out / "inputs-*.npy")):
+        code, stdout, stderr = run(capsys, "inspect", "-q", path)
+        assert code == 1 and f"npyio inspect: {path}: incomplete pack" in stderr
+        assert "inputs-00000" not in stdout
 
 
 def test_progress_counts_every_row(tree):

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import npyio
 from npyio._data.paths import resolve
 from npyio._format import header, npy
 from npyio._format.files import NO_SUCH_FILE
@@ -137,8 +138,9 @@ def pairs_tree(root: Path, inputs: list[str], labels: list[str]) -> tuple[str, s
 
 def test_pairing_by_name(tmp_path):
     x, y = pairs_tree(tmp_path, ["1.npy", "0.npy"], ["0.npy", "1.npy"])
-    extra, checks = verify.pairing(resolve(x), resolve(y))
-    assert extra == []
+    paired = verify.pairing(resolve(x), resolve(y))
+    extra, checks = paired.unpaired, paired.specs
+    assert extra == [] and paired.refused is None
     assert [(c.what, [os.path.basename(p) for p in c.paths]) for c in checks] == [
         ("inputs", ["0.npy", "1.npy"]),
         ("labels", ["0.npy", "1.npy"]),
@@ -148,8 +150,12 @@ def test_pairing_by_name(tmp_path):
 def test_pairing_lists_each_unpaired_file_and_pairs_nothing(tmp_path):
     x, y = pairs_tree(tmp_path, ["0.npy", "1.npy"], ["0.npy", "2.npy", "3.npy"])
     labels_glob = f"{y}/*.npy"
-    extra, checks = verify.pairing(resolve(x), resolve(labels_glob))
+    paired = verify.pairing(resolve(x), resolve(labels_glob))
+    extra, checks = paired.unpaired, paired.specs
     assert checks == []
+    with pytest.raises(ValueError) as refused:  # the error npyio.dataset raises, word for word
+        npyio.dataset(x, labels_glob)
+    assert paired.refused == str(refused.value)
     assert extra == [
         (f"{x}/1.npy", f"unpaired -- no file of this name in the labels glob {labels_glob}"),
         (f"{y}/2.npy", f"unpaired -- no file of this name in the inputs directory {x}"),
@@ -160,8 +166,8 @@ def test_pairing_lists_each_unpaired_file_and_pairs_nothing(tmp_path):
 def test_pairing_nothing_when_a_side_has_a_problem(tmp_path):
     x, _ = pairs_tree(tmp_path, ["0.npy"], [])
     missing = resolve(str(tmp_path / "nope"), strict=False)
-    assert verify.pairing(resolve(x), missing) == ([], [])
-    assert verify.pairing(missing, resolve(x)) == ([], [])
+    assert verify.pairing(resolve(x), missing) == verify.Pairing()
+    assert verify.pairing(missing, resolve(x)) == verify.Pairing()
 
 
 def test_pairing_two_files_of_one_name_is_one_line(tmp_path):
@@ -169,8 +175,9 @@ def test_pairing_two_files_of_one_name_is_one_line(tmp_path):
         save(tmp_path / d / "0.npy", np.zeros(1, "<f4"))
     save(tmp_path / "y" / "0.npy", np.int64(0))
     inputs = resolve(f"{tmp_path}/*/0.npy")
-    extra, checks = verify.pairing(inputs, resolve(str(tmp_path / "y")))
-    assert checks == []
+    paired = verify.pairing(inputs, resolve(str(tmp_path / "y")))
+    extra, checks = paired.unpaired, paired.specs
+    assert checks == [] and paired.refused == extra[0][1]
     assert len(extra) == 1 and extra[0][0] == inputs.arg
     assert "0.npy" in extra[0][1]
 

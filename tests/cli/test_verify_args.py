@@ -1,5 +1,6 @@
-"""``npyio verify``'s arguments end to end: a missing side of ``--pairs``, and header checks
-that run without TensorFlow. (Unknown options and the other usage errors: ``test_main.py``.)"""
+"""``npyio verify``'s arguments end to end: a missing side of ``--pairs``, INPUTS LABELS, and
+header checks (and a pack of local files) that run without TensorFlow. (Unknown options and
+the other usage errors: ``test_main.py``.)"""
 
 from __future__ import annotations
 
@@ -69,8 +70,11 @@ NO_TF = textwrap.dedent(
     import json, sys
     sys.modules["tensorflow"] = None  # any import of TensorFlow now raises ImportError
     from npyio.cli.main import main
-    x, y, bad = sys.argv[1:]
+    x, y, bad, out = sys.argv[1:]
     codes = [
+        main(["inspect", "-q", x]),
+        main(["pack", "-q", x, y, "-o", out]),
+        main(["verify", "-q", out]),
         main(["verify", "-q", "--pairs", x, y]),
         main(["verify", "-q", "--json", "--pairs", x, y, "--dtype", "float32", "--shape",
               "4,None", "--label-dtype", "int64", "--label-shape", ""]),
@@ -83,7 +87,7 @@ NO_TF = textwrap.dedent(
 )
 
 
-def test_verify_pairs_does_not_import_tensorflow(pairs, tmp_path):
+def test_inspect_verify_and_pack_of_local_files_do_not_import_tensorflow(pairs, tmp_path):
     x, y = pairs
     bad = tmp_path / "bad"
     bad.mkdir()
@@ -91,7 +95,7 @@ def test_verify_pairs_does_not_import_tensorflow(pairs, tmp_path):
         np.save(bad / f"{i}.npy", np.full((4, 3), i, np.float32))
     (bad / "1.npy").write_bytes((bad / "1.npy").read_bytes()[:-1])
     r = subprocess.run(
-        [sys.executable, "-c", NO_TF, str(x), str(y), str(bad)],
+        [sys.executable, "-c", NO_TF, str(x), str(y), str(bad), str(tmp_path / "packed")],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
@@ -99,5 +103,50 @@ def test_verify_pairs_does_not_import_tensorflow(pairs, tmp_path):
     )
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout.strip().splitlines()[-1])
-    assert result == {"codes": [0, 0, 1, 0], "tf": False}, r.stdout
+    assert result == {"codes": [0, 0, 0, 0, 0, 1, 0], "tf": False}, r.stdout
+    assert "packed 3 rows into 1 shard" in r.stdout
     assert f"{bad / '1.npy'}: payload is shorter than the header says" in r.stdout
+
+
+# --- verify INPUTS LABELS: what npyio.dataset(INPUTS, LABELS) reads, pairing included ----------
+@pytest.mark.parametrize("form", ["positional", "--pairs"])
+def test_inputs_and_labels_that_do_not_pair_are_refused_with_datasets_words(pairs, capsys, form):
+    import npyio
+
+    x, y = pairs
+    (y / "1.npy").unlink()
+    argv = [str(x), str(y)] if form == "positional" else ["--pairs", str(x), str(y)]
+    with pytest.raises(ValueError) as refused:
+        npyio.dataset(str(x), str(y))
+    code = cli.main(["verify", "-q", *argv])
+    out = capsys.readouterr().out
+    assert code == cli.EXIT_BAD_FILES
+    assert f"npyio.dataset(INPUTS, LABELS) refuses them: {refused.value}\n" in out
+    assert f"{x}/1.npy: unpaired -- no file of this name in the labels directory {y}" in out
+    assert "all good" not in out
+    code = cli.main(["verify", "-q", "--json", *argv])
+    doc = json.loads(capsys.readouterr().out)
+    assert (code, doc["ok"], doc["refused"]) == (cli.EXIT_BAD_FILES, False, [str(refused.value)])
+
+
+def test_two_paths_pair_and_each_checks_them_apart(pairs, capsys):
+    x, y = pairs
+    assert cli.main(["verify", "-q", str(x), str(y)]) == cli.EXIT_OK
+    assert capsys.readouterr().out.rstrip().endswith("all good")
+    z = y.parent / "z"
+    z.mkdir()
+    np.save(z / "other.npy", np.int64(0))  # a dataset of its own: no name in common with x
+    assert cli.main(["verify", "-q", str(x), str(z)]) == cli.EXIT_BAD_FILES
+    capsys.readouterr()
+    assert cli.main(["verify", "-q", "--each", str(x), str(z)]) == cli.EXIT_OK
+
+
+@pytest.mark.parametrize("command", ["verify", "inspect"])
+def test_hidden_files_in_a_directory_are_left_out(pairs, capsys, command):
+    x, y = pairs
+    for d in (x, y):  # what macOS leaves beside each file: not a .npy file at all
+        (d / "._0.npy").write_bytes(b"\x00\x05\x16\x07 AppleDouble")
+    argv = [str(x), str(y)] if command == "verify" else [str(x)]
+    assert cli.main([command, "-q", *argv]) == cli.EXIT_OK
+    assert "._0.npy" not in capsys.readouterr().out
+    assert cli.main([command, "-q", str(x / "._0.npy")]) == cli.EXIT_BAD_FILES  # named: read

@@ -130,10 +130,18 @@ def keras_index(directory, labels, class_names=None, follow_links=False, shuffle
     ids=["inferred", "class_names", "no-labels", "labels-list"],
 )
 def test_index_matches_keras_index_directory(tricky, labels, class_names, follow_links):
+    keras_labels = labels
     if labels == "list":
         n = len(keras_index(tricky, None, follow_links=follow_links)[0])
-        labels = [i % 3 for i in range(n)]
-    want_paths, want_labels, want_names = keras_index(tricky, labels, class_names, follow_links)
+        keras_labels = [i % 3 for i in range(n)]
+    want = keras_index(tricky, keras_labels, class_names, follow_links)
+    # Keras lists hidden files inside a class folder (it skips hidden class folders only);
+    # npyio leaves every hidden name out, as glob("*.npy") does
+    shown = [i for i, p in enumerate(want[0]) if "/." not in p[len(tricky) :]]
+    want_paths, want_names = [want[0][i] for i in shown], want[2]
+    want_labels = None if want[1] is None else np.asarray(want[1])[shown]
+    if labels == "list":
+        labels = [keras_labels[i] for i in shown]
     got = index_directory(tricky, labels, class_names, follow_links)
     assert got.paths == want_paths
     assert got.class_names == want_names
@@ -151,7 +159,6 @@ def test_order_is_by_directory_path_then_name(tricky):
     paths = index_directory(tricky, "inferred", ["a"]).paths
     rel = [os.path.relpath(p, tricky) for p in paths]
     assert rel == [
-        "a/.hidden.npy",
         "a/B.NPY",
         "a/lnfile.npy",
         "a/z.npy",
@@ -468,3 +475,16 @@ def test_errors(tree, tmp_path):
     (tmp_path / "none").mkdir()
     with pytest.raises(ValueError, match=r"'.*none' has no \.npy files"):
         call(str(tmp_path / "none"), labels=None)
+
+
+@pytest.mark.parametrize("where", ["local", "ram"])
+def test_hidden_files_and_folders_are_skipped(tmp_path, where):
+    """macOS's ``._f000.npy`` (not a .npy file) and a hidden folder inside a class are left
+    out, as ``glob("*.npy")`` leaves them out: the dataset reads the visible files only."""
+    root = str(tmp_path) if where == "local" else f"ram://npyio-test/{uuid.uuid4().hex}"
+    owner = make_tree(root, counts=(2, 2, 2))
+    _touch(f"{root}/ant/._f000.npy", "\x00\x05\x16\x07 AppleDouble")
+    tf.io.gfile.makedirs(f"{root}/bee/.ipynb_checkpoints")
+    _write(f"{root}/bee/.ipynb_checkpoints/f002.npy", np.array([2, 1], np.int32))
+    ds = npyio.dataset_from_directory(root, batch_size=None, shuffle=False, verbose=False)
+    assert sorted(i for i, _ in elements(ds)) == sorted(owner)

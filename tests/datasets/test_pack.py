@@ -8,6 +8,7 @@ anything is written, the incomplete marker, overwrite, a full disk, a real SIGKI
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import json
 import os
@@ -443,13 +444,16 @@ def test_an_interrupted_pack_is_refused_and_a_rerun_completes_it(tmp_path, tree)
     # what a pack killed before its index leaves: the marker, some shards, a temporary file
     (out / INDEX).unlink()
     (out / INCOMPLETE).write_text("")
-    (out / "inputs-00002-of-00004.npy.tmp").write_bytes(b"\x93NUMPY")
-    with pytest.raises(IncompletePackError, match="incomplete pack"):
-        npyio.dataset(str(out))
+    (out / ".inputs-00002-of-00004.npy.tmp").write_bytes(b"\x93NUMPY")
+    for source in (str(out), str(out / "inputs-*.npy")):
+        with pytest.raises(IncompletePackError, match="incomplete pack"):
+            npyio.dataset(source)
+        with pytest.raises(IncompletePackError, match="incomplete pack"):
+            npyio.rows(source)
     npyio.pack(str(tree / "x"), str(tree / "y"), out=str(out), shard_size=500)
     assert_same(drain(npyio.dataset(str(out), batch_size=4)), drain(loose(tree, batch_size=4)))
     assert not (out / INCOMPLETE).exists()
-    assert not list(out.glob("*.tmp"))
+    assert not list(out.glob("*.tmp")) and not list(out.glob(".*.tmp"))
 
 
 def test_a_truncated_shard_is_named_when_the_dataset_is_built(tmp_path, tree):
@@ -532,7 +536,26 @@ def test_a_pack_killed_at_any_moment_is_refused_and_a_rerun_completes(tmp_path, 
         assert not (out / INDEX).exists()
         with pytest.raises(IncompletePackError, match="incomplete pack"):
             npyio.dataset(str(out))
+        # the temporary names match no *.npy glob; the renamed shards are refused, not read
+        left = os.listdir(out)
+        assert not [n for n in left if n.endswith(".tmp") and not n.startswith(".")]
+        assert not [n for n in left if n.startswith(".") and n.endswith(".npy")]
+        shards = str(out / "inputs-*.npy")
+        for source in [str(out)] + [shards] * any(fnmatch.fnmatch(n, "inputs-*.npy") for n in left):
+            with pytest.raises(IncompletePackError, match="incomplete pack"):
+                npyio.rows(source)
     done = subprocess.run(argv, env=env, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     a = npyio.dataset(str(big_tree / "x"), str(big_tree / "y"), batch_size=256)
     assert_same(drain(npyio.dataset(str(out), batch_size=256)), drain(a))
+
+
+def test_hidden_files_are_not_packed(tmp_path, tree):
+    """macOS's ``._000.npy`` beside the files (not a .npy file) is left out, as by glob."""
+    x = tmp_path / "x"
+    x.mkdir()
+    for name in os.listdir(tree / "x"):
+        (x / name).write_bytes((tree / "x" / name).read_bytes())
+    (x / "._000.npy").write_bytes(b"\x00\x05\x16\x07 AppleDouble")
+    summary = npyio.pack(str(x), str(tree / "y"), out=str(tmp_path / "p"))
+    assert summary.rows == N

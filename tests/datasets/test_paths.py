@@ -304,3 +304,66 @@ def test_shard_list_gives_each_path_to_one_shard():
     shards = [shard_list(paths, 3, i) for i in range(3)]
     assert sorted(p for shard in shards for p in shard) == sorted(paths)
     assert shards[1] == ["1.npy", "4.npy", "7.npy"]
+
+
+# --- hidden files -------------------------------------------------------------------------------
+def _hidden_tree(root: Path) -> Path:
+    """d/ with 0.npy, 1.npy and macOS's ._0.npy beside them (not a .npy file at all)."""
+    d = root / "d"
+    d.mkdir()
+    for name in ("0.npy", "1.npy"):
+        np.save(d / name, 0)
+    (d / "._0.npy").write_bytes(b"\x00\x05\x16\x07 AppleDouble")
+    return d
+
+
+def test_hidden_files_are_left_out_of_a_directory_and_a_glob(tmp_path):
+    d = _hidden_tree(tmp_path)
+    assert names(resolve(str(d)).paths) == ["0.npy", "1.npy"]
+    assert names(resolve(str(d / "*.npy")).paths) == ["0.npy", "1.npy"]
+
+
+def test_hidden_files_named_explicitly_are_read(tmp_path):
+    d = _hidden_tree(tmp_path)
+    assert names(resolve(str(d / ".*.npy")).paths) == ["._0.npy"]
+    assert names(resolve(str(d / "._0.npy")).paths) == ["._0.npy"]
+    assert names(resolve([str(d / "._0.npy"), str(d / "0.npy")]).paths) == ["._0.npy", "0.npy"]
+
+
+def test_hidden_files_on_another_file_system_as_locally():
+    import tensorflow as tf
+
+    root = "ram://paths-hidden/d"
+    for name in ("0.npy", "1.npy", "._0.npy"):
+        with tf.io.gfile.GFile(f"{root}/{name}", "wb") as f:
+            f.write(b"")
+    assert names(resolve(root).paths) == ["0.npy", "1.npy"]
+    assert names(resolve(f"{root}/*.npy").paths) == ["0.npy", "1.npy"]
+    assert names(resolve(f"{root}/.*.npy").paths) == ["._0.npy"]
+    assert names(resolve(f"{root}/._0.npy").paths) == ["._0.npy"]
+
+
+# --- interrupted packs --------------------------------------------------------------------------
+def test_the_shards_of_an_interrupted_pack_stand_for_no_file(tmp_path):
+    from npyio._format.packed import INCOMPLETE, INDEX, IncompletePackError
+
+    out = tmp_path / "out"
+    for name in ("inputs-00000-of-00002.npy", "labels-00000-of-00002.npy"):
+        touch(out / name)
+    touch(out / INCOMPLETE)
+    touch(out / ".inputs-00001-of-00002.npy.tmp")
+    for spec in (str(out), str(out / "inputs-*.npy")):
+        source = resolve(spec, strict=False)
+        assert source.paths == []
+        assert source.problem is not None and source.problem.startswith("incomplete pack")
+        with pytest.raises(IncompletePackError, match=f"incomplete pack.* no {INDEX}"):
+            resolve(spec)
+    (out / "inputs-00000-of-00002.npy").unlink()
+    (out / "labels-00000-of-00002.npy").unlink()  # killed before its first shard
+    with pytest.raises(IncompletePackError, match="incomplete pack"):
+        resolve(str(out))
+    touch(out / INDEX)  # complete: its shards are ordinary files
+    (out / INCOMPLETE).unlink()
+    (out / ".inputs-00001-of-00002.npy.tmp").unlink()
+    touch(out / "inputs-00000-of-00001.npy")
+    assert names(resolve(str(out / "inputs-*.npy")).paths) == ["inputs-00000-of-00001.npy"]
