@@ -7,9 +7,11 @@ process of its own, so that no environment setting leaks from one to another, an
 epoch after a short warm-up:
 
 - **npyio**: ``npyio.dataset(gs://.../inputs, gs://.../labels, batch_size=8)``, defaults,
-  npyio imported before TensorFlow (as README.md, "Object storage", says);
-- **npyio, TF first**: the same with TensorFlow imported first, so that TensorFlow's GCS file
-  system keeps its 64 MiB read block (npyio warns);
+  npyio imported before TensorFlow;
+- **npyio, TF first**: the same with TensorFlow imported first (as most training scripts do);
+  neither sets a ``GCS_*`` variable, so TensorFlow's GCS file system keeps its 64 MiB block;
+- **npyio, shape None, TF first**: the same with ``shape=(None,)`` for the inputs, whose size is
+  not known in advance: each object is read by ``tf.io.read_file`` through the 64 MiB block;
 - **plain tf.data**: what a user writes: ``tf.io.gfile.glob`` of both directories,
   ``map(read_file)`` of both files with AUTOTUNE, ``batch(8)``, ``prefetch``; no decoding, no
   ``GCS_*`` variable;
@@ -18,6 +20,9 @@ epoch after a short warm-up:
 - **hand-tuned read only**: ``read_file`` of both files, 64 reads in flight
   (``num_parallel_calls=64``, ``private_threadpool_size=64``) and
   ``GCS_READ_CACHE_BLOCK_SIZE_MB=1``: what the store can serve, for the ratio.
+
+Each row also gives the requests the fake received per object read, by kind (stat, read), over
+the timed run and its warm-up.
 
 Also ``startup``: building ``npyio.dataset`` over N objects per side against a bare
 ``tf.io.gfile.glob`` of both directories plus ``from_tensor_slices``, each in a fresh process
@@ -64,16 +69,18 @@ def count(total, element):
     return total + tf.cast(tf.shape(first)[0], tf.int64)
 
 def drain(ds):
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     n = int(ds.reduce(tf.constant(0, tf.int64), count))
+    drain.cpu = time.process_time() - cpu
     return n, time.perf_counter() - start
 
 def report(ds):
-    drain(ds.take(2))  # warm-up: connections opened, functions traced
+    warm_up, _ = drain(ds.take(2))  # connections opened, functions traced
     if len(sys.argv) > 3:  # the most batches to time (a slow pipeline's rate needs few)
         ds = ds.take(int(sys.argv[3]))
     n, seconds = drain(ds)
-    print(json.dumps({"pairs": n, "seconds": seconds, "pairs_per_s": n / seconds}))
+    print(json.dumps({"pairs": n, "warm_up": warm_up, "seconds": seconds,
+                      "pairs_per_s": n / seconds, "cpu_ms_per_pair": 1000 * drain.cpu / n}))
 """
 
 PIPELINES = {
@@ -83,6 +90,10 @@ report(npyio.dataset(xs, ys, batch_size=8))
     "npyio, TF first": """
 import npyio
 report(npyio.dataset(xs, ys, batch_size=8))
+""",
+    "npyio, shape None, TF first": """
+import npyio
+report(npyio.dataset(xs, ys, batch_size=8, shape=(None,)))
 """,
     "plain tf.data": """
 x_paths = sorted(tf.io.gfile.glob(xs + "/*.npy"))
@@ -123,7 +134,7 @@ report(ds.batch(8).prefetch(tf.data.AUTOTUNE).with_options(options))
 FIRST = {"npyio": "import npyio\n"}
 #: Batches timed, for the pipelines that read a 64 MiB block per object (TensorFlow's default,
 #: allocated and zeroed for each read: a few objects per second), else the whole epoch.
-SLOW = {"npyio, TF first": 6, "plain tf.data": 6, "py_function": 6}
+SLOW = {"npyio, shape None, TF first": 6, "plain tf.data": 6, "py_function": 6}
 #: The environment each pipeline's process gets besides the sandbox's (no GCS_* otherwise).
 TUNED = {"hand-tuned read only": {"GCS_READ_CACHE_BLOCK_SIZE_MB": "1"}}
 
@@ -147,11 +158,19 @@ def throughput(
             for latency in latencies:
                 rates: dict[str, list[float]] = {name: [] for name in pipelines}
                 in_flight: dict[str, int] = dict.fromkeys(pipelines, 0)
+                per_object: dict[str, dict[str, float]] = {}
                 for _ in range(repeats):
                     for name in pipelines:
-                        rates[name].append(_one(gcs, name, xs, ys, latency))
-                        got = gcs.stats()["max_in_flight"].get("read", 0)
+                        rate, objects = _one(gcs, name, xs, ys, latency)
+                        rates[name].append(rate)
+                        stats = gcs.stats()
+                        got = stats["max_in_flight"].get("read", 0)
                         in_flight[name] = max(in_flight[name], got)
+                        per_object[name] = {
+                            kind: round(n / objects, 2)
+                            for kind, n in stats["by_kind"].items()
+                            if kind in ("stat", "read")
+                        }
                 for name in pipelines:
                     rows.append(
                         {
@@ -161,14 +180,16 @@ def throughput(
                             "pairs_per_s": statistics.median(rates[name]),
                             "runs": [round(r, 1) for r in rates[name]],
                             "max_reads_in_flight": in_flight[name],
+                            "requests_per_object": per_object[name],
                         }
                     )
                     print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     return rows
 
 
-def _one(gcs: GcsSandbox, name: str, xs: str, ys: str, latency: float) -> float:
-    """Pairs/s of one pipeline in a process of its own."""
+def _one(gcs: GcsSandbox, name: str, xs: str, ys: str, latency: float) -> tuple[float, int]:
+    """Pairs/s of one pipeline in a process of its own, and the objects it read (two a pair,
+    warm-up included)."""
     gcs.reset()
     gcs.set_latency(latency)
     code = FIRST.get(name, "") + COMMON + textwrap.dedent(PIPELINES[name])
@@ -176,7 +197,9 @@ def _one(gcs: GcsSandbox, name: str, xs: str, ys: str, latency: float) -> float:
     run = gcs.python(code, xs, ys, *limit, env=TUNED.get(name, {}), timeout=1800)
     if run.returncode:
         raise RuntimeError(f"{name} at {latency}: {run.stderr[-3000:]}")
-    return float(json.loads(run.stdout.strip().splitlines()[-1])["pairs_per_s"])
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    print(f"{name}: {got['cpu_ms_per_pair']:.2f} ms of CPU a pair", file=sys.stderr, flush=True)
+    return float(got["pairs_per_s"]), 2 * (got["pairs"] + got["warm_up"])
 
 
 STARTUP = """
