@@ -12,6 +12,8 @@ epoch after a short warm-up:
   neither sets a ``GCS_*`` variable, so TensorFlow's GCS file system keeps its 64 MiB block;
 - **npyio, shape None, TF first**: the same with ``shape=(None,)`` for the inputs, whose size is
   not known in advance: each object is read by ``tf.io.read_file`` through the 64 MiB block;
+- **npyio pack, TF first**: the same pairs packed (``npyio.pack``, default shards), read by
+  ``npyio.dataset(gs://.../pack, batch_size=8)``, TensorFlow imported first;
 - **plain tf.data**: what a user writes: ``tf.io.gfile.glob`` of both directories,
   ``map(read_file)`` of both files with AUTOTUNE, ``batch(8)``, ``prefetch``; no decoding, no
   ``GCS_*`` variable;
@@ -95,6 +97,10 @@ report(npyio.dataset(xs, ys, batch_size=8))
 import npyio
 report(npyio.dataset(xs, ys, batch_size=8, shape=(None,)))
 """,
+    "npyio pack, TF first": """
+import npyio
+report(npyio.dataset(xs.rsplit("/", 1)[0] + "/pack", batch_size=8))
+""",
     "plain tf.data": """
 x_paths = sorted(tf.io.gfile.glob(xs + "/*.npy"))
 y_paths = sorted(tf.io.gfile.glob(ys + "/*.npy"))
@@ -153,6 +159,8 @@ def throughput(
         for size in sizes:
             shape, pairs = SIZES[size]
             write_pairs(Path(tmp) / size, pairs, shape)
+            if "npyio pack, TF first" in pipelines:  # the same pairs, packed
+                _pack(Path(tmp) / size)
             gcs.put_tree(Path(tmp) / size, f"bench/{size}")
             xs, ys = gcs.url(f"bench/{size}/inputs"), gcs.url(f"bench/{size}/labels")
             for latency in latencies:
@@ -185,6 +193,13 @@ def throughput(
                     )
                     print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     return rows
+
+
+def _pack(root: Path) -> None:
+    """``root/pack``: the pairs of ``root/inputs`` and ``root/labels``, packed."""
+    import npyio
+
+    npyio.pack(str(root / "inputs"), str(root / "labels"), out=str(root / "pack"))
 
 
 def _one(gcs: GcsSandbox, name: str, xs: str, ys: str, latency: float) -> tuple[float, int]:
