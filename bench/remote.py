@@ -151,14 +151,15 @@ def throughput(
     pipelines: list[str],
     sizes: list[str],
     repeats: int = 1,
+    pairs: int | None = None,
 ) -> list[dict]:
     """One row per (size, latency, pipeline): the median pairs/s of ``repeats`` processes (the
     pipelines alternating) and the most reads in flight."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
-            shape, pairs = SIZES[size]
-            write_pairs(Path(tmp) / size, pairs, shape)
+            shape, default = SIZES[size]
+            write_pairs(Path(tmp) / size, pairs or default, shape)
             if "npyio pack, TF first" in pipelines:  # the same pairs, packed
                 _pack(Path(tmp) / size)
             gcs.put_tree(Path(tmp) / size, f"bench/{size}")
@@ -288,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pipelines", nargs="+", default=list(PIPELINES), choices=PIPELINES)
     parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=SIZES)
     parser.add_argument("--repeats", type=int, default=1, help="throughput: processes each")
+    parser.add_argument("--pairs", type=int, help="throughput: pairs of each size (else SIZES)")
     parser.add_argument("--objects", type=int, default=10_000, help="startup: per side")
     parser.add_argument("--latency", type=float, default=0.02, help="startup: seconds")
     parser.add_argument("--rounds", type=int, default=3, help="startup: processes each")
@@ -298,7 +300,12 @@ def main(argv: list[str] | None = None) -> int:
             result: object = startup(gcs, args.objects, args.latency, args.rounds)
         else:
             result = throughput(
-                gcs, [ms / 1000 for ms in args.latencies], args.pipelines, args.sizes, args.repeats
+                gcs,
+                [ms / 1000 for ms in args.latencies],
+                args.pipelines,
+                args.sizes,
+                args.repeats,
+                args.pairs,
             )
     if args.json:
         print(json.dumps(result))
