@@ -7,9 +7,13 @@ process of its own, so that no environment setting leaks from one to another, an
 epoch after a short warm-up:
 
 - **npyio**: ``npyio.dataset(gs://.../inputs, gs://.../labels, batch_size=8)``, defaults,
-  npyio imported before TensorFlow (as README.md, "Object storage", says);
-- **npyio, TF first**: the same with TensorFlow imported first, so that TensorFlow's GCS file
-  system keeps its 64 MiB read block (npyio warns);
+  npyio imported before TensorFlow;
+- **npyio, TF first**: the same with TensorFlow imported first (as most training scripts do);
+  neither sets a ``GCS_*`` variable, so TensorFlow's GCS file system keeps its 64 MiB block;
+- **npyio, shape None, TF first**: the same with ``shape=(None,)`` for the inputs, whose size is
+  not known in advance: each object is read by ``tf.io.read_file`` through the 64 MiB block;
+- **npyio pack, TF first**: the same pairs packed (``npyio.pack``, default shards), read by
+  ``npyio.dataset(gs://.../pack, batch_size=8)``, TensorFlow imported first;
 - **plain tf.data**: what a user writes: ``tf.io.gfile.glob`` of both directories,
   ``map(read_file)`` of both files with AUTOTUNE, ``batch(8)``, ``prefetch``; no decoding, no
   ``GCS_*`` variable;
@@ -18,6 +22,9 @@ epoch after a short warm-up:
 - **hand-tuned read only**: ``read_file`` of both files, 64 reads in flight
   (``num_parallel_calls=64``, ``private_threadpool_size=64``) and
   ``GCS_READ_CACHE_BLOCK_SIZE_MB=1``: what the store can serve, for the ratio.
+
+Each row also gives the requests the fake received per object read, by kind (stat, read), over
+the timed run and its warm-up.
 
 Also ``startup``: building ``npyio.dataset`` over N objects per side against a bare
 ``tf.io.gfile.glob`` of both directories plus ``from_tensor_slices``, each in a fresh process
@@ -69,16 +76,18 @@ def count(total, element):
     return total + tf.cast(tf.shape(first)[0], tf.int64)
 
 def drain(ds):
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     n = int(ds.reduce(tf.constant(0, tf.int64), count))
+    drain.cpu = time.process_time() - cpu
     return n, time.perf_counter() - start
 
 def report(ds):
-    drain(ds.take(2))  # warm-up: connections opened, functions traced
+    warm_up, _ = drain(ds.take(2))  # connections opened, functions traced
     if len(sys.argv) > 3:  # the most batches to time (a slow pipeline's rate needs few)
         ds = ds.take(int(sys.argv[3]))
     n, seconds = drain(ds)
-    print(json.dumps({"pairs": n, "seconds": seconds, "pairs_per_s": n / seconds}))
+    print(json.dumps({"pairs": n, "warm_up": warm_up, "seconds": seconds,
+                      "pairs_per_s": n / seconds, "cpu_ms_per_pair": 1000 * drain.cpu / n}))
 """
 
 PIPELINES = {
@@ -88,6 +97,14 @@ report(npyio.dataset(xs, ys, batch_size=8))
     "npyio, TF first": """
 import npyio
 report(npyio.dataset(xs, ys, batch_size=8))
+""",
+    "npyio, shape None, TF first": """
+import npyio
+report(npyio.dataset(xs, ys, batch_size=8, shape=(None,)))
+""",
+    "npyio pack, TF first": """
+import npyio
+report(npyio.dataset(xs.rsplit("/", 1)[0] + "/pack", batch_size=8))
 """,
     "plain tf.data": """
 x_paths = sorted(tf.io.gfile.glob(xs + "/*.npy"))
@@ -128,7 +145,7 @@ report(ds.batch(8).prefetch(tf.data.AUTOTUNE).with_options(options))
 FIRST = {"npyio": "import npyio\n"}
 #: Batches timed, for the pipelines that read a 64 MiB block per object (TensorFlow's default,
 #: allocated and zeroed for each read: a few objects per second), else the whole epoch.
-SLOW = {"npyio, TF first": 6, "plain tf.data": 6, "py_function": 6}
+SLOW = {"npyio, shape None, TF first": 6, "plain tf.data": 6, "py_function": 6}
 #: The environment each pipeline's process gets besides the sandbox's (no GCS_* otherwise).
 TUNED = {"hand-tuned read only": {"GCS_READ_CACHE_BLOCK_SIZE_MB": "1"}}
 
@@ -139,24 +156,35 @@ def throughput(
     pipelines: list[str],
     sizes: list[str],
     repeats: int = 1,
+    pairs: int | None = None,
 ) -> list[dict]:
     """One row per (size, latency, pipeline): the median pairs/s of ``repeats`` processes (the
     pipelines alternating) and the most reads in flight."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
-            shape, pairs = SIZES[size]
-            write_pairs(Path(tmp) / size, pairs, shape)
+            shape, default = SIZES[size]
+            write_pairs(Path(tmp) / size, pairs or default, shape)
+            if "npyio pack, TF first" in pipelines:  # the same pairs, packed
+                _pack(Path(tmp) / size)
             gcs.put_tree(Path(tmp) / size, f"bench/{size}")
             xs, ys = gcs.url(f"bench/{size}/inputs"), gcs.url(f"bench/{size}/labels")
             for latency in latencies:
                 rates: dict[str, list[float]] = {name: [] for name in pipelines}
                 in_flight: dict[str, int] = dict.fromkeys(pipelines, 0)
+                per_object: dict[str, dict[str, float]] = {}
                 for _ in range(repeats):
                     for name in pipelines:
-                        rates[name].append(_one(gcs, name, xs, ys, latency))
-                        got = gcs.stats()["max_in_flight"].get("read", 0)
+                        rate, objects = _one(gcs, name, xs, ys, latency)
+                        rates[name].append(rate)
+                        stats = gcs.stats()
+                        got = stats["max_in_flight"].get("read", 0)
                         in_flight[name] = max(in_flight[name], got)
+                        per_object[name] = {
+                            kind: round(n / objects, 2)
+                            for kind, n in stats["by_kind"].items()
+                            if kind in ("stat", "read")
+                        }
                 for name in pipelines:
                     rows.append(
                         {
@@ -166,14 +194,23 @@ def throughput(
                             "pairs_per_s": statistics.median(rates[name]),
                             "runs": [round(r, 1) for r in rates[name]],
                             "max_reads_in_flight": in_flight[name],
+                            "requests_per_object": per_object[name],
                         }
                     )
                     print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     return rows
 
 
-def _one(gcs: GcsSandbox, name: str, xs: str, ys: str, latency: float) -> float:
-    """Pairs/s of one pipeline in a process of its own."""
+def _pack(root: Path) -> None:
+    """``root/pack``: the pairs of ``root/inputs`` and ``root/labels``, packed."""
+    import npyio
+
+    npyio.pack(str(root / "inputs"), str(root / "labels"), out=str(root / "pack"))
+
+
+def _one(gcs: GcsSandbox, name: str, xs: str, ys: str, latency: float) -> tuple[float, int]:
+    """Pairs/s of one pipeline in a process of its own, and the objects it read (two a pair,
+    warm-up included)."""
     gcs.reset()
     gcs.set_latency(latency)
     code = FIRST.get(name, "") + COMMON + textwrap.dedent(PIPELINES[name])
@@ -181,7 +218,9 @@ def _one(gcs: GcsSandbox, name: str, xs: str, ys: str, latency: float) -> float:
     run = gcs.python(code, xs, ys, *limit, env=TUNED.get(name, {}), timeout=1800)
     if run.returncode:
         raise RuntimeError(f"{name} at {latency}: {run.stderr[-3000:]}")
-    return float(json.loads(run.stdout.strip().splitlines()[-1])["pairs_per_s"])
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    print(f"{name}: {got['cpu_ms_per_pair']:.2f} ms of CPU a pair", file=sys.stderr, flush=True)
+    return float(got["pairs_per_s"]), 2 * (got["pairs"] + got["warm_up"])
 
 
 STARTUP = """
@@ -329,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pipelines", nargs="+", default=list(PIPELINES), choices=PIPELINES)
     parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=SIZES)
     parser.add_argument("--repeats", type=int, default=1, help="throughput: processes each")
+    parser.add_argument("--pairs", type=int, help="throughput: pairs of each size (else SIZES)")
     parser.add_argument("--objects", type=int, default=10_000, help="startup: per side")
     parser.add_argument("--latency", type=float, default=0.02, help="startup: seconds")
     parser.add_argument("--rounds", type=int, default=3, help="startup: processes each")
@@ -342,7 +382,12 @@ def main(argv: list[str] | None = None) -> int:
             result = pack_startup(gcs, args.objects, args.latency, args.rounds, args.before)
         else:
             result = throughput(
-                gcs, [ms / 1000 for ms in args.latencies], args.pipelines, args.sizes, args.repeats
+                gcs,
+                [ms / 1000 for ms in args.latencies],
+                args.pipelines,
+                args.sizes,
+                args.repeats,
+                args.pairs,
             )
     if args.json:
         print(json.dumps(result))

@@ -14,13 +14,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from npyio._format.files import set_gcs_defaults
 from npyio._format.npy import NpyHeader
 from npyio.errors import BackendUnavailableError, NpyFormatError, NpyioError, PackIndexError
-
-# Before TensorFlow's GCS file system starts (it reads its settings once): see README.md,
-# "Object storage", for what is set and why. A value already in the environment is kept.
-set_gcs_defaults()
 
 if TYPE_CHECKING:
     from npyio._data.dataset import dataset

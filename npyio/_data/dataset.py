@@ -24,13 +24,13 @@ from npyio._data.options import AUTOTUNE, DatasetOptions
 from npyio._data.packed import is_packed, packed_dataset
 from npyio._data.paths import PathSpec
 from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, plan_dataset
-from npyio._data.remote import for_storage
+from npyio._data.remote import for_storage, on_gcs
 from npyio._data.shuffle import IndexShuffle, block_size
 from npyio._data.structure import pack
 from npyio._format import npy
 from npyio._graph.ops import require_tf2
 from npyio._read.backends import reader
-from npyio._read.part import Fetched, Reader
+from npyio._read.part import Fetched, GraphReader, Reader
 
 __all__ = [
     "Fetch",
@@ -216,7 +216,8 @@ def build(plan: DatasetPlan, finish: Finish | None = None) -> tf.data.Dataset:
     """The pipeline a plan describes; ``finish`` is applied to the batches before the
     prefetch (``dataset_from_directory`` encodes its labels there)."""
     require_tf2()
-    read = reader(plan.read.backend, report=plan.read.ignore_errors)
+    firsts = [column[0] for column in plan.columns if column]
+    read = reader(plan.read.backend, report=plan.read.ignore_errors, sized=on_gcs(firsts))
     source = row_source(plan)
     if plan.strategy == BATCH_THEN_DECODE:
         ds = build_batch_then_decode(plan, read, source)
@@ -226,7 +227,9 @@ def build(plan: DatasetPlan, finish: Finish | None = None) -> tf.data.Dataset:
         ds = finish(ds)
     if plan.loader.prefetch:
         ds = ds.prefetch(plan.loader.prefetch)
-    return for_storage(source.anchor(ds), (column[0] for column in plan.columns if column))
+    sized = isinstance(read, GraphReader) and read.sized and not read.report
+    blocks = not sized or any(s.hint is None or s.member is not None for s in plan.specs)
+    return for_storage(source.anchor(ds), firsts, blocks)
 
 
 def build_all(

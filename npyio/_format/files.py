@@ -11,8 +11,7 @@ from __future__ import annotations
 import itertools
 import os
 import posixpath
-import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,6 @@ __all__ = [
     "empty_path",
     "exists",
     "gcs_block_mb",
-    "gcs_too_late",
     "gfile",
     "is_local",
     "is_remote",
@@ -32,7 +30,6 @@ __all__ = [
     "named",
     "one_path",
     "path_text",
-    "set_gcs_defaults",
     "short",
     "shown",
 ]
@@ -119,54 +116,18 @@ def is_remote(path: str) -> bool:
     return "://" in path and path.split("://", 1)[0] not in ("ram", "file")
 
 
-#: What npyio sets in the environment, unless already set, for TensorFlow's GCS file system.
-#: The default block of 64 MiB is allocated and zero-filled for every object read, whatever its
-#: size: at 20 ms per request, 1 KiB objects read about 30x slower with it (bench/README.md,
-#: "Object storage"). TensorFlow's GCS file system reads its settings once, when TensorFlow is
-#: imported, so this takes effect only when npyio is imported first.
-GCS_DEFAULTS = {"GCS_READ_CACHE_BLOCK_SIZE_MB": "1"}
-#: The defaults that `set_gcs_defaults` set after TensorFlow was imported: too late for this
-#: process, whose GCS file system had started with TensorFlow's own.
-GCS_TOO_LATE: dict[str, str] = {}
-
-
-def set_gcs_defaults() -> dict[str, str]:
-    """Sets `GCS_DEFAULTS` that are not set already; returns what it set."""
-    added = {k: v for k, v in GCS_DEFAULTS.items() if k not in os.environ}
-    os.environ.update(added)
-    if "tensorflow" in sys.modules:
-        GCS_TOO_LATE.update(added)
-    return added
-
-
 #: TensorFlow's GCS read block when ``GCS_READ_CACHE_BLOCK_SIZE_MB`` is not set.
 TF_GCS_BLOCK_MB = 64
 
 
 def gcs_block_mb() -> int:
-    """The read block, in MiB, of this process's GCS file system, as far as npyio can tell:
-    TensorFlow's default if `GCS_DEFAULTS` came too late, else the environment's setting (0
-    reads as 1 MiB, as TensorFlow's reader then fetches what each read asks, at least 1 MiB)."""
-    if GCS_TOO_LATE:
-        return TF_GCS_BLOCK_MB
+    """The read block, in MiB, of TensorFlow's GCS file system, as far as npyio can tell: the
+    environment's ``GCS_READ_CACHE_BLOCK_SIZE_MB`` (0 reads as 1 MiB, as TensorFlow's reader
+    then fetches what each read asks, at least 1 MiB), else TensorFlow's default."""
     try:
         return max(int(os.environ.get("GCS_READ_CACHE_BLOCK_SIZE_MB", TF_GCS_BLOCK_MB)), 1)
     except ValueError:
         return TF_GCS_BLOCK_MB
-
-
-def gcs_too_late(paths: Iterable[str]) -> str | None:
-    """What to tell the user, when any of ``paths`` is on ``gs://`` and `GCS_DEFAULTS` came too
-    late for this process; else None."""
-    if not GCS_TOO_LATE or not any(p.startswith("gs://") for p in paths):
-        return None
-    settings = " ".join(f"{k}={v}" for k, v in GCS_TOO_LATE.items())
-    return (
-        "npyio was imported after TensorFlow, whose GCS file system had already started with a "
-        "64 MiB read block per object (small objects read many times slower): import npyio "
-        f"before tensorflow, or set {settings} in the environment before Python starts "
-        '(README.md, "Object storage")'
-    )
 
 
 def short(item: object) -> str:

@@ -19,10 +19,11 @@ from npyio._read.part import GraphReader, Reader
 __all__ = ["BACKENDS", "reader"]
 
 
-def reader(backend: str, report: bool = False) -> Reader:
+def reader(backend: str, report: bool = False, sized: bool = False) -> Reader:
     """The reader of ``backend``. With ``report`` (for ``ignore_errors``), it also names each
     file it refuses on stderr, as ``npyio: skipping PATH: reason``, whatever
-    ``TF_CPP_MIN_LOG_LEVEL`` says.
+    ``TF_CPP_MIN_LOG_LEVEL`` says. With ``sized`` (files on object storage), the graph reader
+    reads files of known size in one request (`npyio._read.part.GraphReader`).
 
     Raises:
         ValueError: for an unknown backend name.
@@ -30,7 +31,7 @@ def reader(backend: str, report: bool = False) -> Reader:
             installed TensorFlow.
     """
     if backend == "graph":
-        return GraphReader(report)
+        return GraphReader(report, sized)
     if backend == "py_function":
         from npyio._read.py_function import PyFunctionReader
 

@@ -25,6 +25,7 @@ from npyio._format.files import NO_SUCH_FILE
 from npyio._format.spec import Spec
 from npyio._graph.decode import Part, decode_group, report_then_assert
 from npyio._graph.zip import checked_member, npz_member
+from npyio._read.objects import read_sized
 
 __all__ = [
     "Fetched",
@@ -141,13 +142,24 @@ class Reader:
 
 
 class GraphReader(Reader):
-    """npyio's graph parser: ``tf.io.read_file``, the ``.npz`` member, then `decode_group`."""
+    """npyio's graph parser: ``tf.io.read_file``, the ``.npz`` member, then `decode_group`.
+
+    ``sized`` (for object storage): a ``.npy`` part whose spec knows its files' size (a hint)
+    is read by `npyio._read.objects.read_sized`, in one request whatever TensorFlow's GCS
+    read block.
+    """
 
     batches_bytes = True
+
+    def __init__(self, report: bool = False, sized: bool = False) -> None:
+        super().__init__(report)
+        self.sized = sized
 
     def fetch(self, path: tf.Tensor, spec: Spec) -> Fetched:
         if self.report:
             return self._fetch_reporting(path, spec)
+        if spec.member is None and self.sized and spec.hint is not None:
+            return Fetched(path, read_sized(path, spec.hint.size))
         if spec.member is None:
             return Fetched(path, read_file(path))
         return self.fetch_member(path, spec.member)

@@ -1,10 +1,16 @@
-"""What npyio sets for TensorFlow's GCS file system, seen in the requests the fake receives:
-with npyio imported first, an object is read in a 1 MiB block (``GCS_READ_CACHE_BLOCK_SIZE_MB``
-from `npyio._format.files.GCS_DEFAULTS`); with TensorFlow imported first, TensorFlow's 64 MiB
-block, and a warning that says so when the dataset is built. And `rows` on ``gs://`` gets the
-same private thread pool as `dataset`."""
+"""How npyio reads ``gs://`` with TensorFlow's own GCS settings, seen in the requests the fake
+receives, whatever the import order and with no ``GCS_*`` variable: an object of a part whose
+size is known from the first header is read in one GET that bypasses TensorFlow's 64 MiB read
+block (`npyio._read.objects`), after a stat; one of unknown size (``None`` dims) is read by
+``tf.io.read_file``, through that block. An object of another size than the header implies is
+read whole, or refused naming it. And `rows` on ``gs://`` gets the private thread pool."""
 
 from __future__ import annotations
+
+import io
+import json
+import uuid
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -12,44 +18,103 @@ import pytest
 from tests.gcs.sandbox import GcsSandbox
 
 MIB = 1 << 20
+N = 4
 
 READ = """
-import sys, warnings
+import json, sys, warnings
 {imports}
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    ds = npyio.dataset(sys.argv[1], sys.argv[2], batch_size=2)
-print(len(list(ds)), [str(w.message) for w in caught])
+    ds = npyio.dataset(sys.argv[1], sys.argv[2], batch_size=2{kwargs})
+try:
+    got = [x.numpy().tolist() for x, y in ds]
+    error = None
+except tf.errors.OpError as e:
+    got, error = None, [type(e).__name__, e.message]
+print(json.dumps({{"got": got, "error": error, "warnings": [str(w.message) for w in caught]}}))
 """
+ORDERS = {
+    "tensorflow first": "import tensorflow as tf\nimport npyio",
+    "npyio first": "import npyio\nimport tensorflow as tf",
+}
 
 
 @pytest.fixture
 def pairs(gcs: GcsSandbox, tmp_path) -> tuple[str, str]:
     for side in ("x", "y"):
         (tmp_path / side).mkdir()
-        for i in range(4):
+        for i in range(N):
             np.save(tmp_path / side / f"{i}.npy", np.full((8,), i, np.float32))
-    gcs.put_tree(tmp_path, "defaults")
-    return gcs.url("defaults/x"), gcs.url("defaults/y")
+    prefix = f"defaults/{uuid.uuid4().hex[:8]}"
+    gcs.put_tree(tmp_path, prefix)
+    return gcs.url(f"{prefix}/x"), gcs.url(f"{prefix}/y")
 
 
-def _ranges(gcs: GcsSandbox, imports: str, pairs: tuple[str, str]) -> tuple[set[str], str]:
+def _epoch(gcs: GcsSandbox, pairs: tuple[str, str], imports: str, kwargs: str = "") -> dict:
     gcs.reset_stats()
-    run = gcs.python(READ.format(imports=imports), *pairs, timeout=300)
+    code = READ.format(imports=imports, kwargs=kwargs)
+    run = gcs.python(code, *pairs, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
-    return {r["range"] for r in gcs.requests("read")}, run.stdout
+    return json.loads(run.stdout.strip().splitlines()[-1])
 
 
-def test_npyio_imported_first_reads_an_object_in_a_1_mib_block(gcs, pairs):
-    ranges, out = _ranges(gcs, "import npyio\nimport tensorflow as tf", pairs)
-    assert ranges == {f"bytes=0-{MIB - 1}"}
-    assert out.strip() == "2 []"
+def _expected() -> list[list[list[float]]]:
+    return [[[float(i)] * 8 for i in (b, b + 1)] for b in range(0, N, 2)]
 
 
-def test_tensorflow_imported_first_reads_64_mib_blocks_and_is_warned(gcs, pairs):
-    ranges, out = _ranges(gcs, "import tensorflow as tf\nimport npyio", pairs)
-    assert ranges == {f"bytes=0-{64 * MIB - 1}"}
-    assert "npyio was imported after TensorFlow" in out and "import npyio" in out
+def _by_object(gcs: GcsSandbox, kind: str) -> Counter[str]:
+    return Counter(r["name"] for r in gcs.requests(kind))
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_an_object_of_known_size_is_one_get_past_the_read_block(gcs, pairs, order):
+    out = _epoch(gcs, pairs, ORDERS[order])
+    assert out == {"got": _expected(), "error": None, "warnings": []}
+    reads = gcs.requests("read")
+    # one GET per object, asking for more than TensorFlow's 64 MiB block; besides, only the
+    # first input and label were read (for their headers, when the dataset was built)
+    epoch = [r for r in reads if r["range"] == f"bytes=0-{64 * MIB}"]
+    assert sorted(Counter(r["name"] for r in epoch).values()) == [1] * 2 * N
+    assert len(reads) - len(epoch) == 2
+    assert max(_by_object(gcs, "stat").values()) <= 2  # the size (and the build's own stat)
+
+
+def test_an_object_of_unknown_size_is_read_through_the_block(gcs, pairs):
+    out = _epoch(gcs, pairs, ORDERS["tensorflow first"], ", shape=(None,)")
+    assert out["got"] == _expected() and out["error"] is None
+    ranges = {r["range"] for r in gcs.requests("read") if r["name"].split("/")[-2] == "x"}
+    assert f"bytes=0-{64 * MIB - 1}" in ranges
+
+
+def _padded(array: np.ndarray, total: int) -> bytes:
+    """``array`` as a valid ``.npy`` of ``total`` bytes: its header padded with spaces."""
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buf, {"descr": array.dtype.str, "fortran_order": False, "shape": array.shape}
+    )
+    header = buf.getvalue()
+    text_len = total - array.nbytes - 10
+    text = header[10:-1].ljust(text_len - 1) + b"\n"
+    return b"\x93NUMPY\x01\x00" + text_len.to_bytes(2, "little") + text + array.tobytes()
+
+
+def test_an_object_twice_the_expected_size_is_read_whole(gcs, pairs):
+    name = pairs[0].removeprefix("gs://npyio-test/") + "/2.npy"
+    size = len(gcs.get(name))
+    gcs.put(name, _padded(np.full((8,), 2, np.float32), 2 * size))
+    out = _epoch(gcs, pairs, ORDERS["tensorflow first"])
+    assert out["got"] == _expected() and out["error"] is None
+
+
+@pytest.mark.parametrize("change", [-1, 1])
+def test_an_object_of_another_size_is_refused_naming_it(gcs, pairs, change):
+    name = pairs[0].removeprefix("gs://npyio-test/") + "/3.npy"
+    data = gcs.get(name)
+    gcs.put(name, data[:change] if change < 0 else data + b"\0" * change)
+    out = _epoch(gcs, pairs, ORDERS["tensorflow first"])
+    assert out["error"][0] == "InvalidArgumentError"
+    assert f"gs://npyio-test/{name}" in out["error"][1]
+    assert f"{len(data) + change} bytes" in out["error"][1]
 
 
 def test_rows_on_gs_get_the_private_thread_pool(gcs, pairs):
@@ -60,6 +125,7 @@ def test_rows_on_gs_get_the_private_thread_pool(gcs, pairs):
     )
     run = gcs.python(code, pairs[0], timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
-    from npyio._data.remote import REMOTE_THREADS
+    from npyio._data.remote import MIN_THREADS
 
-    assert run.stdout.split() == [str(REMOTE_THREADS), "8"]
+    # its reads fill TensorFlow's 64 MiB block (no GCS_* variable is set): the block budget
+    assert run.stdout.split() == [str(MIN_THREADS), "8"]
