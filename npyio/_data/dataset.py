@@ -326,7 +326,8 @@ def dataset(
             do not pair (the first ten unpaired names listed), a ``padding_value`` not of its
             part's dtype.
         NpyFormatError: When the dataset is built: a bad first header (read when ``dtype`` or
-            ``shape`` is not given), or one that contradicts them, naming the file.
+            ``shape`` is not given), a first file whose size is not the one its header
+            declares, or a header that contradicts them, naming the file.
         TypeError: When the dataset is built: an unsupported dtype or a bad shape.
         tf.errors.InvalidArgumentError: When iterated: a bad file, or one that differs from
             the element spec; the message's first line ends with ``[PATH: reason]``.
