@@ -367,6 +367,17 @@ def _decode_chunks(
     return parallel_map(ds, decode, plan.options.num_parallel_reads, deterministic=True)
 
 
+def _length(plan: RowsPlan) -> int:
+    """Elements in one epoch of ``plan``: its rows, or its batches of them. Every count is known
+    in Python, but the flat_map and rebatch steps hide it from tf.data; asserting it lets
+    ``len(ds)`` and Keras count an epoch. (No tf.data service worker reads a part of these
+    pipelines: they are not split dynamically, so each worker yields the whole count.)"""
+    count, size = plan.count, plan.options.batch_size
+    if size is None:
+        return count
+    return count // size if plan.options.drop_remainder else -(-count // size)
+
+
 def build_rows(
     plan: RowsPlan,
     *,
@@ -401,6 +412,7 @@ def build_rows(
             return ds
 
         ds = shuffle.epochs(epoch)
+    ds = ds.apply(tf.data.experimental.assert_cardinality(_length(plan)))
     if prefetch:
         ds = ds.prefetch(prefetch)
     ds = ds if shuffle is None else shuffle.anchor(ds)
