@@ -88,6 +88,8 @@ def _check_options(index: PackIndex, labels: object, options: DatasetOptions) ->
             f"{where}: a packed directory is read by npyio's row reader; backend= and "
             f"ignore_errors= do not apply (npyio verify checks its shards)"
         )
+    if options.loader.padding_value is not None:  # a shard holds rows of one shape
+        raise ValueError(f"{where}: padding_value= does not apply to a packed directory")
     inputs_tmpl = structure_from_json(index.inputs, LEAF)
     labels_tmpl = None if index.labels is None else structure_from_json(index.labels, LEAF)
     sides = [("inputs", inputs_tmpl, read.dtype, read.shape)]

@@ -435,6 +435,8 @@ def test_options_that_do_not_apply_to_a_pack_are_refused(tree, packed):
         npyio.dataset(packed, dtype="float64")
     with pytest.raises(ValueError, match="backend"):
         npyio.dataset(packed, ignore_errors=True)
+    with pytest.raises(ValueError, match="padding_value= does not apply to a packed directory"):
+        npyio.dataset(packed, batch_size=2, padding_value=-1)
 
 
 # --- interrupted packs ---------------------------------------------------------------------------
