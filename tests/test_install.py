@@ -40,11 +40,13 @@ def _commands(section: str) -> list[str]:
 
 def _dependency_paths() -> list[str]:
     """Where this interpreter finds its packages, but not this source tree: what the fresh
-    venv may import besides what is installed into it."""
+    venv may import besides what is installed into it. (make test's venv lives in the
+    clone, so only the tree's root is left out: the venv's site-packages stay, and the
+    editable install's .pth there is not run from a .pth-listed directory.)"""
     paths = []
     for entry in sys.path:
         path = Path(entry or ".").resolve()
-        if path.is_dir() and path != ROOT and ROOT not in path.parents:
+        if path.is_dir() and path != ROOT:
             paths.append(str(path))
     return paths
 
