@@ -16,12 +16,12 @@ TFIO_PINS  := "tensorflow-cpu==2.16.2" "tensorflow-io==0.37.1" "numpy<2"
 TFIO_TEST_TOOLS := "pytest>=8" "pytest-benchmark>=4" "hypothesis>=6.100" matplotlib scipy \
 	"gcp-storage-emulator>=2026.7.18,<2027" "setuptools>=77"
 
-.PHONY: demo test lint bench fuzz clean
+.PHONY: demo test lint docs bench fuzz clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,docs]'
 	@touch $(STAMP)
 
 $(TFIO_STAMP): pyproject.toml
@@ -35,18 +35,26 @@ $(TFIO_STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) -m npyio demo
 
-## make test: the lint, the whole suite on the current TensorFlow, then the whole suite again on
-## the oldest supported one (TF 2.16), where tensorflow-io's tests run too (and fail, not skip,
-## if its ops do not load)
-test: lint $(TFIO_STAMP)
+## make test: the lint, the strict docs build, the whole suite on the current TensorFlow, then
+## the whole suite again on the oldest supported one (TF 2.16), where tensorflow-io's tests run
+## too (and fail, not skip, if its ops do not load)
+test: lint docs $(TFIO_STAMP)
 	$(PY) -m pytest
 	NPYIO_TFIO=1 $(TFIO_PY) -m pytest
 
 ## make lint: ruff (check and format) and mypy
 lint: $(STAMP)
-	$(VENV)/bin/ruff check npyio tests bench
-	$(VENV)/bin/ruff format --check npyio tests bench
+	$(VENV)/bin/ruff check npyio tests bench docs/gen
+	$(VENV)/bin/ruff format --check npyio tests bench docs/gen
 	$(VENV)/bin/mypy
+
+## make docs: redraw the pipeline diagram and the benchmark chart (docs/gen/), then build the
+## guide and API reference into site/, strictly: a broken link or reference, or a docstring that
+## does not parse, fails it
+docs: $(STAMP)
+	$(PY) docs/gen/diagram.py
+	$(PY) docs/gen/chart.py
+	$(VENV)/bin/mkdocs build --strict --quiet
 
 ## make bench: measure the pipelines for real (see bench/README.md)
 bench: $(STAMP)
@@ -60,4 +68,4 @@ fuzz: $(STAMP)
 	$(PY) -m tests.fuzz --seconds $(FUZZ_SECONDS) $(if $(FUZZERS),--fuzzers $(FUZZERS))
 
 clean:
-	rm -rf $(VENV) $(TFIO_VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(TFIO_VENV) site .pytest_cache .hypothesis .mypy_cache .ruff_cache

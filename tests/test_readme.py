@@ -1,31 +1,56 @@
-"""Every Python example in README.md runs, in order, on the sample tree the README describes.
+"""Every Python example in README.md and in the guide (docs/**/*.md) runs, on the sample tree
+they describe; so do the shell commands of the CLI page, and the pictures' scripts.
 
-A block preceded by ``<!-- not run: REASON -->`` is skipped (servers, other machines); every
-other ```` ```python ```` block runs in one namespace, in a temporary directory holding ``data/``
-as the README lays it out. Examples rot silently otherwise.
+A block preceded by ``<!-- not run: REASON -->`` is skipped (servers, other machines, minutes of
+work), and the reason must be given; every other ```` ```python ```` block of a page runs, in
+order, in one namespace per page, in a temporary directory holding ``data/`` as the pages lay it
+out. Examples rot silently otherwise.
 """
 
 from __future__ import annotations
 
+import doctest
+import importlib.util
+import json
 import os
 import re
+import shlex
+import subprocess
+import sys
 import warnings
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-_BLOCK = re.compile(r"(<!-- not run: [^>]*-->\s*)?```python\n(.*?)```", re.DOTALL)
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+README = ROOT / "README.md"
+PAGES = [README, *sorted(DOCS.rglob("*.md"))]
+_BLOCK = re.compile(r"(?:<!-- not run:([^>]*)-->\s*)?```(python|sh)\n(.*?)```", re.DOTALL)
+_MARKER = re.compile(r"<!-- not run:([^>]*)-->\s*(```)?")
 
 
-def blocks() -> list[tuple[int, str, bool]]:
-    """(line, code, runs) for each Python block of the README."""
-    text = README.read_text()
+class Block(NamedTuple):
+    line: int
+    language: str
+    code: str
+    runs: bool
+
+
+def blocks(page: Path, language: str = "python") -> list[Block]:
+    """The ``language`` blocks of ``page``, each with its line and whether it runs."""
+    text = page.read_text()
     return [
-        (text[: m.start()].count("\n") + 1, m.group(2), m.group(1) is None)
+        Block(text[: m.start()].count("\n") + 1, m.group(2), m.group(3), m.group(1) is None)
         for m in _BLOCK.finditer(text)
+        if m.group(2) == language
     ]
+
+
+def _name(page: Path) -> str:
+    return str(page.relative_to(ROOT))
 
 
 def make_data(root: Path, n: int = 12) -> None:
@@ -53,14 +78,14 @@ def make_data(root: Path, n: int = 12) -> None:
     np.save(data / "train_y.npy", np.arange(n * 1000) % 2)
 
 
-@pytest.mark.slow
-def test_readme_examples_run(tmp_path, monkeypatch):
+def _run_page(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Run the page's Python blocks in order, in one namespace; returns how many ran."""
     make_data(tmp_path)
     monkeypatch.chdir(tmp_path)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    namespace: dict[str, object] = {"__name__": "readme"}
+    namespace: dict[str, object] = {"__name__": "docs"}
     ran = 0
-    for line, code, runs in blocks():
+    for line, _, code, runs in blocks(page):
         if not runs:
             continue
         try:
@@ -68,8 +93,103 @@ def test_readme_examples_run(tmp_path, monkeypatch):
                 # Keras 3 warns that fit's default shuffle=True is ignored for a tf.data
                 # dataset (npyio shuffles): its noise, not the example's.
                 warnings.filterwarnings("ignore", "`shuffle=True` was passed", UserWarning)
-                exec(compile(code, f"README.md:{line}", "exec"), namespace)
+                exec(compile(code, f"{_name(page)}:{line}", "exec"), namespace)
         except Exception as e:
-            raise AssertionError(f"README.md line {line}: {type(e).__name__}: {e}") from e
+            raise AssertionError(f"{_name(page)} line {line}: {type(e).__name__}: {e}") from e
         ran += 1
-    assert ran >= 5, "the README's examples are not being found"
+    return ran
+
+
+@pytest.mark.slow
+def test_readme_examples_run(tmp_path, monkeypatch):
+    assert _run_page(README, tmp_path, monkeypatch) >= 5, "the README's examples are not found"
+
+
+_GUIDE = [p for p in PAGES[1:] if any(b.runs for b in blocks(p))]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", _GUIDE, ids=[p.name for p in _GUIDE])
+def test_guide_examples_run(page, tmp_path, monkeypatch):
+    assert _run_page(page, tmp_path, monkeypatch) >= 1
+
+
+def test_the_guide_has_runnable_examples():
+    """The pages with examples are found: a broken block pattern would run nothing."""
+    assert {p.name for p in _GUIDE} >= {"layouts.md", "keras.md", "packing.md", "errors.md"}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[_name(p) for p in PAGES])
+def test_a_block_that_does_not_run_says_why(page):
+    for m in _MARKER.finditer(page.read_text()):
+        line = page.read_text()[: m.start()].count("\n") + 1
+        assert m.group(1).strip(), f"{_name(page)} line {line}: a not-run marker without reason"
+        assert m.group(2), f"{_name(page)} line {line}: a not-run marker not before a block"
+
+
+def _commands(block: Block) -> list[str]:
+    """The block's command lines, without their comments."""
+    lines = (re.split(r"\s+#\s", line, maxsplit=1)[0].strip() for line in block.code.splitlines())
+    return [line for line in lines if line]
+
+
+@pytest.mark.slow
+def test_the_cli_page_commands_run(tmp_path):
+    """The CLI page's shell commands exit 0 on the sample tree (``npyio`` as this Python's)."""
+    make_data(tmp_path)
+    commands = [c for b in blocks(DOCS / "cli.md", "sh") if b.runs for c in _commands(b)]
+    assert len(commands) >= 4
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
+    for command in commands:
+        argv = shlex.split(command)
+        assert argv[0] == "npyio", command
+        done = subprocess.run(
+            [sys.executable, "-m", "npyio", *argv[1:]],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, f"{command}: exit {done.returncode}\n{done.stderr}"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, DOCS / "gen" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_pipeline_diagram_is_the_scripts():
+    """docs/img/pipeline.svg is what docs/gen/diagram.py draws: rerun it after a change."""
+    assert (DOCS / "img" / "pipeline.svg").read_text() == _load("diagram").svg()
+
+
+def test_the_chart_is_drawn_from_the_recorded_run(tmp_path):
+    run = json.loads((DOCS / "bench" / "run.json").read_text())
+    title = _load("chart").draw(DOCS / "bench" / "run.json", tmp_path / "bench.svg")
+    assert run["date"] in title and run["machine"] in title
+    assert "<svg" in (tmp_path / "bench.svg").read_text()
+
+
+def test_the_docstring_rewrite():
+    """The build's griffe extension: its doctest (npyio's ``Example:`` and grouped params)."""
+    pytest.importorskip("griffe", reason="the docs extra (make test's .venv has it)")
+    module = _load("griffe_npyio")
+    assert doctest.testmod(module).failed == 0
+
+
+def test_the_api_reference_lists_every_public_name():
+    import npyio
+    import npyio.errors
+
+    api = (DOCS / "api.md").read_text()
+    assert "::: npyio.errors\n" in api
+    missing = [
+        name
+        for name in npyio.__all__
+        if f"::: npyio.{name}\n" not in api and name not in npyio.errors.__all__
+    ]
+    assert not missing, f"docs/api.md lacks {missing}"

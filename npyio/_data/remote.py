@@ -1,5 +1,5 @@
 """What npyio does for a pipeline that reads object storage (``gs://``, ...): a private thread
-pool big enough to keep many reads in flight. README.md, "Object storage", documents it, with
+pool big enough to keep many reads in flight. docs/object-storage.md documents it, with
 the figures.
 
 On ``gs://``, the graph reader reads files of known size in one request that bypasses

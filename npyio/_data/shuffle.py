@@ -196,7 +196,7 @@ class IndexShuffle:
     hand-off per element: about 7% more CPU per pair than a ``Dataset.shuffle`` buffer
     (bench/README.md, "Shuffling by index"). What still cannot be covered: an asynchronous
     step the caller adds after the dataset without a ``.repeat()`` between (a ``prefetch``, a
-    parallel map) reads ahead the same way (README, "Resuming").
+    parallel map) reads ahead the same way (docs/keras.md, "Resuming, saving, caching").
     """
 
     def __init__(

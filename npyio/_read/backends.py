@@ -2,7 +2,7 @@
 
 - ``"graph"``: npyio's pure-TensorFlow parser (`npyio._read.part.GraphReader`). The default.
 - ``"tfio"``: tensorflow-io's C++ numpy op (`npyio._read.tfio`), imported only when asked for;
-  files it cannot decode correctly fall back to the graph parser (table in README.md).
+  files it cannot decode correctly fall back to the graph parser (table in docs/backends.md).
 - ``"py_function"``: ``tf.py_function`` around ``np.load`` (`npyio._read.py_function`), the
   classic approach, kept for comparison and as an escape hatch. It runs Python per element
   (holding the GIL), and a graph that uses it cannot be serialized: it fails on tf.data service

@@ -2,7 +2,7 @@ r"""The ``"tfio"`` backend: tensorflow-io's C++ ``.npy`` reader, behind a guard.
 
 tensorflow-io 0.37.1 (its last release; the ops load only with TensorFlow 2.16.x) reads ``.npy``
 files with the op ``IO>NumpyRead``, which crashes the process, returns wrong data or ignores
-trailing bytes on some files numpy writes (README.md, "Backends", has the table;
+trailing bytes on some files numpy writes (docs/backends.md has the table;
 ``tests/read/test_tfio.py`` keeps the evidence). So this module never hands tfio a file it has
 not checked first. For every file it reads the size (``IO>FileInfo``), the first `HEAD_BYTES`
 bytes and the last `ZIP_WINDOW` bytes (``IO>FileRead``, ranged reads), and calls

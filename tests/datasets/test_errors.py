@@ -208,11 +208,11 @@ def test_shape_hint_names_the_argument_and_only_for_one_rank(tmp_path):
     assert message.splitlines()[0] == f"{xs / '0.npy'}: {npy.shape_mismatch('(6,)', '(2, 3)')}"
 
 
-def test_the_readme_iteration_error_is_what_tensorflow_says(tmp_path, monkeypatch):
-    """README.md's "Errors" shows a failed iteration's message on TF 2.21: its bracketed text
+def test_the_guide_iteration_error_is_what_tensorflow_says(tmp_path, monkeypatch):
+    """docs/errors.md shows a failed iteration's message on TF 2.21: its bracketed text
     on any TensorFlow, the whole first line (up to the numbers TensorFlow counts) on 2.21."""
-    readme = (ROOT / "README.md").read_text()
-    block = readme.split("Variable-length arrays read without `shape=`, on TF 2.21:", 1)[1]
+    page = (ROOT / "docs" / "errors.md").read_text()
+    block = page.split("Variable-length arrays read without `shape=`, on TF 2.21:", 1)[1]
     shown = block.split("```\n", 2)[1].splitlines()[0]
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data" / "x").mkdir(parents=True)

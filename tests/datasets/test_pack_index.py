@@ -142,7 +142,7 @@ def test_an_index_that_agrees_gives_the_packed_rows(valid, tmp_path):
 
 
 def test_names_are_the_paths_as_given(valid):
-    # relative sources give relative names; nothing is made absolute (README, "Packing")
+    # relative sources give relative names; nothing is made absolute (docs/packing.md, "Names")
     names = json.loads((valid / INDEX).read_text())["names"]
     assert names == [str(valid.parent / "x" / f"{i:03d}.npy") for i in range(N)]
 

@@ -1,6 +1,6 @@
 """Faults of the store, as a user of `npyio.dataset` on ``gs://`` sees them: each ends in the
 epoch completed after TensorFlow's retries, or in an error that names the object, within a
-bound (README.md, "Object storage", has the table and TensorFlow's retry schedule).
+bound (docs/object-storage.md, "Faults", has the table and TensorFlow's retry schedule).
 
 Each case runs in a fresh process inside the sandbox, npyio imported first, with TensorFlow's
 defaults unless the case says otherwise; the fault strikes an object read after the dataset is
