@@ -18,10 +18,10 @@ BUILD = [
     ("sources", "directories, globs, lists, gs://", "your call"),
     ("paths", "listed, sorted, paired", "_data/paths.py"),
     ("spec", "first header: dtype, shape", "_format/spec.py"),
-    ("plan", "shuffle, split, shard the list", "_data/plan.py"),
+    ("plan", "split and shard the file list", "_data/plan.py"),
 ]
 GRAPH = [
-    ("read", "tf.io.read_file / one GET", "_read/"),
+    ("read", "in shuffled order: read_file", "_data/shuffle.py, _read/"),
     ("parse", "header checked with tf.strings", "_graph/parser.py"),
     ("decode", "tf.io.decode_raw, checked", "_graph/decode.py"),
     ("batches", "batch, prefetch: (x, y)", "_data/dataset.py"),
