@@ -19,6 +19,10 @@ epoch after a short warm-up:
   ``GCS_*`` variable;
 - **py_function**: ``np.load`` of ``tf.io.gfile.GFile`` in a ``tf.py_function`` map, AUTOTUNE,
   as users write it for ``gs://``;
+- **hand-tuned, TF defaults**: the best read-only pipeline found without a ``GCS_*`` variable,
+  TensorFlow imported first: each object read as one record of a ``FixedLengthRecordDataset``
+  whose buffer is above the 64 MiB block (no zero-filled block: a stat and a GET per object),
+  64 reads in flight; what npyio's own route can reach at most;
 - **hand-tuned read only**: ``read_file`` of both files, 64 reads in flight
   (``num_parallel_calls=64``, ``private_threadpool_size=64``) and
   ``GCS_READ_CACHE_BLOCK_SIZE_MB=1``: what the store can serve, for the ratio.
@@ -32,6 +36,11 @@ Also ``startup``: building ``npyio.dataset`` over N objects per side against a b
 pairing and the first headers; the rest is the graph, the same for any N), with the requests
 each made by kind (the fake, like GCS, answers listings 1,000 names a page).
 
+And ``shards``: a pack of 4 MiB rows in shards of 256 MiB, TensorFlow imported first, read by
+``npyio.dataset`` and by a plain ``FixedLengthRecordDataset`` over the same shard objects (rows as
+records, the header skipped, TF's default buffer), in bytes per second, with the bytes each
+pipeline fetched from the store.
+
 And ``pack-startup``: building ``npyio.dataset`` of a pack on ``gs://`` (N rows in 8 shards of
 inputs, labels and order), and, in another fresh process, its two checks alone: reading the
 index, then every shard file's header and size (``check_shards``, issue 35).
@@ -40,6 +49,7 @@ Usage::
 
     .venv/bin/python bench/remote.py --latencies 0 5 20 50 --json
     .venv/bin/python bench/remote.py startup --objects 10000 --latency 0.02
+    .venv/bin/python bench/remote.py shards --latency 0.02
     .venv/bin/python bench/remote.py pack-startup --objects 2000 --latency 0.02 --before DIR
 
 bench/README.md records the results.
@@ -129,6 +139,22 @@ ds = tf.data.Dataset.from_tensor_slices((x_paths, y_paths))
 ds = ds.map(lambda x, y: tf.py_function(load, [x, y], [tf.float32, tf.int64]),
             num_parallel_calls=tf.data.AUTOTUNE)
 report(ds.batch(8).prefetch(tf.data.AUTOTUNE))
+""",
+    "hand-tuned, TF defaults": """
+x_paths = sorted(tf.io.gfile.glob(xs + "/*.npy"))
+y_paths = sorted(tf.io.gfile.glob(ys + "/*.npy"))
+sizes = [tf.io.gfile.stat(p[0]).length for p in (x_paths, y_paths)]
+
+def side(paths, size):  # each object one record, a buffer above the 64 MiB block
+    return tf.data.Dataset.from_tensor_slices(paths).interleave(
+        lambda p: tf.data.FixedLengthRecordDataset(p, size, buffer_size=(64 << 20) + 1),
+        cycle_length=64, num_parallel_calls=64, deterministic=True)
+
+ds = tf.data.Dataset.zip((side(x_paths, sizes[0]), side(y_paths, sizes[1])))
+ds = ds.map(lambda x, y: tf.strings.length(x) + tf.strings.length(y))
+options = tf.data.Options()
+options.threading.private_threadpool_size = 64
+report(ds.batch(8).prefetch(tf.data.AUTOTUNE).with_options(options))
 """,
     "hand-tuned read only": """
 x_paths = sorted(tf.io.gfile.glob(xs + "/*.npy"))
@@ -353,10 +379,90 @@ def pack_startup(
     }
 
 
+SHARDS = """
+import json, sys, time
+import tensorflow as tf
+url, how = sys.argv[1], sys.argv[2]
+if how == "npyio":
+    import npyio
+    ds = npyio.dataset(url, batch_size=1)
+else:  # every shard's rows as records: the header skipped, TF's default buffer
+    import numpy as np
+    paths = sorted(tf.io.gfile.glob(url + "/inputs-*.npy"))
+    with tf.io.gfile.GFile(paths[0], "rb") as f:
+        version = np.lib.format.read_magic(f)
+        read = getattr(np.lib.format, f"read_array_header_{version[0]}_{version[1]}")
+        shape, _, dtype = read(f)
+        header = f.tell()
+    row = int(np.prod(shape[1:])) * dtype.itemsize
+    ds = tf.data.FixedLengthRecordDataset(paths, row, header_bytes=header)
+total = tf.constant(0, tf.int64)
+start = time.perf_counter()
+for element in ds:
+    total += tf.size(tf.nest.flatten(element)[0], tf.int64)
+seconds = time.perf_counter() - start
+print(json.dumps({"seconds": seconds, "elements": int(total)}))
+"""
+
+
+def _fetched(gcs: GcsSandbox, ranges: list[tuple[str | None, str]]) -> int:
+    """The bytes the store sent for ``ranges`` ((object, Range header) per request), each range
+    cut at its object's end."""
+    sizes: dict[str, int] = {}
+    total = 0
+    for name, header in ranges:
+        if name is None or not header:
+            continue
+        if name not in sizes:
+            sizes[name] = gcs.size(name)
+        first, last = header.removeprefix("bytes=").split("-")
+        total += max(0, min(int(last), sizes[name] - 1) - int(first) + 1)
+    return total
+
+
+def shards(gcs: GcsSandbox, latency: float, rounds: int, rows: int = 128) -> dict:
+    """Bytes per second of a pack of ``rows`` 4 MiB rows in 256 MiB shards, TensorFlow imported
+    first: `npyio.dataset` against a plain ``FixedLengthRecordDataset`` over the same shard
+    objects, each in fresh processes, alternating, with the bytes each fetched from the store."""
+    import numpy as np
+
+    import npyio
+
+    shape = (1024, 1024)
+    with tempfile.TemporaryDirectory() as tmp:
+        write_pairs(Path(tmp), rows, shape)
+        npyio.pack(f"{tmp}/inputs", f"{tmp}/labels", out=f"{tmp}/pack", shard_size=256 << 20)
+        gcs.put_tree(f"{tmp}/pack", "shards")
+    url = gcs.url("shards")
+    payload = rows * int(np.prod(shape)) * 4
+    gcs.set_latency(latency)
+    rates: dict[str, list[float]] = {"npyio": [], "FixedLengthRecordDataset": []}
+    fetched: dict[str, float] = {}
+    for _ in range(rounds):
+        for how in rates:
+            gcs.reset_stats()
+            run = gcs.python(SHARDS, url, how.split()[0], timeout=1800)
+            if run.returncode:
+                raise RuntimeError(run.stderr[-3000:])
+            got = json.loads(run.stdout.strip().splitlines()[-1])
+            rates[how].append(payload / got["seconds"] / 2**20)
+            fetched[how] = _fetched(gcs, gcs.stats()["ranges"]) / payload
+    return {
+        "rows": rows,
+        "latency_ms": round(latency * 1000),
+        "MiB_per_s": {k: statistics.median(v) for k, v in rates.items()},
+        "runs": {k: [round(x, 1) for x in v] for k, v in rates.items()},
+        "fetched_per_payload_byte": fetched,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "mode", nargs="?", default="throughput", choices=["throughput", "startup", "pack-startup"]
+        "mode",
+        nargs="?",
+        default="throughput",
+        choices=["throughput", "startup", "shards", "pack-startup"],
     )
     parser.add_argument(
         "--latencies",
@@ -378,6 +484,8 @@ def main(argv: list[str] | None = None) -> int:
     with GcsSandbox() as gcs:
         if args.mode == "startup":
             result: object = startup(gcs, args.objects, args.latency, args.rounds)
+        elif args.mode == "shards":
+            result = shards(gcs, args.latency, args.rounds)
         elif args.mode == "pack-startup":
             result = pack_startup(gcs, args.objects, args.latency, args.rounds, args.before)
         else:

@@ -40,13 +40,17 @@ from npyio._data.rows_plan import RowsPlan, RowsSide, plan_rows
 from npyio._data.shuffle import IndexShuffle, seeded_buffer
 from npyio._format.files import is_remote
 from npyio._graph.ops import RAW_DTYPES, TF_DTYPES, assert_verdict, require_tf2
+from npyio._read.objects import BLOCK_BYPASS
 
 __all__ = ["rows"]
 
-#: FixedLengthRecordDataset's read buffer, per open piece; on object storage, where each refill
-#: is a request, a larger one (a packed shard is read in a few requests, not one per 256 KiB).
+#: FixedLengthRecordDataset's read buffer, per open piece. On object storage, one above
+#: TensorFlow's GCS read block: each refill is then one request that goes straight into the
+#: buffer (which the op allocates without filling), where a smaller one would make TensorFlow
+#: allocate and zero-fill its 64 MiB block per open piece whatever the import order
+#: (`npyio._read.objects` says why; bench/README.md, "Object storage whatever the import order").
 _READ_BUFFER = 256 << 10
-_REMOTE_READ_BUFFER = 4 << 20
+_REMOTE_READ_BUFFER = BLOCK_BYPASS
 
 
 def _records(

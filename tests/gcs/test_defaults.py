@@ -127,5 +127,22 @@ def test_rows_on_gs_get_the_private_thread_pool(gcs, pairs):
     assert run.returncode == 0, run.stderr[-3000:]
     from npyio._data.remote import MIN_THREADS
 
-    # its reads fill TensorFlow's 64 MiB block (no GCS_* variable is set): the block budget
+    # its headers are read through TensorFlow's 64 MiB block (no GCS_* variable is set): the
+    # block budget
     assert run.stdout.split() == [str(MIN_THREADS), "8"]
+
+
+def test_rows_on_gs_read_past_the_read_block(gcs, pairs):
+    gcs.reset_stats()
+    code = (
+        "import sys\nimport tensorflow as tf\nimport npyio\n"
+        "print(len(list(npyio.rows(sys.argv[1] + '/0.npy', sys.argv[2] + '/0.npy'))))"
+    )
+    run = gcs.python(code, *pairs, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.split() == ["8"]
+    # the rows' reads ask for more than the block, so TensorFlow neither allocates nor zero-fills
+    # one per open piece; only the plan's header reads go through it
+    ranges = Counter(r["range"] for r in gcs.requests("read"))
+    assert ranges[f"bytes=0-{64 * MIB}"] >= 2
+    assert set(ranges) == {f"bytes=0-{64 * MIB}", f"bytes=0-{64 * MIB - 1}"}
