@@ -120,3 +120,13 @@ def test_the_readme_install_line_installs_npyio_into_a_fresh_venv(tmp_path):
         check=True,
     ).stdout.strip()
     assert Path(where).is_relative_to(tmp_path / "venv"), where
+
+
+def test_the_oldest_supported_tensorflow_is_the_one_make_test_runs():
+    """pyproject's lower bound on TensorFlow is the minor version the second venv of
+    ``make test`` pins, so the oldest supported version is the one tested."""
+    root = Path(__file__).resolve().parent.parent
+    floor = re.search(r'"tensorflow>=(\d+\.\d+)"', (root / "pyproject.toml").read_text())
+    pinned = re.search(r'"tensorflow-cpu==(\d+\.\d+)\.\d+"', (root / "Makefile").read_text())
+    assert floor and pinned, "pyproject's tensorflow bound or Makefile's TFIO_PINS moved"
+    assert floor.group(1) == pinned.group(1)
