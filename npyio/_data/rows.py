@@ -36,10 +36,10 @@ from npyio._data.map import flat_map, interleave, parallel_map
 from npyio._data.options import AUTOTUNE, RowsOptions
 from npyio._data.paths import PathSpec
 from npyio._data.remote import for_storage
-from npyio._data.rows_plan import RowsPlan, RowsSide, plan_rows
+from npyio._data.rows_plan import RowsPlan, plan_rows
 from npyio._data.shuffle import IndexShuffle, seeded_buffer
 from npyio._format.files import is_remote
-from npyio._graph.ops import RAW_DTYPES, TF_DTYPES, assert_verdict, require_tf2
+from npyio._graph.ops import assert_verdict, decode_rows, require_tf2
 
 __all__ = ["rows"]
 
@@ -157,37 +157,6 @@ def _unbatch(ds: tf.data.Dataset, empty_rows: bool) -> tf.data.Dataset:
     return ds.rebatch(1).map(
         lambda *t: tf.nest.map_structure(lambda x: x[0], t if len(t) > 1 else t[0])
     )
-
-
-def _decoder(side: RowsSide) -> Callable[[tf.Tensor, tf.Tensor, tf.Tensor], tf.Tensor]:
-    """raw chunk, rows, little_endian -> [rows, *row_shape] in native order."""
-    dt = side.dtype
-    raw_type = RAW_DTYPES[dt.name]
-    out_type = TF_DTYPES[dt.name]
-
-    def decode(raw: tf.Tensor, n: tf.Tensor, little: tf.Tensor) -> tf.Tensor:
-        shape = tf.concat([n[None], tf.constant(side.row_shape, tf.int64)], 0)
-        if side.row_bytes == 0:
-            return tf.zeros(shape, out_type)
-
-        def read(le: bool) -> tf.Tensor:
-            return tf.io.decode_raw(raw, raw_type, little_endian=le)
-
-        if dt.itemsize == 1:
-            values = read(True)
-        elif side.little_endian is not None:
-            values = read(side.little_endian)
-        else:
-            values = tf.cond(little, lambda: read(True), lambda: read(False))
-        if dt.name == "bool":
-            values = tf.not_equal(values, 0)
-        elif raw_type != out_type:
-            values = tf.bitcast(values, out_type)
-        out = tf.reshape(values, shape)
-        out.set_shape(tf.TensorShape([None]).concatenate(side.row_shape))
-        return out
-
-    return decode
 
 
 def rows(
@@ -351,15 +320,15 @@ def _decode_chunks(
     chunk's rows in the same function (a stage of its own per row or batch would cost a
     function call each, and its own start-up every epoch)."""
     sides = plan.sides
-    decoders = [_decoder(side) for side in sides]
 
     @tf.autograph.experimental.do_not_convert
     def decode(expected: tuple, raws: tuple[tf.Tensor, ...]) -> object:
         rows, before, metas = expected
         parts = []
-        for dec, side, raw, meta in zip(decoders, sides, raws, metas, strict=True):
+        for side, raw, meta in zip(sides, raws, metas, strict=True):
             raw = _checked(raw, rows, before, meta, side.row_bytes)
-            parts.append(dec(raw, rows, meta[3]))
+            little = meta[3] if side.little_endian is None else side.little_endian
+            parts.append(decode_rows(raw, rows, side.row_shape, side.dtype, little))
         if finish is not None:
             return finish(*parts)
         return parts[0] if len(parts) == 1 else tuple(parts)

@@ -27,6 +27,7 @@ from npyio._graph.ops import (
     RAW_DTYPES,
     as_str,
     assert_verdict,
+    decode_values,
     first_index,
     native,
     require_tf2,
@@ -209,10 +210,7 @@ def _decode_known(part: Part, hint: Hint, batched: bool) -> tf.Tensor:
         values = tf.expand_dims(native(raw[offset // dt.itemsize :], dt), 0)
     else:
         payload = tf.strings.substr(contents, offset, hint.size - offset)
-        values = native(
-            tf.io.decode_raw(payload, RAW_DTYPES[dt.name], little_endian=hint.little_endian),
-            dt,
-        )
+        values = decode_values(payload, dt, hint.little_endian)
     # The batch dim is given, not -1: for arrays of no elements (a dim of 0) tf.reshape would
     # infer it as 1, and a batch of five such files would decode as one. (Unbatched, the one
     # file's values have a leading dim of 1.)

@@ -167,8 +167,12 @@ class GraphReader(Reader):
     def fetch_member(self, path: tf.Tensor, key: str | tf.Tensor) -> Fetched:
         """Member ``key`` of the archive ``path`` (``key``: a str or a scalar string tensor),
         named ``path[key]``; a bad archive or a missing member is an error naming it."""
-        name = member_name(path, key)
-        return Fetched(name, npz_member(read_file(path), key, name))
+        return self.take_member(read_file(path), key, member_name(path, key))
+
+    def take_member(self, contents: tf.Tensor, key: str | tf.Tensor, name: tf.Tensor) -> Fetched:
+        """Member ``key`` of the archive's bytes ``contents`` (a scalar string), named ``name``
+        in errors: the step `fetch_member` and `npyio.decode_npz` share."""
+        return Fetched(name, npz_member(contents, key, name))
 
     def _fetch_reporting(self, path: tf.Tensor, spec: Spec) -> Fetched:
         """As `fetch`, without asserting: a missing file or a bad archive is a verdict, and
