@@ -9,10 +9,12 @@ the modules is half-initialised.
 from __future__ import annotations
 
 import ast
+import io
 import os
 import subprocess
 import sys
 import textwrap
+import tokenize
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -289,11 +291,74 @@ def test_no_module_uses_another_modules_private_names():
     assert not found, "private names used across modules:\n" + "\n".join(found)
 
 
+# --- named steps: no long functions ------------------------------------------------------------
+#: The most lines of code a function may have (its docstring, comments and blank lines not
+#: counted; its signature and nested functions counted).
+MAX_FUNCTION_LINES = 60
+
+
+def _docstring_lines(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[int]:
+    first = fn.body[0]
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        return set(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    return set()
+
+
+def _code_lines(source: str) -> set[int]:
+    """The lines of ``source`` that hold a token of code (not a comment, not blank)."""
+    layout = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
+    found: set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type not in layout and token.type != tokenize.ENDMARKER:
+            found.update(range(token.start[0], token.end[0] + 1))
+    return found
+
+
+def long_functions(source: str, module: str) -> list[str]:
+    """``"module.function (line N): M lines of code"`` for each function of ``source`` over
+    the limit (a method is named by its own name)."""
+    code = _code_lines(source)
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            span = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+            n = len((span & code) - _docstring_lines(node))
+            if n > MAX_FUNCTION_LINES:
+                found.append(f"{module}.{node.name} (line {node.lineno}): {n} lines of code")
+    return found
+
+
+def test_long_functions_counts_code_only():
+    body = "\n".join(f"    x{i} = {i}  # a comment" for i in range(MAX_FUNCTION_LINES - 1))
+    source = f'def f():\n    """A docstring.\n\n    more.\n    """\n\n    # a note\n{body}\n'
+    assert long_functions(source, "m") == []  # the def line and the body: at the limit
+    longer = source + "    return (\n        x0\n    )\n"
+    limit = MAX_FUNCTION_LINES
+    assert long_functions(longer, "m") == [f"m.f (line 1): {limit + 3} lines of code"]
+    nested = "class C:\n    def g(self):\n" + textwrap.indent(longer, "        ")
+    assert [x.split(" (")[0] for x in long_functions(nested, "m")] == ["m.g", "m.f"]
+
+
+def test_no_function_is_longer_than_the_limit():
+    found = [
+        line
+        for name, path in module_files().items()
+        for line in long_functions(path.read_text(), name)
+    ]
+    assert not found, f"functions over {MAX_FUNCTION_LINES} lines of code:\n" + "\n".join(found)
+
+
 # --- no TensorFlow where none is needed -------------------------------------------------------
 #: The modules that import no TensorFlow: every module of the bottom layers, planning, and the
-#: ``inspect``/``verify`` commands (TensorFlow is imported only for a path that is not local).
+#: command line's table and its ``inspect``/``verify``/``pack`` commands (TensorFlow is imported
+#: only for a path that is not local, or when ``pack`` runs).
 TF_FREE = sorted(
     {"npyio", "npyio._read", "npyio.cli.main", "npyio.cli.verify"}
+    | {"npyio.cli.args", "npyio.cli.inspect", "npyio.cli.pack"}
     | {
         name
         for name in module_files()

@@ -355,6 +355,24 @@ def _order_part(doc: _Doc, part: PackPart, where: str) -> None:
         )
 
 
+def _check_shard_names(
+    doc: _Doc, shards: tuple[PackShard, ...], parts: tuple[PackPart, ...]
+) -> None:
+    """Every shard file is listed once, under the name a pack gives it: shards out of order or
+    parts swapped would read other rows without any header disagreeing."""
+    seen: set[str] = set()
+    for i, shard in enumerate(shards):
+        for j, name in enumerate(shard.files):
+            if name in seen:
+                raise doc.bad(f"shards[{i}].files[{j}].name", f"{name!r} is listed twice")
+            seen.add(name)
+            want = shard_name(parts[j].stem, i, len(shards))
+            if name != want:
+                raise doc.bad(
+                    f"shards[{i}].files[{j}].name", f"expected {want!r}, got {name!r:.80}"
+                )
+
+
 def parse_index(directory: str, text: str) -> PackIndex:
     """The index of ``directory`` from its JSON text, checked on its own (`check_shards`
     compares it with the shards): every field's type and range, the parts against the
@@ -395,19 +413,7 @@ def parse_index(directory: str, text: str) -> PackIndex:
     if not listed:
         raise doc.bad("shards", "expected at least one shard, got none")
     shards = tuple(_shard(doc, s, len(parts), f"shards[{i}]") for i, s in enumerate(listed))
-    seen: set[str] = set()
-    for i, shard in enumerate(shards):
-        for j, name in enumerate(shard.files):
-            if name in seen:
-                raise doc.bad(f"shards[{i}].files[{j}].name", f"{name!r} is listed twice")
-            seen.add(name)
-            # the name a pack gives it: shards out of order or parts swapped would read
-            # other rows without any header disagreeing
-            want = shard_name(parts[j].stem, i, len(shards))
-            if name != want:
-                raise doc.bad(
-                    f"shards[{i}].files[{j}].name", f"expected {want!r}, got {name!r:.80}"
-                )
+    _check_shard_names(doc, shards, parts)
     total = doc.count(top, "rows", "rows")
     count = sum(s.rows for s in shards)
     if total != count:
