@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from npyio._data.directory import dataset_from_directory
     from npyio._data.pack import pack
     from npyio._data.rows import rows
-    from npyio._format.header import inspect
     from npyio._graph.decode import decode_npy
+    from npyio._io.header import inspect
     from npyio._read.api import read_npy, read_npz
     from npyio._read.archive import decode_npz
 
@@ -50,7 +50,7 @@ _LAZY = {
     "dataset_from_directory": "npyio._data.directory",
     "decode_npy": "npyio._graph.decode",
     "decode_npz": "npyio._read.archive",
-    "inspect": "npyio._format.header",
+    "inspect": "npyio._io.header",
     "pack": "npyio._data.pack",
     "read_npy": "npyio._read.api",
     "read_npz": "npyio._read.api",

@@ -170,7 +170,8 @@ def find_cycle(graph: Mapping[str, set[str]]) -> list[str] | None:
 #: The layers, bottom first: a module imports only modules of its own layer or of those below.
 LAYERS = (
     ("npyio.errors",),  # errors
-    ("npyio._format",),  # the TF-free formats: grammar, headers, .npz, specs, file paths
+    ("npyio._format",),  # the formats, no I/O: grammar, layouts, specs, paths, the wording
+    ("npyio._io",),  # I/O, TF-free: listing, reading heads, .npz headers, writing shards
     ("npyio._graph",),  # graph ops: the parser, decoders, the .npz member
     ("npyio._read",),  # readers: a part of an element -> its tensor, by backend
     ("npyio._data",),  # the pipeline: sources, paths, options, plans, builders
@@ -214,6 +215,7 @@ def test_upward_imports_finds_imports_of_higher_layers():
         "npyio._read.api -> npyio",
     ]
     assert layer_of("npyio._format") == 1 and layer_of("npyio._format.npy") == 1
+    assert layer_of("npyio._io.header") == layer_of("npyio._format") + 1
     with pytest.raises(AssertionError, match="in no layer"):
         layer_of("elsewhere.x")
 
@@ -291,6 +293,104 @@ def test_no_module_uses_another_modules_private_names():
     assert not found, "private names used across modules:\n" + "\n".join(found)
 
 
+# --- the format layer does no I/O ------------------------------------------------------------
+#: What a module of ``npyio._format`` may not import: file systems, threads, TensorFlow.
+IO_MODULES = frozenset(
+    {"concurrent", "glob", "shutil", "subprocess", "tempfile", "tensorflow", "threading"}
+)
+#: The names of ``os`` that are about path text, not files.
+OS_TEXT = frozenset({"PathLike", "fsdecode", "fsencode", "fspath", "path", "sep"})
+#: ... and of ``os.path``.
+OS_PATH_TEXT = frozenset({"basename", "dirname", "join", "normpath", "split", "splitext", "sep"})
+
+
+def io_uses(source: str) -> list[str]:
+    """``"line N: what"`` for each use of I/O in ``source``: an import of `IO_MODULES` (or from
+    ``os``), a call of ``open``, an ``os`` name other than `OS_TEXT` (``os.path``'s other than
+    `OS_PATH_TEXT`)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        what = _io_use(node)
+        if what is not None:
+            found.append(f"line {getattr(node, 'lineno', 0)}: {what}")
+    return found
+
+
+def _io_use(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names if _is_io(a.name)]
+        return f"import {', '.join(names)}" if names else None
+    if isinstance(node, ast.ImportFrom) and node.module:
+        io = _is_io(node.module) or node.module in ("os", "os.path")
+        return f"from {node.module} import ..." if io else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open":
+        return "open(...)"
+    if isinstance(node, ast.Attribute):
+        owner = _dotted_name(node.value)
+        if (owner == "os" and node.attr not in OS_TEXT) or (
+            owner == "os.path" and node.attr not in OS_PATH_TEXT
+        ):
+            return f"{owner}.{node.attr}"
+    return None
+
+
+def _is_io(module: str) -> bool:
+    return module.split(".")[0] in IO_MODULES
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        owner = _dotted_name(node.value)
+        return None if owner is None else f"{owner}.{node.attr}"
+    return None
+
+
+def test_io_uses_finds_io():
+    source = textwrap.dedent(
+        """
+        import os, threading
+        from concurrent.futures import ThreadPoolExecutor
+        def f(p):
+            open(p).read()
+            os.path.join(p, "x"), os.fspath(p), os.path.isdir(p)
+            return os.listdir(p)
+        """
+    )
+    assert sorted(x.split(": ", 1)[1] for x in io_uses(source)) == [
+        "from concurrent.futures import ...",
+        "import threading",
+        "open(...)",
+        "os.listdir",
+        "os.path.isdir",
+    ]
+
+
+def test_the_format_layer_does_no_io():
+    """``npyio._format`` is the grammar, the layouts and the wording; reading and writing
+    files is ``npyio._io``'s."""
+    found = [
+        f"{name}: {use}"
+        for name, path in module_files().items()
+        if layer_of(name) == layer_of("npyio._format")
+        for use in io_uses(path.read_text())
+    ]
+    assert not found, "I/O in npyio._format:\n" + "\n".join(found)
+
+
+def test_importing_npyio_leaves_the_environment_alone():
+    """``import npyio`` and every TF-free module change no environment variable."""
+    r = run_without_tf(
+        "import importlib, os\nbefore = dict(os.environ)\n"
+        f"for m in {TF_FREE!r}:\n    importlib.import_module(m)\n"
+        "changed = sorted(k for k in set(before) | set(os.environ) "
+        "if before.get(k) != os.environ.get(k))\n"
+        "assert not changed, changed\n"
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
 # --- named steps: no long functions ------------------------------------------------------------
 #: The most lines of code a function may have (its docstring, comments and blank lines not
 #: counted; its signature and nested functions counted).
@@ -362,7 +462,7 @@ TF_FREE = sorted(
     | {
         name
         for name in module_files()
-        if layer_of(name) <= layer_of("npyio._format")
+        if layer_of(name) <= layer_of("npyio._io")
         or name
         in (
             "npyio._data.options",

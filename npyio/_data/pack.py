@@ -44,24 +44,20 @@ from npyio._data.plan import DatasetPlan, plan_dataset
 from npyio._data.structure import LEAF, flatten, leaf_names
 from npyio._format import npy
 from npyio._format.files import is_local, is_remote, join, one_path, parent
-from npyio._format.header import CHUNK, Checked, HeaderCache, check_file, check_files
+from npyio._format.header import CHUNK, Checked, HeaderCache
 from npyio._format.packed import (
     INCOMPLETE,
     INDEX,
     PackIndex,
     PackPart,
     PackShard,
-    ShardFile,
-    makedirs,
-    open_write,
-    ours,
-    remove,
     shard_name,
-    state,
     structure_to_json,
-    write_index,
 )
 from npyio._format.spec import Spec
+from npyio._io.files import makedirs, open_write, remove
+from npyio._io.header import check_file, check_files
+from npyio._io.packed import ShardFile, ours, state, write_index
 from npyio.errors import NpyFormatError
 
 __all__ = ["WRITE_BATCH_BYTES", "PackSummary", "pack"]

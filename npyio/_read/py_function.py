@@ -13,9 +13,9 @@ import numpy as np
 import tensorflow as tf
 
 from npyio._format import npy
-from npyio._format.header import read_checked
 from npyio._format.spec import Spec
 from npyio._graph.decode import SKIP_PREFIX
+from npyio._io.header import read_checked
 from npyio._read.part import Reader
 
 __all__ = ["PyFunctionReader", "load", "np_load"]

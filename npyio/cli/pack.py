@@ -12,7 +12,8 @@ import json
 import sys
 from typing import Any
 
-from npyio._format.packed import incomplete, read_index, state, verify_pack
+from npyio._format.packed import incomplete
+from npyio._io.packed import read_index, state, verify_pack
 from npyio.cli.args import (
     QUIET,
     CommandSpec,

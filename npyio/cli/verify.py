@@ -1,9 +1,9 @@
 """What ``npyio inspect`` and ``npyio verify`` do: resolve, check, compare with the spec, decode.
 
 Sources are resolved by `npyio._data.paths` and paired by its rule; files are checked by the one
-header reader, `npyio._format.header.check_files` (headers and sizes, with the graph decoder's
+header reader, `npyio._io.header.check_files` (headers and sizes, with the graph decoder's
 grammar, limits and wording); every good file is then compared with the spec `npyio.dataset`
-would use (`npyio._format.spec.derive_spec` and `Spec.reason`), so that ``verify`` passes exactly
+would use (`npyio._io.spec.derive_spec` and `Spec.reason`), so that ``verify`` passes exactly
 the files ``dataset`` delivers. ``--full`` then reads every good file through the graph decoder
 (`npyio.read_npy`), one ``tf.data`` pipeline per dtype and shape.
 
@@ -28,8 +28,10 @@ from typing import Any
 from npyio._data.paths import Source, pair, resolve, unpaired
 from npyio._format import npy
 from npyio._format.files import NO_SUCH_FILE
-from npyio._format.header import Checked, Limits, check_files
-from npyio._format.spec import Spec, derive_spec
+from npyio._format.header import Checked, Limits
+from npyio._format.spec import Spec
+from npyio._io.header import check_files
+from npyio._io.spec import derive_spec
 from npyio.cli import pack, report
 from npyio.cli.args import (
     DEFAULT_JOBS,
