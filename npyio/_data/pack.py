@@ -3,9 +3,9 @@
 The sources are planned by `npyio.dataset`'s own `plan_dataset` (pairing, splits, the order), so
 a pack holds exactly the elements, in exactly the order, that `npyio.dataset` of the same
 sources yields. Local ``.npy`` files are then read in Python (`_from_local_files`: each through
-`check_file`, the reader and checks of ``npyio verify``, and `npy.payload_array`): a pair of
-small files costs about 25 us that way, 70 us through tf.data on 2 cores; other sources (object
-storage, ``.npz`` members) are read by `npyio.dataset`'s graph (`build`); tests keep the two
+`check_file`, the reader and checks of ``npyio verify``, and `npy.payload_array`), a few
+times faster for small files than through tf.data (bench/README.md, "Packing"); other sources
+(object storage, ``.npz`` members) are read by `npyio.dataset`'s graph (`build`); tests keep the two
 writing the same bytes. TensorFlow is imported only for those, for class folders and for a
 shuffled order (`npyio.dataset`'s permutation): packing local ``.npy`` files in their order
 imports none. Rows are written with numpy's header and plain writes
@@ -216,8 +216,8 @@ def _local(plan: DatasetPlan) -> bool:
 
 def _from_local_files(plan: DatasetPlan, names: list[str]) -> Iterator[Rows]:
     """The rows of `_from_graph`, read in Python: on local files a pair of small files costs
-    about 25 us in Python, where tf.data's per-file path costs about 70 us a pair on 2 cores
-    (bench/README.md, "Packing"), and a pack is about reading every file once.
+    a fraction of tf.data's per-file path (bench/README.md, "Packing", has the figures), and a
+    pack is about reading every file once.
 
     Each file goes through `check_file`, the reader and checks of `npyio verify` (limits, the
     header grammar, the size), and its spec (`Spec.reason`), so a bad or odd file fails the
@@ -490,7 +490,7 @@ def pack(
         check: Check every file's header before writing (a part that mixes dtypes or shapes
             is refused, naming the first odd file). Without, an odd file still fails the pack
             when it is read (naming it; the partial pack is removed, its marker left), in
-            about 60% of the time on small local files.
+            less time (bench/README.md, "Packing").
         dtype, shape, label_dtype, label_shape, key, label_key, max_file_size,
             max_header_size: As for `npyio.dataset`. Shapes must be fixed (no ``None`` dims).
         progress: Called after each batch with the rows it wrote and the rows in all.

@@ -2,9 +2,10 @@
 
 Each file is read with the ``FixedLengthRecordDataset`` op (`_records`): its header is skipped with
 ``header_bytes`` (each file's own ``data_offset``), and its payload is read in records of a whole
-number of rows (a *chunk*, about ``_CHUNK_BYTES``), which ``tf.io.decode_raw`` turns into a
-``[rows, *row_shape]`` tensor. A file is never read into one tensor, so memory stays bounded
-whatever its size: a few chunks per file being read, the shuffle buffer, and the prefetch.
+number of rows (a *chunk*, about `npyio._data.rows_plan.CHUNK_BYTES`), which
+``tf.io.decode_raw`` turns into a ``[rows, *row_shape]`` tensor. A file is never read into one
+tensor, so memory stays bounded whatever its size: a few chunks per file being read, the shuffle
+buffer, and the prefetch.
 
 Plan of the pipeline, decided in Python when the dataset is built (every header is read, and
 every file's size is checked against it, through ``tf.io.gfile``):
@@ -12,8 +13,8 @@ every file's size is checked against it, through ``tf.io.gfile``):
 1. The files' rows are numbered globally, shard after shard. ``shard=(n, i)`` keeps the
    contiguous range ``[total * i // n, total * (i + 1) // n)`` of that numbering.
 2. The range is cut into *pieces*, each a run of rows of one file (of a pair of files with
-   labels). When shuffling, pieces are at most about ``_BLOCK_BYTES``, so that even a single
-   large file is read from several places at once.
+   labels). When shuffling, pieces are at most about `npyio._data.rows_plan.BLOCK_BYTES`, so
+   that even a single large file is read from several places at once.
 3. A piece is read by two FixedLengthRecordDatasets, with ``header_bytes`` and
    ``footer_bytes`` set to cut out exactly its rows: whole chunks, then one record for the rest,
    then an empty record that marks its end; zipped with what each record should hold. Where the
@@ -55,8 +56,8 @@ def _records(
     """The records of ``path`` (a scalar) between ``header`` and ``footer`` bytes: the
     ``FixedLengthRecordDatasetV2`` op itself. ``tf.data.FixedLengthRecordDataset`` wraps it in a
     ``flat_map`` over its file names, a multi-device function that TensorFlow optimizes again
-    for every piece read (`npyio._data.map` says why): that cost about 40 ms per epoch of a
-    one-shard pack, more than reading its 8 MB (bench/README.md, "Packing")."""
+    for every piece read (`npyio._data.map` says why): for a one-shard pack that cost more
+    than reading its payload (bench/README.md, "Packing", has the figures)."""
     variant = tf.raw_ops.FixedLengthRecordDatasetV2(
         filenames=path,
         header_bytes=tf.cast(header, tf.int64),

@@ -214,7 +214,7 @@ def inspect(
             checked first); ``None`` for no limit.
 
     Returns:
-        An `NpyHeader` with the version, dtype (with its byte order), shape, fortran_order and
+        An `npyio.NpyHeader` with the version, dtype (with its byte order), shape, fortran_order and
         data_offset.
 
     Raises:
