@@ -391,6 +391,47 @@ def test_importing_npyio_leaves_the_environment_alone():
     assert r.returncode == 0, r.stderr[-3000:]
 
 
+# --- TensorFlow's error text is read in one module --------------------------------------------
+#: Fragments of TensorFlow's error text; only `npyio._format.tf_errors` may hold them in code.
+TF_TEXT = ("function_node", "[Op:", "assertion failed", "Detected at", "\n\t")
+TF_TEXT_MODULE = "npyio._format.tf_errors"
+
+
+def tf_text_uses(source: str) -> list[str]:
+    """``"line N: fragment"`` for each string constant of ``source`` (docstrings aside) that
+    holds a fragment of `TF_TEXT`."""
+    tree = ast.parse(source)
+    docs = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
+    return [
+        f"line {node.lineno}: {fragment!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+        for fragment in TF_TEXT
+        if fragment in node.value
+    ]
+
+
+def test_tf_text_uses_finds_fragments_outside_docstrings():
+    source = 'def f(m):\n    """{{function_node}} in a docstring"""\n    return m.split("\\n\\t")\n'
+    assert tf_text_uses(source) == ["line 3: '\\n\\t'"]
+
+
+def test_tensorflow_error_text_is_read_in_one_module():
+    found = [
+        f"{name}: {use}"
+        for name, path in module_files().items()
+        if name != TF_TEXT_MODULE
+        for use in tf_text_uses(path.read_text())
+    ]
+    assert not found, f"TensorFlow's error text read outside {TF_TEXT_MODULE}:\n" + "\n".join(found)
+
+
 # --- named steps: no long functions ------------------------------------------------------------
 #: The most lines of code a function may have (its docstring, comments and blank lines not
 #: counted; its signature and nested functions counted).

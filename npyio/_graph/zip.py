@@ -84,6 +84,7 @@ from npyio._format.npz import (
     not_a_zip,
     stored_sizes,
 )
+from npyio._format.tf_errors import function_reason
 from npyio._graph.ops import (
     Consts,
     as_str,
@@ -520,7 +521,7 @@ def _extract_eagerly(
     try:
         return _extractor()(contents, key, name)
     except tf.errors.OpError as e:
-        reason = e.message.split("\n\n")[-1].split("\n\t")[0].strip() or type(e).__name__
+        reason = function_reason(e.message) or type(e).__name__
         label = name.numpy().decode("utf-8", "replace")
         raise type(e)(None, None, f"{label}: {reason}") from None
 

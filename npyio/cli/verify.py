@@ -17,9 +17,7 @@ Nothing here imports TensorFlow unless a path needs ``tf.io.gfile`` or ``--full`
 from __future__ import annotations
 
 import argparse
-import codecs
 import dataclasses
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +28,7 @@ from npyio._format import npy
 from npyio._format.files import NO_SUCH_FILE
 from npyio._format.header import Checked, Limits
 from npyio._format.spec import Spec
+from npyio._format.tf_errors import graph_assertion, last_line
 from npyio._io.header import check_files
 from npyio._io.spec import derive_spec
 from npyio.cli import pack, report
@@ -108,9 +107,6 @@ def _pairs_side(arg: str, side: str, flag: str) -> Source:
 
 
 # --- --full: decoding through the graph decoder ---------------------------------------------
-_GRAPH_ASSERT = re.compile(r"assertion failed: \[(.*?)\]\n\t \[\[\{\{", re.DOTALL)
-
-
 def op_reason(err: Exception, path: str) -> str:
     """The reason in a TensorFlow error about ``path``, without the path and TF's noise.
 
@@ -128,15 +124,12 @@ def op_reason(err: Exception, path: str) -> str:
         'a.npy: bad header'
     """
     message = getattr(err, "message", str(err))
-    m = _GRAPH_ASSERT.search(message)
-    if m:  # npyio's own message, C-escaped by the graph runtime
-        raw, _ = codecs.escape_decode(m.group(1).encode("utf-8"))
-        text = raw.decode("utf-8", "replace")
+    text = graph_assertion(message)
+    if text is not None:  # npyio's own message
         return text[len(path) + 2 :] if text.startswith(f"{path}: ") else text
     if type(err).__name__ == "NotFoundError":
         return NO_SUCH_FILE
-    last = message.strip().splitlines()[-1] if message.strip() else type(err).__name__
-    return re.sub(r"\{\{[^}]*\}\}\s*", "", last).strip()
+    return last_line(message) if message.strip() else type(err).__name__
 
 
 def _by_header(files: Sequence[Checked]) -> dict[tuple[str, tuple[int, ...]], list[str]]:
