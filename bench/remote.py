@@ -320,7 +320,7 @@ import npyio
 url, how = sys.argv[1], sys.argv[2]
 npyio.dataset  # imported outside the timing, as in startup
 if how == "index":
-    from npyio._format.packed import check_shards, load_index
+    from npyio._io.packed import check_shards, load_index
 start = time.perf_counter()
 if how == "index":  # the index alone, then its shards' headers and sizes against it
     index = load_index(url)

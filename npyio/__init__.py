@@ -22,10 +22,10 @@ if TYPE_CHECKING:
     from npyio._data.directory import dataset_from_directory
     from npyio._data.pack import pack
     from npyio._data.rows import rows
-    from npyio._format.header import inspect
     from npyio._graph.decode import decode_npy
-    from npyio._graph.zip import decode_npz
+    from npyio._io.header import inspect
     from npyio._read.api import read_npy, read_npz
+    from npyio._read.archive import decode_npz
 
 __all__ = [
     "BackendUnavailableError",
@@ -49,8 +49,8 @@ _LAZY = {
     "dataset": "npyio._data.dataset",
     "dataset_from_directory": "npyio._data.directory",
     "decode_npy": "npyio._graph.decode",
-    "decode_npz": "npyio._graph.zip",
-    "inspect": "npyio._format.header",
+    "decode_npz": "npyio._read.archive",
+    "inspect": "npyio._io.header",
     "pack": "npyio._data.pack",
     "read_npy": "npyio._read.api",
     "read_npz": "npyio._read.api",

@@ -9,10 +9,12 @@ the modules is half-initialised.
 from __future__ import annotations
 
 import ast
+import io
 import os
 import subprocess
 import sys
 import textwrap
+import tokenize
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,7 +170,8 @@ def find_cycle(graph: Mapping[str, set[str]]) -> list[str] | None:
 #: The layers, bottom first: a module imports only modules of its own layer or of those below.
 LAYERS = (
     ("npyio.errors",),  # errors
-    ("npyio._format",),  # the TF-free formats: grammar, headers, .npz, specs, file paths
+    ("npyio._format",),  # the formats, no I/O: grammar, layouts, specs, paths, the wording
+    ("npyio._io",),  # I/O, TF-free: listing, reading heads, .npz headers, writing shards
     ("npyio._graph",),  # graph ops: the parser, decoders, the .npz member
     ("npyio._read",),  # readers: a part of an element -> its tensor, by backend
     ("npyio._data",),  # the pipeline: sources, paths, options, plans, builders
@@ -212,6 +215,7 @@ def test_upward_imports_finds_imports_of_higher_layers():
         "npyio._read.api -> npyio",
     ]
     assert layer_of("npyio._format") == 1 and layer_of("npyio._format.npy") == 1
+    assert layer_of("npyio._io.header") == layer_of("npyio._format") + 1
     with pytest.raises(AssertionError, match="in no layer"):
         layer_of("elsewhere.x")
 
@@ -289,15 +293,217 @@ def test_no_module_uses_another_modules_private_names():
     assert not found, "private names used across modules:\n" + "\n".join(found)
 
 
+# --- the format layer does no I/O ------------------------------------------------------------
+#: What a module of ``npyio._format`` may not import: file systems, threads, TensorFlow.
+IO_MODULES = frozenset(
+    {"concurrent", "glob", "shutil", "subprocess", "tempfile", "tensorflow", "threading"}
+)
+#: The names of ``os`` that are about path text, not files.
+OS_TEXT = frozenset({"PathLike", "fsdecode", "fsencode", "fspath", "path", "sep"})
+#: ... and of ``os.path``.
+OS_PATH_TEXT = frozenset({"basename", "dirname", "join", "normpath", "split", "splitext", "sep"})
+
+
+def io_uses(source: str) -> list[str]:
+    """``"line N: what"`` for each use of I/O in ``source``: an import of `IO_MODULES` (or from
+    ``os``), a call of ``open``, an ``os`` name other than `OS_TEXT` (``os.path``'s other than
+    `OS_PATH_TEXT`)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        what = _io_use(node)
+        if what is not None:
+            found.append(f"line {getattr(node, 'lineno', 0)}: {what}")
+    return found
+
+
+def _io_use(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names if _is_io(a.name)]
+        return f"import {', '.join(names)}" if names else None
+    if isinstance(node, ast.ImportFrom) and node.module:
+        io = _is_io(node.module) or node.module in ("os", "os.path")
+        return f"from {node.module} import ..." if io else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open":
+        return "open(...)"
+    if isinstance(node, ast.Attribute):
+        owner = _dotted_name(node.value)
+        if (owner == "os" and node.attr not in OS_TEXT) or (
+            owner == "os.path" and node.attr not in OS_PATH_TEXT
+        ):
+            return f"{owner}.{node.attr}"
+    return None
+
+
+def _is_io(module: str) -> bool:
+    return module.split(".")[0] in IO_MODULES
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        owner = _dotted_name(node.value)
+        return None if owner is None else f"{owner}.{node.attr}"
+    return None
+
+
+def test_io_uses_finds_io():
+    source = textwrap.dedent(
+        """
+        import os, threading
+        from concurrent.futures import ThreadPoolExecutor
+        def f(p):
+            open(p).read()
+            os.path.join(p, "x"), os.fspath(p), os.path.isdir(p)
+            return os.listdir(p)
+        """
+    )
+    assert sorted(x.split(": ", 1)[1] for x in io_uses(source)) == [
+        "from concurrent.futures import ...",
+        "import threading",
+        "open(...)",
+        "os.listdir",
+        "os.path.isdir",
+    ]
+
+
+def test_the_format_layer_does_no_io():
+    """``npyio._format`` is the grammar, the layouts and the wording; reading and writing
+    files is ``npyio._io``'s."""
+    found = [
+        f"{name}: {use}"
+        for name, path in module_files().items()
+        if layer_of(name) == layer_of("npyio._format")
+        for use in io_uses(path.read_text())
+    ]
+    assert not found, "I/O in npyio._format:\n" + "\n".join(found)
+
+
+def test_importing_npyio_leaves_the_environment_alone():
+    """``import npyio`` and every TF-free module change no environment variable."""
+    r = run_without_tf(
+        "import importlib, os\nbefore = dict(os.environ)\n"
+        f"for m in {TF_FREE!r}:\n    importlib.import_module(m)\n"
+        "changed = sorted(k for k in set(before) | set(os.environ) "
+        "if before.get(k) != os.environ.get(k))\n"
+        "assert not changed, changed\n"
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
+# --- TensorFlow's error text is read in one module --------------------------------------------
+#: Fragments of TensorFlow's error text; only `npyio._format.tf_errors` may hold them in code.
+TF_TEXT = ("function_node", "[Op:", "assertion failed", "Detected at", "\n\t")
+TF_TEXT_MODULE = "npyio._format.tf_errors"
+
+
+def tf_text_uses(source: str) -> list[str]:
+    """``"line N: fragment"`` for each string constant of ``source`` (docstrings aside) that
+    holds a fragment of `TF_TEXT`."""
+    tree = ast.parse(source)
+    docs = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
+    return [
+        f"line {node.lineno}: {fragment!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+        for fragment in TF_TEXT
+        if fragment in node.value
+    ]
+
+
+def test_tf_text_uses_finds_fragments_outside_docstrings():
+    source = 'def f(m):\n    """{{function_node}} in a docstring"""\n    return m.split("\\n\\t")\n'
+    assert tf_text_uses(source) == ["line 3: '\\n\\t'"]
+
+
+def test_tensorflow_error_text_is_read_in_one_module():
+    found = [
+        f"{name}: {use}"
+        for name, path in module_files().items()
+        if name != TF_TEXT_MODULE
+        for use in tf_text_uses(path.read_text())
+    ]
+    assert not found, f"TensorFlow's error text read outside {TF_TEXT_MODULE}:\n" + "\n".join(found)
+
+
+# --- named steps: no long functions ------------------------------------------------------------
+#: The most lines of code a function may have (its docstring, comments and blank lines not
+#: counted; its signature and nested functions counted).
+MAX_FUNCTION_LINES = 60
+
+
+def _docstring_lines(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[int]:
+    first = fn.body[0]
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        return set(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    return set()
+
+
+def _code_lines(source: str) -> set[int]:
+    """The lines of ``source`` that hold a token of code (not a comment, not blank)."""
+    layout = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
+    found: set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type not in layout and token.type != tokenize.ENDMARKER:
+            found.update(range(token.start[0], token.end[0] + 1))
+    return found
+
+
+def long_functions(source: str, module: str) -> list[str]:
+    """``"module.function (line N): M lines of code"`` for each function of ``source`` over
+    the limit (a method is named by its own name)."""
+    code = _code_lines(source)
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            span = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+            n = len((span & code) - _docstring_lines(node))
+            if n > MAX_FUNCTION_LINES:
+                found.append(f"{module}.{node.name} (line {node.lineno}): {n} lines of code")
+    return found
+
+
+def test_long_functions_counts_code_only():
+    body = "\n".join(f"    x{i} = {i}  # a comment" for i in range(MAX_FUNCTION_LINES - 1))
+    source = f'def f():\n    """A docstring.\n\n    more.\n    """\n\n    # a note\n{body}\n'
+    assert long_functions(source, "m") == []  # the def line and the body: at the limit
+    longer = source + "    return (\n        x0\n    )\n"
+    limit = MAX_FUNCTION_LINES
+    assert long_functions(longer, "m") == [f"m.f (line 1): {limit + 3} lines of code"]
+    nested = "class C:\n    def g(self):\n" + textwrap.indent(longer, "        ")
+    assert [x.split(" (")[0] for x in long_functions(nested, "m")] == ["m.g", "m.f"]
+
+
+def test_no_function_is_longer_than_the_limit():
+    found = [
+        line
+        for name, path in module_files().items()
+        for line in long_functions(path.read_text(), name)
+    ]
+    assert not found, f"functions over {MAX_FUNCTION_LINES} lines of code:\n" + "\n".join(found)
+
+
 # --- no TensorFlow where none is needed -------------------------------------------------------
 #: The modules that import no TensorFlow: every module of the bottom layers, planning, and the
-#: ``inspect``/``verify`` commands (TensorFlow is imported only for a path that is not local).
+#: command line's table and its ``inspect``/``verify``/``pack`` commands (TensorFlow is imported
+#: only for a path that is not local, or when ``pack`` runs).
 TF_FREE = sorted(
     {"npyio", "npyio._read", "npyio.cli.main", "npyio.cli.verify"}
+    | {"npyio.cli.args", "npyio.cli.inspect", "npyio.cli.pack"}
     | {
         name
         for name in module_files()
-        if layer_of(name) <= layer_of("npyio._format")
+        if layer_of(name) <= layer_of("npyio._io")
         or name
         in (
             "npyio._data.options",

@@ -20,7 +20,8 @@ from npyio._data.dataset import build
 from npyio._data.options import AUTOTUNE, DatasetOptions, SplitOptions
 from npyio._data.paths import PathSpec, isdir
 from npyio._data.plan import DatasetPlan, plan_dataset
-from npyio._format.files import exists, gfile, is_local, named, one_path, short
+from npyio._format.files import is_local, named, one_path, short
+from npyio._io.files import exists, gfile
 
 __all__ = ["LABEL_MODES", "Index", "dataset_from_directory", "index_directory"]
 

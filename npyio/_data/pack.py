@@ -3,9 +3,9 @@
 The sources are planned by `npyio.dataset`'s own `plan_dataset` (pairing, splits, the order), so
 a pack holds exactly the elements, in exactly the order, that `npyio.dataset` of the same
 sources yields. Local ``.npy`` files are then read in Python (`_from_local_files`: each through
-`check_file`, the reader and checks of ``npyio verify``, and `npy.payload_array`): a pair of
-small files costs about 25 us that way, 70 us through tf.data on 2 cores; other sources (object
-storage, ``.npz`` members) are read by `npyio.dataset`'s graph (`build`); tests keep the two
+`check_file`, the reader and checks of ``npyio verify``, and `npy.payload_array`), a few
+times faster for small files than through tf.data (bench/README.md, "Packing"); other sources
+(object storage, ``.npz`` members) are read by `npyio.dataset`'s graph (`build`); tests keep the two
 writing the same bytes. TensorFlow is imported only for those, for class folders and for a
 shuffled order (`npyio.dataset`'s permutation): packing local ``.npy`` files in their order
 imports none. Rows are written with numpy's header and plain writes
@@ -27,7 +27,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from npyio._data.options import (
     DatasetOptions,
     LoaderOptions,
     PackOptions,
+    ReadOptions,
     SplitOptions,
 )
 from npyio._data.paths import PathSpec
@@ -43,24 +44,20 @@ from npyio._data.plan import DatasetPlan, plan_dataset
 from npyio._data.structure import LEAF, flatten, leaf_names
 from npyio._format import npy
 from npyio._format.files import is_local, is_remote, join, one_path, parent
-from npyio._format.header import CHUNK, Checked, HeaderCache, check_file, check_files
+from npyio._format.header import CHUNK, Checked, HeaderCache
 from npyio._format.packed import (
     INCOMPLETE,
     INDEX,
     PackIndex,
     PackPart,
     PackShard,
-    ShardFile,
-    makedirs,
-    open_write,
-    ours,
-    remove,
     shard_name,
-    state,
     structure_to_json,
-    write_index,
 )
 from npyio._format.spec import Spec
+from npyio._io.files import makedirs, open_write, remove
+from npyio._io.header import check_file, check_files
+from npyio._io.packed import ShardFile, ours, state, write_index
 from npyio.errors import NpyFormatError
 
 __all__ = ["WRITE_BATCH_BYTES", "PackSummary", "pack"]
@@ -219,8 +216,8 @@ def _local(plan: DatasetPlan) -> bool:
 
 def _from_local_files(plan: DatasetPlan, names: list[str]) -> Iterator[Rows]:
     """The rows of `_from_graph`, read in Python: on local files a pair of small files costs
-    about 25 us in Python, where tf.data's per-file path costs about 70 us a pair on 2 cores
-    (bench/README.md, "Packing"), and a pack is about reading every file once.
+    a fraction of tf.data's per-file path (bench/README.md, "Packing", has the figures), and a
+    pack is about reading every file once.
 
     Each file goes through `check_file`, the reader and checks of `npyio verify` (limits, the
     header grammar, the size), and its spec (`Spec.reason`), so a bad or odd file fails the
@@ -352,6 +349,106 @@ def _clean_after_failure(out: str) -> None:
             remove(join(out, name))
 
 
+class _Sources(NamedTuple):
+    """What `pack` packs: the sources of `npyio.dataset`; for class folders, the class names
+    and the folders' root."""
+
+    inputs: PathSpec
+    labels: PathSpec | None
+    class_names: list[str] | None = None
+    root: str | None = None
+
+
+def _sources(inputs: PathSpec, labels: PathSpec | None, from_directory: bool) -> _Sources:
+    """The sources as given, or (``from_directory``) the class folders' files and indices."""
+    if not from_directory:
+        return _Sources(inputs, labels)
+    from npyio._data.directory import index_directory
+
+    if labels is not None:
+        raise ValueError("from_directory: the labels are the class folders; give no labels")
+    root = one_path(inputs, "inputs")
+    listed = index_directory(root)
+    return _Sources(listed.paths, listed.labels, listed.class_names, root)
+
+
+def _plan_pack(
+    sources: _Sources, read: ReadOptions, options: PackOptions
+) -> tuple[DatasetPlan, list[str], list[PackPart]]:
+    """`npyio.dataset`'s plan of the sources (in batches of about `WRITE_BATCH_BYTES`), the
+    parts' names, and the parts a shard holds (the last: each row's place in the sources)."""
+    loader = LoaderOptions(
+        batch_size=1,  # replaced below, once the row size is known
+        shuffle=options.shuffle,
+        seed=options.seed,
+        reshuffle_each_iteration=False,
+        with_paths=True,
+    )
+    planned = plan_dataset(
+        sources.inputs, sources.labels, DatasetOptions(read, loader, SplitOptions())
+    )
+    assert isinstance(planned, DatasetPlan)
+    names = _part_names(planned)
+    _refuse_variable(planned, names)
+    dtypes = [spec.dtype for spec in planned.specs]
+    shapes = [tuple(int(d or 0) for d in spec.shape or ()) for spec in planned.specs]
+    if planned.label_values is not None:
+        dtypes.append(planned.label_values.dtype.newbyteorder("="))
+        shapes.append(tuple(planned.label_values.shape[1:]))
+    parts = [PackPart(n, s, d, sh) for n, s, d, sh in zip(names, _stems(names), dtypes, shapes)] + [
+        PackPart("order", "order", np.dtype(np.int64), ())
+    ]
+    batch = max(1, min(planned.count, WRITE_BATCH_BYTES // sum(p.row_bytes for p in parts)))
+    plan = dataclasses.replace(planned, loader=dataclasses.replace(loader, batch_size=batch))
+    return plan, names, parts
+
+
+def _write_pack(
+    out: str,
+    plan: DatasetPlan,
+    names: list[str],
+    parts: list[PackPart],
+    options: PackOptions,
+    class_names: list[str] | None,
+    progress: Callable[[int, int], None] | None,
+) -> PackIndex:
+    """Writes the shards, then the index. On any failure the shards written so far are
+    removed (the marker stays), and a failed write is an `OSError` naming ``out``."""
+    widest = max(max(p.row_bytes for p in parts), 1)
+    shards = _Shards(out, parts, plan.count, max(1, options.shard_size // widest))
+    rows_of = _from_local_files if _local(plan) else _from_graph
+    try:
+        for arrays, order in rows_of(plan, names):
+            shards.write([*arrays, order])
+            if progress is not None:
+                progress(len(order), plan.count)
+        index = PackIndex(
+            out,
+            structure_to_json(plan.inputs),
+            None
+            if plan.labels is None and plan.label_values is None
+            else structure_to_json(LEAF if plan.labels is None else plan.labels),
+            tuple(parts),
+            tuple(shards.done),
+            tuple(plan.file_paths),
+            options.shuffle,
+            options.seed,
+            None if class_names is None else tuple(class_names),
+        )
+        write_index(index)
+    except BaseException as e:
+        shards.abort()
+        _clean_after_failure(out)
+        if isinstance(e, OSError) or type(e).__name__ in ("ResourceExhaustedError", "UnknownError"):
+            raise OSError(
+                getattr(e, "errno", None),
+                f"{out}: npyio pack failed while writing -- {e}; no index was written and the "
+                f"shards written so far were removed",
+            ) from e
+        raise
+    return index
+
+
 def pack(
     inputs: PathSpec,
     labels: PathSpec | None = None,
@@ -393,7 +490,7 @@ def pack(
         check: Check every file's header before writing (a part that mixes dtypes or shapes
             is refused, naming the first odd file). Without, an odd file still fails the pack
             when it is read (naming it; the partial pack is removed, its marker left), in
-            about 60% of the time on small local files.
+            less time (bench/README.md, "Packing").
         dtype, shape, label_dtype, label_shape, key, label_key, max_file_size,
             max_header_size: As for `npyio.dataset`. Shapes must be fixed (no ``None`` dims).
         progress: Called after each batch with the rows it wrote and the rows in all.
@@ -427,85 +524,23 @@ def pack(
     options = PackOptions.from_arguments(locals())
     out = one_path(out, "out")
     read = DatasetOptions.from_arguments(locals()).read  # what each part loads as
-    class_names, root = None, None
     if options.shuffle and options.seed is None:  # recorded in the index, so the order can be
         from npyio._data.shuffle import resolve_seed  # written again
 
         options = dataclasses.replace(options, seed=resolve_seed(None))
-    if options.from_directory:
-        from npyio._data.directory import index_directory
-
-        if labels is not None:
-            raise ValueError("from_directory: the labels are the class folders; give no labels")
-        root = one_path(inputs, "inputs")
-        listed = index_directory(root)
-        inputs, labels, class_names = listed.paths, listed.labels, listed.class_names
-    loader = LoaderOptions(
-        batch_size=1,  # replaced below, once the row size is known
-        shuffle=options.shuffle,
-        seed=options.seed,
-        reshuffle_each_iteration=False,
-        with_paths=True,
-    )
-    planned = plan_dataset(inputs, labels, DatasetOptions(read, loader, SplitOptions()))
-    assert isinstance(planned, DatasetPlan)
-    names = _part_names(planned)
-    _refuse_variable(planned, names)
-    dtypes = [spec.dtype for spec in planned.specs]
-    shapes = [tuple(int(d or 0) for d in spec.shape or ()) for spec in planned.specs]
-    if planned.label_values is not None:
-        dtypes.append(planned.label_values.dtype.newbyteorder("="))
-        shapes.append(tuple(planned.label_values.shape[1:]))
-    parts = [PackPart(n, s, d, sh) for n, s, d, sh in zip(names, _stems(names), dtypes, shapes)] + [
-        PackPart("order", "order", np.dtype(np.int64), ())
-    ]
-    widest = max(max(p.row_bytes for p in parts), 1)
-    batch = max(1, min(planned.count, WRITE_BATCH_BYTES // sum(p.row_bytes for p in parts)))
-    plan = dataclasses.replace(planned, loader=dataclasses.replace(loader, batch_size=batch))
+    sources = _sources(inputs, labels, options.from_directory)
+    plan, names, parts = _plan_pack(sources, read, options)
     if options.check:
         _check_headers(plan, names)
-
-    file_names = list(plan.file_paths)
-    _refuse_overlap(out, [path for column in plan.columns for path in column], root)
+    _refuse_overlap(out, [path for column in plan.columns for path in column], sources.root)
     _start(out, options.overwrite)
-    shards = _Shards(out, parts, plan.count, max(1, options.shard_size // widest))
-    rows_of = _from_local_files if _local(plan) else _from_graph
-    try:
-        for arrays, order in rows_of(plan, names):
-            shards.write([*arrays, order])
-            if progress is not None:
-                progress(len(order), plan.count)
-        index = PackIndex(
-            out,
-            structure_to_json(plan.inputs),
-            None
-            if plan.labels is None and plan.label_values is None
-            else structure_to_json(LEAF if plan.labels is None else plan.labels),
-            tuple(parts),
-            tuple(shards.done),
-            tuple(file_names),
-            options.shuffle,
-            options.seed,
-            None if class_names is None else tuple(class_names),
-        )
-        write_index(index)
-    except BaseException as e:
-        shards.abort()
-        _clean_after_failure(out)
-        if isinstance(e, OSError) or type(e).__name__ in ("ResourceExhaustedError", "UnknownError"):
-            raise OSError(
-                getattr(e, "errno", None),
-                f"{out}: npyio pack failed while writing -- {e}; no index was written and the "
-                f"shards written so far were removed",
-            ) from e
-        raise
+    index = _write_pack(out, plan, names, parts, options, sources.class_names, progress)
     remove(join(out, INCOMPLETE))
-    total = sum(sum(s.sizes) for s in index.shards)
     return PackSummary(
         out,
         index.count,
         len(index.shards),
-        total,
+        sum(sum(s.sizes) for s in index.shards),
         tuple((p.name, p.dtype.name, p.shape) for p in parts[:-1]),
         time.perf_counter() - started,
     )

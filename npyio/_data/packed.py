@@ -43,8 +43,10 @@ from npyio._data.rows import build_rows
 from npyio._data.rows_plan import CHUNK_BYTES, CYCLE, RowsPlan, RowsSide, pieces, rows_side
 from npyio._data.structure import LEAF, flatten, pack, per_part
 from npyio._format import npy
-from npyio._format.files import UnknownSchemeError, exists, is_local, join, path_text
-from npyio._format.packed import INCOMPLETE, INDEX, PackIndex, read_index, structure_from_json
+from npyio._format.files import UnknownSchemeError, is_local, join, path_text
+from npyio._format.packed import INCOMPLETE, INDEX, PackIndex, structure_from_json
+from npyio._io.files import exists
+from npyio._io.packed import read_index
 
 __all__ = ["PIECE_BYTES", "is_packed", "packed_dataset"]
 

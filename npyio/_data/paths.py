@@ -41,8 +41,6 @@ from npyio._format.files import (
     as_array,
     describe,
     empty_path,
-    exists,
-    gfile,
     is_local,
     named,
     parent,
@@ -50,7 +48,9 @@ from npyio._format.files import (
     scalar_path_text,
     short,
 )
-from npyio._format.packed import INDEX, IncompletePackError, state
+from npyio._format.packed import INDEX, IncompletePackError
+from npyio._io.files import exists, gfile
+from npyio._io.packed import state
 
 __all__ = [
     "PathSpec",

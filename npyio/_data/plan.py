@@ -17,7 +17,8 @@ from npyio._data.options import DatasetOptions, LoaderOptions, ReadOptions, Spli
 from npyio._data.paths import PathSpec, pair_parts, resolve, shard_list
 from npyio._data.structure import LEAF, flatten, label_values, leaf_names, per_part, structure_of
 from npyio._format import npy
-from npyio._format.spec import Spec, derive_spec
+from npyio._format.spec import Spec
+from npyio._io.spec import derive_spec
 
 __all__ = [
     "BATCH_THEN_DECODE",

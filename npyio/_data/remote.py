@@ -14,7 +14,8 @@ from collections.abc import Iterable
 
 import tensorflow as tf
 
-from npyio._format.files import gcs_block_mb, is_remote
+from npyio._format.files import is_remote
+from npyio._io.files import gcs_block_mb
 
 __all__ = [
     "BLOCK_BUDGET_MB",

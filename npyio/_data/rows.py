@@ -2,9 +2,10 @@
 
 Each file is read with the ``FixedLengthRecordDataset`` op (`_records`): its header is skipped with
 ``header_bytes`` (each file's own ``data_offset``), and its payload is read in records of a whole
-number of rows (a *chunk*, about ``_CHUNK_BYTES``), which ``tf.io.decode_raw`` turns into a
-``[rows, *row_shape]`` tensor. A file is never read into one tensor, so memory stays bounded
-whatever its size: a few chunks per file being read, the shuffle buffer, and the prefetch.
+number of rows (a *chunk*, about `npyio._data.rows_plan.CHUNK_BYTES`), which
+``tf.io.decode_raw`` turns into a ``[rows, *row_shape]`` tensor. A file is never read into one
+tensor, so memory stays bounded whatever its size: a few chunks per file being read, the shuffle
+buffer, and the prefetch.
 
 Plan of the pipeline, decided in Python when the dataset is built (every header is read, and
 every file's size is checked against it, through ``tf.io.gfile``):
@@ -12,8 +13,8 @@ every file's size is checked against it, through ``tf.io.gfile``):
 1. The files' rows are numbered globally, shard after shard. ``shard=(n, i)`` keeps the
    contiguous range ``[total * i // n, total * (i + 1) // n)`` of that numbering.
 2. The range is cut into *pieces*, each a run of rows of one file (of a pair of files with
-   labels). When shuffling, pieces are at most about ``_BLOCK_BYTES``, so that even a single
-   large file is read from several places at once.
+   labels). When shuffling, pieces are at most about `npyio._data.rows_plan.BLOCK_BYTES`, so
+   that even a single large file is read from several places at once.
 3. A piece is read by two FixedLengthRecordDatasets, with ``header_bytes`` and
    ``footer_bytes`` set to cut out exactly its rows: whole chunks, then one record for the rest,
    then an empty record that marks its end; zipped with what each record should hold. Where the
@@ -36,10 +37,10 @@ from npyio._data.map import flat_map, interleave, parallel_map
 from npyio._data.options import AUTOTUNE, RowsOptions
 from npyio._data.paths import PathSpec
 from npyio._data.remote import for_storage
-from npyio._data.rows_plan import RowsPlan, RowsSide, plan_rows
+from npyio._data.rows_plan import RowsPlan, plan_rows
 from npyio._data.shuffle import IndexShuffle, seeded_buffer
 from npyio._format.files import is_remote
-from npyio._graph.ops import RAW_DTYPES, TF_DTYPES, assert_verdict, require_tf2
+from npyio._graph.ops import assert_verdict, decode_rows, require_tf2
 from npyio._read.objects import BLOCK_BYPASS
 
 __all__ = ["rows"]
@@ -59,8 +60,8 @@ def _records(
     """The records of ``path`` (a scalar) between ``header`` and ``footer`` bytes: the
     ``FixedLengthRecordDatasetV2`` op itself. ``tf.data.FixedLengthRecordDataset`` wraps it in a
     ``flat_map`` over its file names, a multi-device function that TensorFlow optimizes again
-    for every piece read (`npyio._data.map` says why): that cost about 40 ms per epoch of a
-    one-shard pack, more than reading its 8 MB (bench/README.md, "Packing")."""
+    for every piece read (`npyio._data.map` says why): for a one-shard pack that cost more
+    than reading its payload (bench/README.md, "Packing", has the figures)."""
     variant = tf.raw_ops.FixedLengthRecordDatasetV2(
         filenames=path,
         header_bytes=tf.cast(header, tf.int64),
@@ -161,37 +162,6 @@ def _unbatch(ds: tf.data.Dataset, empty_rows: bool) -> tf.data.Dataset:
     return ds.rebatch(1).map(
         lambda *t: tf.nest.map_structure(lambda x: x[0], t if len(t) > 1 else t[0])
     )
-
-
-def _decoder(side: RowsSide) -> Callable[[tf.Tensor, tf.Tensor, tf.Tensor], tf.Tensor]:
-    """raw chunk, rows, little_endian -> [rows, *row_shape] in native order."""
-    dt = side.dtype
-    raw_type = RAW_DTYPES[dt.name]
-    out_type = TF_DTYPES[dt.name]
-
-    def decode(raw: tf.Tensor, n: tf.Tensor, little: tf.Tensor) -> tf.Tensor:
-        shape = tf.concat([n[None], tf.constant(side.row_shape, tf.int64)], 0)
-        if side.row_bytes == 0:
-            return tf.zeros(shape, out_type)
-
-        def read(le: bool) -> tf.Tensor:
-            return tf.io.decode_raw(raw, raw_type, little_endian=le)
-
-        if dt.itemsize == 1:
-            values = read(True)
-        elif side.little_endian is not None:
-            values = read(side.little_endian)
-        else:
-            values = tf.cond(little, lambda: read(True), lambda: read(False))
-        if dt.name == "bool":
-            values = tf.not_equal(values, 0)
-        elif raw_type != out_type:
-            values = tf.bitcast(values, out_type)
-        out = tf.reshape(values, shape)
-        out.set_shape(tf.TensorShape([None]).concatenate(side.row_shape))
-        return out
-
-    return decode
 
 
 def rows(
@@ -355,15 +325,15 @@ def _decode_chunks(
     chunk's rows in the same function (a stage of its own per row or batch would cost a
     function call each, and its own start-up every epoch)."""
     sides = plan.sides
-    decoders = [_decoder(side) for side in sides]
 
     @tf.autograph.experimental.do_not_convert
     def decode(expected: tuple, raws: tuple[tf.Tensor, ...]) -> object:
         rows, before, metas = expected
         parts = []
-        for dec, side, raw, meta in zip(decoders, sides, raws, metas, strict=True):
+        for side, raw, meta in zip(sides, raws, metas, strict=True):
             raw = _checked(raw, rows, before, meta, side.row_bytes)
-            parts.append(dec(raw, rows, meta[3]))
+            little = meta[3] if side.little_endian is None else side.little_endian
+            parts.append(decode_rows(raw, rows, side.row_shape, side.dtype, little))
         if finish is not None:
             return finish(*parts)
         return parts[0] if len(parts) == 1 else tuple(parts)

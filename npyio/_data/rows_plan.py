@@ -12,7 +12,7 @@ import numpy as np
 from npyio._data.options import RowsOptions
 from npyio._data.paths import PathSpec, pair, resolve
 from npyio._format import npy
-from npyio._format.header import read_checked
+from npyio._io.header import read_checked
 from npyio.errors import NpyFormatError
 
 #: Bytes per decoded chunk (per side): the unit of reading and decoding.

@@ -40,7 +40,7 @@ which `IndexShuffle` says why).
   on must not depend on it: such an epoch's order is two permutations (`IndexShuffle.indices`).
 - **Blocks.** The permutation is computed for a block of positions at a time, one op for the
   block, so that the per-element cost is an ``unbatch``: a block of one position per element
-  made unbatched shuffled epochs about 40% slower than a ``Dataset.shuffle`` buffer; with 64
+  made unbatched shuffled epochs slower than a ``Dataset.shuffle`` buffer; with 64
   positions both are as fast as the buffer, once nothing injects a prefetch above the anchor
   (bench/README.md, "Shuffling by index"). The order does not depend on the block size.
   Under tf.data service dynamic sharding a split is one block, taken on demand, so a block is
@@ -193,10 +193,11 @@ class IndexShuffle:
     anchor's scan is, so `anchor` turns that option off. With it on, a checkpoint written in
     an epoch's last batches lost the next epochs' orders when each epoch has a new iterator
     (as Keras's ``fit`` makes), and the extra prefetch cost an unbatched pipeline a thread
-    hand-off per element: about 7% more CPU per pair than a ``Dataset.shuffle`` buffer
-    (bench/README.md, "Shuffling by index"). What still cannot be covered: an asynchronous
-    step the caller adds after the dataset without a ``.repeat()`` between (a ``prefetch``, a
-    parallel map) reads ahead the same way (docs/keras.md, "Resuming, saving, caching").
+    hand-off per element, more CPU per pair than a ``Dataset.shuffle`` buffer
+    (bench/README.md, "Shuffling by index", has the figures). What still cannot be covered:
+    an asynchronous step the caller adds after the dataset without a ``.repeat()`` between (a
+    ``prefetch``, a parallel map) reads ahead the same way (docs/keras.md, "Resuming, saving,
+    caching").
     """
 
     def __init__(

@@ -1,9 +1,9 @@
 """Paths as text, and the one place that tells local paths from other file systems.
 
-TF-free: local paths are read with ``os``; any other path (``gs://``, ``ram://``, ...) with
-``tf.io.gfile``, and TensorFlow is imported only then (`gfile`). Also the argument
-normalisers every entry point shares (`one_path`, `path_text`) and the short descriptions
-errors use for bad arguments (`describe`, `short`, `shown`, `named`).
+No I/O: local paths are read with ``os`` and any other path (``gs://``, ``ram://``, ...) with
+``tf.io.gfile`` by `npyio._io.files`; here are the rules that choose (`is_local`,
+`is_remote`), the argument normalisers every entry point shares (`one_path`, `path_text`) and
+the short descriptions errors use for bad arguments (`describe`, `short`, `shown`, `named`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,6 @@ __all__ = [
     "UnknownSchemeError",
     "describe",
     "empty_path",
-    "exists",
-    "gcs_block_mb",
-    "gfile",
     "is_local",
     "is_remote",
     "member_name",
@@ -70,22 +67,6 @@ def parent(path: str) -> str:
     return os.path.dirname(path) if is_local(path) else posixpath.dirname(path)
 
 
-def gfile(path: str) -> Any:
-    """``tf.io.gfile``, for ``path`` (not local), importing TensorFlow on first use.
-
-    Raises:
-        ValueError: naming the scheme, and what provides it, when this TensorFlow has no file
-            system for ``path``'s (``s3://`` on TF 2.21, say), instead of TensorFlow's bare
-            "not found" or "not implemented".
-    """
-    import tensorflow as tf
-
-    scheme = path.split("://", 1)[0]
-    if scheme not in tf.io.gfile.get_registered_schemes():
-        raise UnknownSchemeError(path, unknown_scheme(scheme, tf.__version__))
-    return tf.io.gfile
-
-
 class UnknownSchemeError(ValueError):
     """A path whose scheme this TensorFlow has no file system for."""
 
@@ -114,20 +95,6 @@ def is_remote(path: str) -> bool:
     """Whether ``path`` is on a file system with latency per request (object storage, not the
     local disk and not TensorFlow's in-memory ``ram://``)."""
     return "://" in path and path.split("://", 1)[0] not in ("ram", "file")
-
-
-#: TensorFlow's GCS read block when ``GCS_READ_CACHE_BLOCK_SIZE_MB`` is not set.
-TF_GCS_BLOCK_MB = 64
-
-
-def gcs_block_mb() -> int:
-    """The read block, in MiB, of TensorFlow's GCS file system, as far as npyio can tell: the
-    environment's ``GCS_READ_CACHE_BLOCK_SIZE_MB`` (0 reads as 1 MiB, as TensorFlow's reader
-    then fetches what each read asks, at least 1 MiB), else TensorFlow's default."""
-    try:
-        return max(int(os.environ.get("GCS_READ_CACHE_BLOCK_SIZE_MB", TF_GCS_BLOCK_MB)), 1)
-    except ValueError:
-        return TF_GCS_BLOCK_MB
 
 
 def short(item: object) -> str:
@@ -234,8 +201,3 @@ def one_path(spec: object, what: str = "path") -> str:
             f"{what}: expected a path (str, bytes or os.PathLike), got {describe(spec)}"
         )
     return text
-
-
-def exists(path: str) -> bool:
-    """Whether ``path`` exists (a broken symlink counts: it is there, though unreadable)."""
-    return os.path.lexists(path) if is_local(path) else bool(gfile(path).exists(path))

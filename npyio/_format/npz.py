@@ -5,16 +5,11 @@ not local); the graph reader in `npyio._graph.zip` uses the same constants and w
 
 from __future__ import annotations
 
-import os
 import zipfile
-from typing import BinaryIO, cast
 
-from npyio._format import npy
-from npyio._format.files import NO_SUCH_FILE, gfile, is_local, member_name, one_path
-from npyio._format.header import Limits
 from npyio.errors import NpyFormatError
 
-__all__ = ["inspect_npz_prefix"]
+__all__ = ["member_info"]
 
 EOCD_SIG, EOCD_LEN = b"PK\x05\x06", 22
 MAX_COMMENT = 0xFFFF
@@ -121,7 +116,7 @@ def method_text(method: int) -> str:
 
 
 # --- graph parser -----------------------------------------------------------------------------
-def _member_info(zf: zipfile.ZipFile, key: str, where: str) -> zipfile.ZipInfo:
+def member_info(zf: zipfile.ZipFile, key: str, where: str) -> zipfile.ZipInfo:
     names = zf.namelist()
     for candidate in (key, key + ".npy"):
         if candidate in names:
@@ -136,47 +131,3 @@ def _member_info(zf: zipfile.ZipFile, key: str, where: str) -> zipfile.ZipInfo:
     if info.compress_type not in (STORED, DEFLATED):
         raise NpyFormatError(where, bad_method(method_text(info.compress_type)))
     return info
-
-
-def _open(path: str) -> BinaryIO:
-    if is_local(path):
-        return open(path, "rb")
-    import tensorflow as tf
-
-    if not gfile(path).exists(path):
-        raise FileNotFoundError(path)
-    try:
-        return cast(BinaryIO, gfile(path).GFile(path, "rb"))
-    except tf.errors.OpError as e:
-        raise OSError(e.message) from e
-
-
-def inspect_npz_prefix(
-    path: str | os.PathLike[str], key: str, limits: Limits = Limits()
-) -> tuple[npy.NpyHeader, bytes]:
-    """The header of member ``key`` and its first ``data_offset`` bytes, read in Python through
-    ``tf.io.gfile`` and ``zipfile`` (only the member's header is inflated), under ``limits``'
-    ``max_header_size``, as the graph reader applies it.
-
-    Raises:
-        NpyFormatError: naming ``path[key]``, for a missing archive or member, an archive
-            zipfile cannot read, an encrypted member, a compression method other than stored
-            or deflated, or a bad ``.npy`` header (one longer than ``max_header_size``
-            included).
-    """
-    path = one_path(path)
-    where = member_name(path, key)
-    try:
-        with _open(path) as f, zipfile.ZipFile(f) as zf:
-            info = _member_info(zf, key, where)
-            with zf.open(info) as member:
-                header = npy.read_header(
-                    cast(BinaryIO, member), where, max_header_size=limits.max_header_size
-                )
-            with zf.open(info) as member:
-                raw = member.read(header.data_offset)
-    except FileNotFoundError as e:
-        raise NpyFormatError(path, NO_SUCH_FILE) from e
-    except (zipfile.BadZipFile, EOFError, OSError) as e:
-        raise NpyFormatError(where, f"not a readable zip archive -- {e}") from e
-    return header, raw

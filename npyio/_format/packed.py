@@ -9,8 +9,9 @@ holds the same rows, so reading zips them. ``OUT/npyio-pack.json`` (`INDEX`) rec
 format version, the parts (dtype, row shape), every shard's rows, bytes and SHA-256, and the
 original file names in order.
 
-Safety, in the order a pack writes (`Writer`): the marker `INCOMPLETE` first; every shard
-under a temporary name (`temporary`: hidden, with a ``.tmp`` suffix, so that neither a
+Safety, in the order a pack writes (`npyio._data.pack`, through `npyio._io.packed.ShardFile`
+and `npyio._io.packed.write_index`): the marker `INCOMPLETE` first; every shard under a
+temporary name (`temporary`: hidden, with a ``.tmp`` suffix, so that neither a
 directory's listing nor a glob such as ``inputs-*.npy`` finds it), renamed when complete; the
 index (also via a temporary name) last; then the marker is removed. The index is the commit
 point: a directory with the index is a complete pack; one with the marker, temporary files or
@@ -24,43 +25,42 @@ time (bench/README.md, "Packing").
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from npyio._format import npy
-from npyio._format.files import NO_SUCH_FILE, gfile, is_local, join, parent
-from npyio._format.header import Checked, check_files
+from npyio._format.files import NO_SUCH_FILE, join, parent
+from npyio._format.header import Checked
 from npyio.errors import NpyioError, PackIndexError
 
 __all__ = [
     "FORMAT",
     "INCOMPLETE",
     "INDEX",
+    "OURS",
+    "TMP",
     "VERSION",
     "IncompletePackError",
     "PackIndex",
     "PackIndexError",
     "PackPart",
     "PackShard",
-    "check_shards",
+    "bad_index",
+    "header_problem",
+    "incomplete",
     "join",
-    "load_index",
+    "npy_header",
+    "parse_index",
     "plain_name",
-    "read_index",
     "shard_name",
-    "state",
     "structure_from_json",
     "structure_to_json",
     "temporary",
-    "verify_pack",
 ]
 
 FORMAT = "npyio-pack"
@@ -70,9 +70,7 @@ INCOMPLETE = "npyio-pack.incomplete"
 TMP = ".tmp"
 #: The files a pack writes (what a rerun or ``--overwrite`` may remove, and nothing else);
 #: temporary names begin with "." (older versions wrote them without).
-_OURS = re.compile(r"^[A-Za-z0-9_.]+-\d{5}-of-\d{5}\.npy(\.tmp)?$|^\.?npyio-pack\.json(\.tmp)?$")
-#: Bytes hashed (and read by verify) at a time.
-_BLOCK = 4 << 20
+OURS = re.compile(r"^[A-Za-z0-9_.]+-\d{5}-of-\d{5}\.npy(\.tmp)?$|^\.?npyio-pack\.json(\.tmp)?$")
 
 
 class IncompletePackError(NpyioError, ValueError):
@@ -87,33 +85,6 @@ def temporary(path: str) -> str:
     """The name ``path`` is written under before it is renamed: ``OUT/.inputs-00000-of-00002.npy
     .tmp``, hidden and not ending in ``.npy``."""
     return join(parent(path), "." + os.path.basename(path) + TMP)
-
-
-def _listdir(directory: str) -> list[str]:
-    if is_local(directory):
-        return os.listdir(directory) if os.path.isdir(directory) else []
-    fs = gfile(directory)
-    return [n.rstrip("/") for n in fs.listdir(directory)] if fs.isdir(directory) else []
-
-
-def _exists(path: str) -> bool:
-    return os.path.exists(path) if is_local(path) else bool(gfile(path).exists(path))
-
-
-def ours(directory: str) -> list[str]:
-    """The files of ``directory`` that a pack writes (the marker aside)."""
-    return sorted(n for n in _listdir(directory) if _OURS.match(n))
-
-
-def state(directory: str) -> str | None:
-    """``"complete"`` (the index is there), ``"incomplete"`` (the marker, a temporary file or
-    a shard without the index), or None (nothing of a pack)."""
-    if _exists(join(directory, INDEX)):
-        return "complete"
-    names = _listdir(directory)
-    if INCOMPLETE in names or any(_OURS.match(n) and n.endswith(TMP) for n in names):
-        return "incomplete"
-    return None
 
 
 def incomplete(directory: str) -> IncompletePackError:
@@ -222,7 +193,7 @@ class PackIndex:
         }
 
 
-def _bad(path: str, what: str) -> PackIndexError:
+def bad_index(path: str, what: str) -> PackIndexError:
     return PackIndexError(path, f"not a valid npyio pack index -- {what}")
 
 
@@ -238,7 +209,7 @@ class _Doc:
         self.path = path
 
     def bad(self, where: str, what: str) -> PackIndexError:
-        return _bad(self.path, f"{where}: {what}")
+        return bad_index(self.path, f"{where}: {what}")
 
     def get(self, obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
         if key not in obj:
@@ -355,6 +326,24 @@ def _order_part(doc: _Doc, part: PackPart, where: str) -> None:
         )
 
 
+def _check_shard_names(
+    doc: _Doc, shards: tuple[PackShard, ...], parts: tuple[PackPart, ...]
+) -> None:
+    """Every shard file is listed once, under the name a pack gives it: shards out of order or
+    parts swapped would read other rows without any header disagreeing."""
+    seen: set[str] = set()
+    for i, shard in enumerate(shards):
+        for j, name in enumerate(shard.files):
+            if name in seen:
+                raise doc.bad(f"shards[{i}].files[{j}].name", f"{name!r} is listed twice")
+            seen.add(name)
+            want = shard_name(parts[j].stem, i, len(shards))
+            if name != want:
+                raise doc.bad(
+                    f"shards[{i}].files[{j}].name", f"expected {want!r}, got {name!r:.80}"
+                )
+
+
 def parse_index(directory: str, text: str) -> PackIndex:
     """The index of ``directory`` from its JSON text, checked on its own (`check_shards`
     compares it with the shards): every field's type and range, the parts against the
@@ -370,12 +359,12 @@ def parse_index(directory: str, text: str) -> PackIndex:
     try:
         top = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as e:
-        raise _bad(path, f"bad JSON ({str(e)[:100]})") from None
+        raise bad_index(path, f"bad JSON ({str(e)[:100]})") from None
     if not isinstance(top, dict) or top.get("format") != FORMAT:
-        raise _bad(path, f"expected format {FORMAT!r}")
+        raise bad_index(path, f"expected format {FORMAT!r}")
     version = top.get("version")
     if type(version) is not int or version != VERSION:
-        raise _bad(path, f"expected version {VERSION}, got {_shown(version)}")
+        raise bad_index(path, f"expected version {VERSION}, got {_shown(version)}")
     inputs, labels = top.get("inputs"), top.get("labels")
     if "inputs" not in top or "labels" not in top:
         raise doc.bad("inputs" if "inputs" not in top else "labels", "missing")
@@ -395,19 +384,7 @@ def parse_index(directory: str, text: str) -> PackIndex:
     if not listed:
         raise doc.bad("shards", "expected at least one shard, got none")
     shards = tuple(_shard(doc, s, len(parts), f"shards[{i}]") for i, s in enumerate(listed))
-    seen: set[str] = set()
-    for i, shard in enumerate(shards):
-        for j, name in enumerate(shard.files):
-            if name in seen:
-                raise doc.bad(f"shards[{i}].files[{j}].name", f"{name!r} is listed twice")
-            seen.add(name)
-            # the name a pack gives it: shards out of order or parts swapped would read
-            # other rows without any header disagreeing
-            want = shard_name(parts[j].stem, i, len(shards))
-            if name != want:
-                raise doc.bad(
-                    f"shards[{i}].files[{j}].name", f"expected {want!r}, got {name!r:.80}"
-                )
+    _check_shard_names(doc, shards, parts)
     total = doc.count(top, "rows", "rows")
     count = sum(s.rows for s in shards)
     if total != count:
@@ -430,37 +407,7 @@ def parse_index(directory: str, text: str) -> PackIndex:
     )
 
 
-def read_text(path: str) -> str:
-    if is_local(path):
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    with gfile(path).GFile(path, "r") as f:
-        return str(f.read())
-
-
-def load_index(directory: str) -> PackIndex:
-    """The index of the packed ``directory``, checked on its own (`parse_index`), its shards
-    not read.
-
-    Raises:
-        IncompletePackError: for an interrupted pack (no index, but the marker, temporary
-            files or shards).
-        PackIndexError: for an index that is not valid.
-        FileNotFoundError: for a directory with nothing of a pack.
-    """
-    found = state(directory)
-    if found == "incomplete":
-        raise incomplete(directory)
-    if found is None:
-        raise FileNotFoundError(f"{directory}: not a packed directory (no {INDEX})")
-    try:
-        text = read_text(join(directory, INDEX))
-    except UnicodeDecodeError as e:
-        raise _bad(join(directory, INDEX), f"not UTF-8 ({e.reason})") from None
-    return parse_index(directory, text)
-
-
-def _header_problem(index: PackIndex, i: int, j: int, checked: Checked) -> str | None:
+def header_problem(index: PackIndex, i: int, j: int, checked: Checked) -> str | None:
     """Why shard ``i``'s file of part ``j`` contradicts the index (None if it does not)."""
     shard, part = index.shards[i], index.parts[j]
     at = f"shards[{i}].files[{j}]"
@@ -487,46 +434,6 @@ def _header_problem(index: PackIndex, i: int, j: int, checked: Checked) -> str |
     return None
 
 
-def check_shards(index: PackIndex) -> list[tuple[str, str]]:
-    """Every shard file's header and size read (one small read each, in parallel off the
-    local disk) and compared with the index: dtype, row shape, rows and bytes per part
-    (``order`` included). Returns the problems as (shard path, reason), in the index's order;
-    nothing is read beyond the headers."""
-    paths = [join(index.directory, n) for s in index.shards for n in s.files]
-    remote = not is_local(index.directory)
-    checked = check_files(
-        paths, jobs=min(16, len(paths)) if remote else 1, per_task=1 if remote else 256
-    )
-    k = len(index.parts)
-    problems = []
-    for n, c in enumerate(checked):
-        reason = _header_problem(index, n // k, n % k, c)
-        if reason is not None:
-            problems.append((c.path, reason))
-    return problems
-
-
-def read_index(directory: str) -> PackIndex:
-    """The index of the packed ``directory``, checked on its own and against every shard's
-    header (`check_shards`): what `npyio.dataset`, ``npyio verify`` and ``npyio inspect``
-    read.
-
-    Raises:
-        IncompletePackError: for an interrupted pack (no index, but the marker, temporary
-            files or shards).
-        PackIndexError: naming the index, for an index that is not valid or that a shard
-            contradicts (then naming the shard and the field too).
-        FileNotFoundError: for a directory with nothing of a pack.
-    """
-    index = load_index(directory)
-    problems = check_shards(index)
-    if problems:
-        shard, reason = problems[0]
-        more = f" (and {len(problems) - 1} more shard files)" if len(problems) > 1 else ""
-        raise PackIndexError(join(directory, INDEX), f"{shard}: {reason}{more}")
-    return index
-
-
 # --- writing ---------------------------------------------------------------------------------
 def npy_header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
     """The header ``np.save`` writes for a C-order array of ``dtype`` and ``shape``."""
@@ -537,118 +444,3 @@ def npy_header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
         buf, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": shape}
     )
     return buf.getvalue()
-
-
-def open_write(path: str) -> Any:
-    if is_local(path):
-        return open(path, "wb")
-    return gfile(path).GFile(path, "wb")
-
-
-def rename(src: str, dst: str) -> None:
-    if is_local(src):
-        os.replace(src, dst)
-    else:
-        gfile(src).rename(src, dst, overwrite=True)
-
-
-def remove(path: str) -> None:
-    if is_local(path):
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(path)
-    elif gfile(path).exists(path):
-        gfile(path).remove(path)
-
-
-def makedirs(path: str) -> None:
-    if is_local(path):
-        os.makedirs(path, exist_ok=True)
-    else:
-        gfile(path).makedirs(path)
-
-
-class ShardFile:
-    """One shard being written under its temporary name: the header, then rows appended,
-    hashed as they go; `commit` checks the row count and renames it."""
-
-    def __init__(self, directory: str, name: str, dtype: np.dtype, rows: int, row: tuple) -> None:
-        self.path = join(directory, name)
-        self.tmp = temporary(self.path)
-        self.name, self.dtype, self.rows, self.row = name, dtype, rows, row
-        self.hash = hashlib.sha256()
-        self.size = 0
-        self.written = 0
-        self.file = open_write(self.tmp)
-        self._write(npy_header(dtype, (rows, *row)))
-
-    def _write(self, data: bytes | memoryview) -> None:
-        self.file.write(data if is_local(self.path) else bytes(data))
-        self.hash.update(data)
-        self.size += len(data)
-
-    def append(self, rows: np.ndarray) -> None:
-        block = np.ascontiguousarray(rows, dtype=self.dtype)
-        self._write(block.reshape(-1).view(np.uint8).data)
-        self.written += len(block)
-
-    def commit(self) -> tuple[str, int, str]:
-        """Closes and renames the shard; returns its name, bytes and SHA-256."""
-        if self.written != self.rows:
-            raise AssertionError(f"{self.tmp}: wrote {self.written} rows, expected {self.rows}")
-        self.file.close()
-        rename(self.tmp, self.path)
-        return self.name, self.size, self.hash.hexdigest()
-
-    def abort(self) -> None:
-        # closing a file whose write failed may fail again; it is removed anyway
-        with contextlib.suppress(Exception):
-            self.file.close()
-        remove(self.tmp)
-
-
-def write_index(index: PackIndex) -> None:
-    """The index, via a temporary name: the commit point of a pack."""
-    path = join(index.directory, INDEX)
-    with open_write(temporary(path)) as f:
-        f.write(json.dumps(index.to_json(), indent=1).encode())
-    rename(temporary(path), path)
-
-
-# --- verifying -------------------------------------------------------------------------------
-def _hash_file(path: str) -> Iterator[bytes]:
-    with open(path, "rb") if is_local(path) else gfile(path).GFile(path, "rb") as f:
-        while True:
-            block = f.read(_BLOCK)
-            if not block:
-                return
-            yield block
-
-
-def verify_pack(directory: str) -> tuple[PackIndex | None, list[tuple[str, str]]]:
-    """Every shard of the pack checked: what `read_index` checks (present, of the size, dtype,
-    shape and rows the index records), then its SHA-256. Returns the index (None if it cannot
-    be read) and the problems as (path, reason), in the index's order, in `read_index`'s
-    words."""
-    try:
-        index = load_index(directory)
-    except (NpyioError, OSError) as e:
-        return None, [
-            (
-                join(directory, INDEX),
-                str(e).removeprefix(join(directory, INDEX) + ": ").removeprefix(directory + ": "),
-            )
-        ]
-    problems = check_shards(index)
-    bad = {p for p, _ in problems}
-    for shard in index.shards:
-        for name, digest in zip(shard.files, shard.sha256):
-            path = join(directory, name)
-            if path in bad:
-                continue
-            h = hashlib.sha256()
-            for block in _hash_file(path):
-                h.update(block)
-            if h.hexdigest() != digest:
-                problems.append((path, "damaged shard -- its SHA-256 differs from the index's"))
-    order = {join(directory, n): k for k, n in enumerate(n for s in index.shards for n in s.files)}
-    return index, sorted(problems, key=lambda p: order[p[0]])

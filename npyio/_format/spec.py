@@ -1,6 +1,7 @@
-"""What one part of every element loads as (`Spec`), and deriving it (`derive_spec`).
+"""What one part of every element loads as (`Spec`), and the rules that derive it from the first
+file's header (`spec_from_header`; `npyio._io.spec.derive_spec` reads that header).
 
-TF-free. A spec comes from the arguments (``dtype``, ``shape``), else from the first file's
+No I/O. A spec comes from the arguments (``dtype``, ``shape``), else from the first file's
 header; arguments that contradict that header are refused when the dataset is built, naming
 the file. Every file must then have the spec's dtype and a shape the spec's shape matches
 (``None`` dims match any size): `Spec.reason`, the rule the graph parser applies too, so that
@@ -15,11 +16,10 @@ import numpy as np
 
 from npyio._format import npy
 from npyio._format.files import member_name
-from npyio._format.header import Checked, Hint, Limits, make_hint, read_checked
-from npyio._format.npz import inspect_npz_prefix
+from npyio._format.header import Hint, Limits, make_hint
 from npyio.errors import NpyFormatError
 
-__all__ = ["Spec", "derive_spec"]
+__all__ = ["Spec", "spec_from_header"]
 
 
 @dataclass(frozen=True)
@@ -106,46 +106,28 @@ def _contradiction(
     return None
 
 
-def derive_spec(
-    first: str,
-    dtype: object = None,
-    shape: object = None,
-    what: str = "inputs",
-    *,
+def spec_from_header(
+    header: npy.NpyHeader,
+    prefix: bytes,
+    dt: np.dtype | None,
+    dims: tuple[int | None, ...] | None,
+    where: str,
+    what: str,
+    paired: bool,
     member: str | None = None,
     limits: Limits = Limits(),
-    paired: bool | None = None,
 ) -> Spec:
-    """The spec of one part: ``dtype`` and ``shape`` from the arguments, else from ``first``'s
-    header (or ``.npz`` member's ``member``), read once, in Python, under ``limits``. When both
-    are given no file is read (every file is checked against them as it is decoded); otherwise
-    the given one is checked against the header now, and the header's bytes serve as the fast
-    path's hint. ``what`` is ``"inputs"`` or ``"labels"``; ``paired`` says whether elements are
-    ``(x, y)`` pairs, for the cast an error suggests (default: only for labels).
+    """The spec of a part whose first file (named ``where``) has ``header`` and starts with
+    ``prefix``: ``dt`` and ``dims`` where given (None: the header's), checked against it.
 
     Raises:
-        NpyFormatError: naming ``first``: its header is bad, its size is not the one its
-            header declares (a truncated file), or it contradicts the ``dtype`` or
-            ``shape`` given (with a hint on how to cast, for a dtype).
-        TypeError: for an unsupported dtype or a bad shape.
+        NpyFormatError: naming ``where``, when ``dt`` or ``dims`` contradicts the header (with
+            a hint on how to cast, for a dtype).
     """
-    dt = None if dtype is None else npy.parse_dtype(dtype)
-    dims = npy.parse_shape(shape)
-    if dt is not None and shape is not None:
-        return Spec(dt, dims, make_hint(dt, dims), member, limits)
-    if member is None:
-        # the payload's size too: the file's size is known already (a truncated first file
-        # fails here, as the graph would say when it reads it)
-        checked: Checked = read_checked(first, limits, payload=True)
-        header, prefix = checked.raise_if_bad(), checked.prefix
-    else:
-        header, prefix = inspect_npz_prefix(first, member, limits)
-    where = first if member is None else member_name(first, member)
-    paired = what == "labels" if paired is None else paired
     error = _contradiction(header, dt, dims, what, where, paired)
     if error is not None:
         raise error
     dt = header.dtype.newbyteorder("=") if dt is None else dt
-    dims = header.shape if shape is None else dims
+    dims = header.shape if dims is None else dims
     hint = make_hint(dt, dims, prefix) or make_hint(dt, dims)
     return Spec(dt, dims, hint, member, limits)

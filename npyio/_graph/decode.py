@@ -27,12 +27,13 @@ from npyio._graph.ops import (
     RAW_DTYPES,
     as_str,
     assert_verdict,
+    decode_values,
     first_index,
     native,
     require_tf2,
     static_shape,
 )
-from npyio._graph.parser import parser
+from npyio._graph.parser import Declared, Files, SizeLimits, parser
 
 __all__ = [
     "SKIP_PREFIX",
@@ -63,26 +64,13 @@ def _parse(
             names = tf.strings.join(["<bytes>[", as_str(tf.range(count)), "]"])
         else:
             names = tf.constant(["<bytes>"])
-    declared = [] if shape.rank is None else [-1 if d is None else d for d in shape.as_list()]
-    max_file_size = limits.max_file_size
-    args = [
-        contents,
-        names,
-        tf.constant(npy.dtype_code(dt)),
-        tf.constant(dt.name),
-        tf.constant(dt.itemsize, tf.int64),
-        tf.constant(declared, tf.int64, shape=[len(declared)]),
-        tf.constant(-1 if shape.rank is None else shape.rank, tf.int64),
-        tf.constant("" if shape.rank is None else npy.show_shape(tuple(shape.as_list()))),
-        tf.constant(limits.max_header_size, tf.int64),
-        tf.constant(-1 if max_file_size is None else max_file_size, tf.int64),
-    ]
+    args = (Files(contents, names), Declared.of(dt, shape), SizeLimits.of(limits))
     parse = parser()
     if tf.executing_eagerly():
         raw, dims, ok, message = parse(*args)
     else:
         raw, dims, ok, message = tf.raw_ops.PartitionedCall(
-            args=[*args, *parse.captured_inputs],
+            args=[*tf.nest.flatten(args), *parse.captured_inputs],
             Tout=[tf.uint8, tf.int64, tf.bool, tf.string],
             f=parse,
         )
@@ -209,10 +197,7 @@ def _decode_known(part: Part, hint: Hint, batched: bool) -> tf.Tensor:
         values = tf.expand_dims(native(raw[offset // dt.itemsize :], dt), 0)
     else:
         payload = tf.strings.substr(contents, offset, hint.size - offset)
-        values = native(
-            tf.io.decode_raw(payload, RAW_DTYPES[dt.name], little_endian=hint.little_endian),
-            dt,
-        )
+        values = decode_values(payload, dt, hint.little_endian)
     # The batch dim is given, not -1: for arrays of no elements (a dim of 0) tf.reshape would
     # infer it as 1, and a batch of five such files would decode as one. (Unbatched, the one
     # file's values have a leading dim of 1.)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -28,6 +28,8 @@ __all__ = [
     "as_str",
     "assert_verdict",
     "clamped_substr",
+    "decode_rows",
+    "decode_values",
     "first_index",
     "fmt",
     "full_match",
@@ -224,6 +226,42 @@ def native(values: tf.Tensor, dt: np.dtype) -> tf.Tensor:
     if values.dtype != TF_DTYPES[dt.name]:
         return tf.bitcast(values, TF_DTYPES[dt.name])
     return values
+
+
+def decode_values(
+    raw: tf.Tensor, dt: np.dtype, little_endian: bool | tf.Tensor = NATIVE_LE
+) -> tf.Tensor:
+    """The bytes of a string tensor as the values of ``dt`` (one more dim than ``raw``, of
+    items), in native order: ``tf.io.decode_raw`` (see `RAW_DTYPES`), then `native`.
+
+    ``little_endian`` is the bytes' order: a bool, or a scalar bool tensor when it is known only
+    when the op runs (then one ``tf.cond``). One-byte dtypes have no order."""
+
+    def read(little: bool) -> tf.Tensor:
+        return native(tf.io.decode_raw(raw, RAW_DTYPES[dt.name], little_endian=little), dt)
+
+    if dt.itemsize == 1:
+        return read(True)
+    if isinstance(little_endian, bool):
+        return read(little_endian)
+    return tf.cond(little_endian, lambda: read(True), lambda: read(False))
+
+
+def decode_rows(
+    raw: tf.Tensor,
+    count: tf.Tensor,
+    row_shape: Sequence[int],
+    dt: np.dtype,
+    little_endian: bool | tf.Tensor = NATIVE_LE,
+) -> tf.Tensor:
+    """``count`` rows (a scalar int64) of ``row_shape`` from their bytes (a scalar string) as
+    a ``[count, *row_shape]`` tensor of ``dt``; the byte order as in `decode_values`."""
+    shape = tf.concat([count[None], tf.constant(row_shape, tf.int64)], 0)
+    if int(np.prod(row_shape, dtype=np.int64)) * dt.itemsize == 0:
+        return tf.zeros(shape, TF_DTYPES[dt.name])
+    out = tf.reshape(decode_values(raw, dt, little_endian), shape)
+    out.set_shape(tf.TensorShape([None]).concatenate(row_shape))
+    return out
 
 
 def static_shape(shape: object) -> tf.TensorShape:

@@ -26,6 +26,7 @@ import numpy as np
 import tensorflow as tf
 
 from npyio._format import npy
+from npyio._format.header import Limits
 from npyio._graph.ops import (
     HEX,
     NATIVE_LE,
@@ -45,11 +46,13 @@ __all__ = [
     "Check",
     "Declared",
     "Dims",
+    "Files",
     "Header",
     "Prefix",
     "SizeLimits",
     "Values",
     "Words",
+    "parse_headers",
     "parser",
 ]
 
@@ -58,6 +61,13 @@ _ITEMSIZES = [np.dtype(name).itemsize for name in npy.CODES.values()]
 
 
 # --- the values the checks read --------------------------------------------------------------
+class Files(NamedTuple):
+    """The batch to parse: whole files ([B] strings) and the names their errors use ([B])."""
+
+    contents: tf.Tensor
+    names: tf.Tensor
+
+
 class Declared(NamedTuple):
     """What every file must be, as the caller declares it (scalars, and dims ``[rank]``)."""
 
@@ -68,12 +78,33 @@ class Declared(NamedTuple):
     rank: tf.Tensor  # -1 for an unknown rank (then dims is empty)
     text: tf.Tensor  # the shape as messages show it, e.g. "(2, None)"
 
+    @staticmethod
+    def of(dt: np.dtype, shape: tf.TensorShape) -> Declared:
+        """The tensors that declare ``dt`` and ``shape`` (``None`` dims, unknown rank)."""
+        dims = [] if shape.rank is None else [-1 if d is None else d for d in shape.as_list()]
+        return Declared(
+            tf.constant(npy.dtype_code(dt)),
+            tf.constant(dt.name),
+            tf.constant(dt.itemsize, tf.int64),
+            tf.constant(dims, tf.int64, shape=[len(dims)]),
+            tf.constant(-1 if shape.rank is None else shape.rank, tf.int64),
+            tf.constant("" if shape.rank is None else npy.show_shape(tuple(shape.as_list()))),
+        )
+
 
 class SizeLimits(NamedTuple):
     """The resource limits (int64 scalars)."""
 
     max_header_size: tf.Tensor
     max_file_size: tf.Tensor  # -1 for no limit
+
+    @staticmethod
+    def of(limits: Limits) -> SizeLimits:
+        most = limits.max_file_size
+        return SizeLimits(
+            tf.constant(limits.max_header_size, tf.int64),
+            tf.constant(-1 if most is None else most, tf.int64),
+        )
 
 
 class Prefix(NamedTuple):
@@ -614,23 +645,14 @@ def _read_payload(
 
 
 def parse_headers(
-    contents: tf.Tensor,
-    names: tf.Tensor,
-    declared_code: tf.Tensor,
-    declared_name: tf.Tensor,
-    itemsize: tf.Tensor,
-    declared_dims: tf.Tensor,
-    declared_rank: tf.Tensor,
-    declared_text: tf.Tensor,
-    max_header_size: tf.Tensor,
-    max_file_size: tf.Tensor,
-) -> tuple[tf.Tensor, ...]:
+    files: Files, declared: Declared, limits: SizeLimits
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
     """Parses and checks the headers of a [B] batch of whole files.
 
-    Generic over dtype and shape (they come in as tensors, see `PARSE_SIGNATURE` and
-    `Declared`): ``declared_dims`` holds -1 for a ``None`` dim and ``declared_rank`` is -1 for
-    an unknown rank; ``max_file_size`` is -1 for no limit. ``names[row]`` is the file an error
-    about element ``row`` names.
+    Generic over dtype and shape (they come in as tensors, see `Declared` and
+    `PARSE_SIGNATURE`): ``declared.dims`` holds -1 for a ``None`` dim and ``declared.rank`` is
+    -1 for an unknown rank; ``limits.max_file_size`` is -1 for no limit. ``files.names[row]``
+    is the file an error about element ``row`` names.
 
     Returns:
         ``(payload [B, nbytes] uint8 in native byte order and C order, dims [ndim], ok,
@@ -641,10 +663,7 @@ def parse_headers(
     taken with ``gather``/``unstack`` rather than slicing.
     """
     k = Consts()
-    declared = Declared(
-        declared_code, declared_name, itemsize, declared_dims, declared_rank, declared_text
-    )
-    limits = SizeLimits(max_header_size, max_file_size)
+    contents, names = files
     prefix = _read_prefix(contents, k)
     header = _parse_header(contents, prefix, limits, k)
     dims = _parse_dims(header, declared, k)
@@ -668,18 +687,19 @@ def parse_headers(
     return raw, dims_out, all_ok, message
 
 
-PARSE_SIGNATURE = [
-    tf.TensorSpec([None], tf.string),  # contents
-    tf.TensorSpec([None], tf.string),  # names
-    tf.TensorSpec([], tf.string),  # declared_code
-    tf.TensorSpec([], tf.string),  # declared_name
-    tf.TensorSpec([], tf.int64),  # itemsize
-    tf.TensorSpec([None], tf.int64),  # declared_dims
-    tf.TensorSpec([], tf.int64),  # declared_rank
-    tf.TensorSpec([], tf.string),  # declared_text
-    tf.TensorSpec([], tf.int64),  # max_header_size
-    tf.TensorSpec([], tf.int64),  # max_file_size, -1 for none
-]
+#: The parser's input signature: `Files`, `Declared` and `SizeLimits` of tensors.
+PARSE_SIGNATURE = (
+    Files(tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.string)),
+    Declared(
+        code=tf.TensorSpec([], tf.string),
+        name=tf.TensorSpec([], tf.string),
+        itemsize=tf.TensorSpec([], tf.int64),
+        dims=tf.TensorSpec([None], tf.int64),
+        rank=tf.TensorSpec([], tf.int64),
+        text=tf.TensorSpec([], tf.string),
+    ),
+    SizeLimits(tf.TensorSpec([], tf.int64), tf.TensorSpec([], tf.int64)),
+)
 
 
 @functools.cache
@@ -690,5 +710,5 @@ def parser() -> tf.types.experimental.ConcreteFunction:
     iterator is created, taken branch or not, so each distinct parser would cost every epoch.
     """
     return tf.function(
-        parse_headers, input_signature=PARSE_SIGNATURE, autograph=False
+        parse_headers, input_signature=list(PARSE_SIGNATURE), autograph=False
     ).get_concrete_function()

@@ -1,5 +1,5 @@
 r"""``.npz`` archives with graph ops: find one member and inflate it if needed (`npz_member`,
-`checked_member`), and decode it (`decode_npz`). A member's header is read in Python by
+`checked_member`); `npyio.decode_npz` decodes it. A member's header is read in Python by
 `npyio._format.npz`, which holds the layout's constants and the error wording.
 
 An ``.npz`` file is a zip archive of ``.npy`` members (``np.savez`` stores them, method 0;
@@ -50,11 +50,8 @@ import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
-import numpy as np
 import tensorflow as tf
 
-from npyio._format import npy
-from npyio._format.header import Hint, Limits, make_hint
 from npyio._format.npz import (
     CENTRAL_LEN,
     CENTRAL_SIG,
@@ -87,7 +84,7 @@ from npyio._format.npz import (
     not_a_zip,
     stored_sizes,
 )
-from npyio._graph.decode import decode_one
+from npyio._format.tf_errors import function_reason
 from npyio._graph.ops import (
     Consts,
     as_str,
@@ -99,10 +96,9 @@ from npyio._graph.ops import (
     le_field8,
     padded_bytes,
     require_tf2,
-    static_shape,
 )
 
-__all__ = ["checked_member", "decode_member", "decode_npz", "key_tensor", "npz_member"]
+__all__ = ["checked_member", "key_tensor", "npz_member"]
 
 
 def _quote(x: tf.Tensor) -> tf.Tensor:
@@ -525,7 +521,7 @@ def _extract_eagerly(
     try:
         return _extractor()(contents, key, name)
     except tf.errors.OpError as e:
-        reason = e.message.split("\n\n")[-1].split("\n\t")[0].strip() or type(e).__name__
+        reason = function_reason(e.message) or type(e).__name__
         label = name.numpy().decode("utf-8", "replace")
         raise type(e)(None, None, f"{label}: {reason}") from None
 
@@ -546,70 +542,3 @@ def npz_member(contents: tf.Tensor, key: tf.Tensor | str, name: tf.Tensor) -> tf
     # Asserted here, outside the graph function, so that an error is not wrapped in
     # "{{function_node __inference__extract}}" twice.
     return assert_verdict(ok, message, data)[0]
-
-
-def decode_member(
-    contents: tf.Tensor,
-    key: tf.Tensor,
-    name: tf.Tensor,
-    dt: np.dtype,
-    static: tf.TensorShape,
-    hint: Hint | None,
-) -> tf.Tensor:
-    return decode_one(npz_member(contents, key, name), name, dt, static, hint, Limits())
-
-
-@tf.autograph.experimental.do_not_convert
-def decode_npz(
-    contents: tf.Tensor | bytes,
-    key: tf.Tensor | str,
-    dtype: object,
-    shape: object = None,
-    *,
-    name: str | None = None,
-) -> tf.Tensor:
-    """Decodes member ``key`` of the bytes of a whole ``.npz`` archive, with graph ops only.
-
-    The member is found through the zip's central directory (zip64 included), inflated in the
-    graph if it is deflated (``np.savez_compressed``) or sliced out if it is stored
-    (``np.savez``), and decoded like `npyio.decode_npy`.
-
-    Args:
-        contents: A scalar string tensor holding the whole archive.
-        key: The member's name, with or without its ``.npy`` suffix (as ``np.load(...)[key]``
-            takes it): a str or a scalar string tensor. A member named exactly ``key`` is
-            preferred to one named ``key + ".npy"``.
-        dtype: The dtype the member must have; see `npyio.decode_npy`.
-        shape: Optional static shape the member must have; ``None`` dims match any size.
-        name: Optional name for the op's name scope.
-
-    Returns:
-        A tensor of ``dtype`` with the member's shape, in C order and native byte order.
-
-    Raises:
-        TypeError: When the op is built, for a dtype npyio does not decode or a bad ``shape``.
-        tf.errors.InvalidArgumentError: When the op runs, for bytes that are not a zip
-            archive, a corrupt archive (bad signatures, offsets or sizes past the end, a
-            truncated archive), a missing member, an encrypted member, a compression method
-            other than stored or deflated, or a member that is not a valid ``.npy`` file of
-            ``dtype`` and ``shape``. The message starts with ``<bytes>[key]``.
-        tf.errors.DataLossError: When the op runs, for a deflated member whose data is
-            corrupt or whose CRC-32 or size does not match (from zlib). Eagerly, the message
-            starts with ``<bytes>[key]``; inside a graph it is zlib's alone.
-
-    Example:
-        >>> import io, numpy as np, npyio
-        >>> buf = io.BytesIO()
-        >>> np.savez_compressed(buf, x=np.arange(4, dtype=np.int16), y=np.eye(2))
-        >>> npyio.decode_npz(buf.getvalue(), "x", "int16").numpy()
-        array([0, 1, 2, 3], dtype=int16)
-    """
-    dt = npy.parse_dtype(dtype)
-    static = static_shape(shape)
-    with tf.name_scope(name or "decode_npz"):
-        contents = tf.convert_to_tensor(contents, tf.string, name="contents")
-        if contents.shape.rank != 0:
-            raise ValueError(f"contents must be a scalar string, got shape {contents.shape}")
-        key_t = key_tensor(key)
-        label_t = tf.strings.join(["<bytes>[", key_t, "]"])
-        return decode_member(contents, key_t, label_t, dt, static, make_hint(dt, static))

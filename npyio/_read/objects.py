@@ -4,16 +4,16 @@ GCS settings.
 TensorFlow builds its ``gs://`` file system when it is imported, with a read block of 64 MiB
 unless ``GCS_READ_CACHE_BLOCK_SIZE_MB`` was set before. ``tf.io.read_file`` reads through a
 1 MiB stream, so every object it reads fills a fresh block: 64 MiB allocated and zero-filled
-for a 1 KiB object (about 28 ms of CPU). A read that asks for more than the block bypasses it,
+for a 1 KiB object. A read that asks for more than the block bypasses it,
 and the ``FixedLengthRecordDataset`` op's buffer is allocated without being filled: one record
 of the object's size, read with a buffer above the block, costs a stat (its size) and one GET
 of just the object (bench/README.md, "Object storage", has the figures).
 
-A part of static dtype and shape knows its files' size from the first header (`Spec.hint`):
-numpy writes the same header for the same dtype and shape. An object of another size is never
-cut: one whose size is a multiple of the expected one (none at all, two records...) is read
-whole by ``tf.io.read_file`` and decoded as any file; any other size is refused by the op, with
-an error that names the object, its size and the expected one.
+A part of static dtype and shape knows its files' size from the first header
+(`npyio._format.spec.Spec.hint`): numpy writes the same header for the same dtype and shape. An
+object of another size is never cut: one whose size is a multiple of the expected one (none at
+all, two records...) is read whole by ``tf.io.read_file`` and decoded as any file; any other size
+is refused by the op, with an error that names the object, its size and the expected one.
 """
 
 from __future__ import annotations

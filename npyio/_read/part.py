@@ -15,7 +15,6 @@ themselves, so their fetch only names the file (and, reporting, checks that it e
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,6 +22,7 @@ import tensorflow as tf
 
 from npyio._format.files import NO_SUCH_FILE
 from npyio._format.spec import Spec
+from npyio._format.tf_errors import undecorated
 from npyio._graph.decode import Part, decode_group, report_then_assert
 from npyio._graph.zip import checked_member, npz_member
 from npyio._read.objects import read_sized
@@ -38,18 +38,14 @@ __all__ = [
 ]
 
 
-# TensorFlow's eager ReadFile errors: "{{function_node ...}} PATH; REASON [Op:ReadFile] name: "
-_TF_PREFIX = re.compile(r"^\{\{function_node [^}]*\}\}\s*")
-_TF_SUFFIX = re.compile(r"\s*\[Op:\w+\].*$", re.DOTALL)
-
-
 def read_error(error: tf.errors.OpError, name: str) -> str:
     """The reason in a ``tf.io.read_file`` error about ``name``, without TensorFlow's
     decorations: `NO_SUCH_FILE` for a missing file (whose message some file systems, ram://,
     leave empty), else TensorFlow's words ("is a directory", ...)."""
     if isinstance(error, tf.errors.NotFoundError):
         return NO_SUCH_FILE
-    reason = _TF_SUFFIX.sub("", _TF_PREFIX.sub("", error.message))
+    # TensorFlow's eager ReadFile errors: "{{function_node ...}} PATH; REASON [Op:ReadFile] name: "
+    reason = undecorated(error.message)
     for separator in ("; ", ": "):
         if reason.startswith(name + separator):
             reason = reason[len(name) + len(separator) :]
@@ -167,8 +163,12 @@ class GraphReader(Reader):
     def fetch_member(self, path: tf.Tensor, key: str | tf.Tensor) -> Fetched:
         """Member ``key`` of the archive ``path`` (``key``: a str or a scalar string tensor),
         named ``path[key]``; a bad archive or a missing member is an error naming it."""
-        name = member_name(path, key)
-        return Fetched(name, npz_member(read_file(path), key, name))
+        return self.take_member(read_file(path), key, member_name(path, key))
+
+    def take_member(self, contents: tf.Tensor, key: str | tf.Tensor, name: tf.Tensor) -> Fetched:
+        """Member ``key`` of the archive's bytes ``contents`` (a scalar string), named ``name``
+        in errors: the step `fetch_member` and `npyio.decode_npz` share."""
+        return Fetched(name, npz_member(contents, key, name))
 
     def _fetch_reporting(self, path: tf.Tensor, spec: Spec) -> Fetched:
         """As `fetch`, without asserting: a missing file or a bad archive is a verdict, and

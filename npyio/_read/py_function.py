@@ -13,9 +13,9 @@ import numpy as np
 import tensorflow as tf
 
 from npyio._format import npy
-from npyio._format.header import read_checked
 from npyio._format.spec import Spec
 from npyio._graph.decode import SKIP_PREFIX
+from npyio._io.header import read_checked
 from npyio._read.part import Reader
 
 __all__ = ["PyFunctionReader", "load", "np_load"]
@@ -45,7 +45,7 @@ def np_load(file: object, **kwargs: object) -> np.ndarray:
 
 
 def load(name: str, spec: Spec) -> np.ndarray:
-    """``np.load`` of ``name`` after npyio's checks; raises `NpyFormatError` naming the file."""
+    """``np.load`` of ``name`` after npyio's checks; raises `npyio.NpyFormatError` naming it."""
     checked = read_checked(name, spec.limits)
     header = checked.raise_if_bad()
     npy.check_declared(header, spec.dtype, spec.shape, name)  # in the graph parser's order

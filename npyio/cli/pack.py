@@ -12,12 +12,22 @@ import json
 import sys
 from typing import Any
 
-from npyio._format.packed import incomplete, read_index, state, verify_pack
+from npyio._format.packed import incomplete
+from npyio._io.packed import read_index, state, verify_pack
+from npyio.cli.args import (
+    QUIET,
+    CommandSpec,
+    for_terminal,
+    option,
+    size_arg,
+    spec_options,
+    usage_error,
+)
 from npyio.cli.progress import Progress
 from npyio.cli.report import human_bytes, plural
 from npyio.errors import NpyioError, PackIndexError
 
-__all__ = ["command", "index_issues", "is_pack", "progress_callback", "verify_packs"]
+__all__ = ["PACK", "command", "index_issues", "is_pack", "progress_callback", "verify_packs"]
 
 
 def command(args: argparse.Namespace) -> int:
@@ -28,7 +38,7 @@ def command(args: argparse.Namespace) -> int:
     labels: Any = args.labels
     if args.label_values is not None:
         if labels is not None:
-            args._parser.error("give LABELS or --label-values, not both")
+            usage_error(args, "give LABELS or --label-values, not both")
         import numpy as np
 
         labels = np.load(args.label_values, allow_pickle=False)
@@ -143,3 +153,64 @@ def verify_packs(paths: list[str], as_json: bool) -> int:
         json.dump({"ok": ok, "packs": docs}, sys.stdout, indent=1)
         sys.stdout.write("\n")
     return 0 if ok else 1
+
+
+PACK = CommandSpec(
+    "pack",
+    help="pack many small .npy files into a few standard .npy shards (and read them fast)",
+    description=(
+        "Reads INPUTS (and LABELS) as npyio.dataset(INPUTS, LABELS) does and writes, in OUT,\n"
+        "for each part (inputs, labels, each key of a dict source) standard .npy shards of\n"
+        "the rows stacked, PART-00000-of-0000K.npy, and the index npyio-pack.json (format\n"
+        "version, parts, rows, bytes and SHA-256 of every shard, the original file names).\n"
+        "npyio.dataset(OUT) then yields what npyio.dataset(INPUTS, LABELS) yields, from a few\n"
+        "large files. Every file's header is checked first (a part that mixes dtypes or shapes\n"
+        "is refused, naming the first odd file); shards and index are written under temporary\n"
+        "names and renamed, the index last, so an interrupted pack is never read as a smaller\n"
+        "dataset (rerun the same command to complete it). npyio verify OUT checks the shards."
+    ),
+    examples=(
+        "npyio pack data/inputs data/labels -o data/packed",
+        "npyio pack data/inputs --label-values data/labels.npy -o data/packed --shuffle --seed 1",
+        "npyio pack --from-directory data/classes -o data/classes-packed",
+        "npyio pack gs://bucket/inputs gs://bucket/labels -o gs://bucket/packed --json",
+    ),
+    options=(
+        option("inputs", metavar="INPUTS", help="a directory, glob or file, as npyio.dataset"),
+        option("labels", nargs="?", metavar="LABELS", help="label files, paired as npyio.dataset"),
+        option("--out", "-o", required=True, metavar="OUT", help="the directory to write"),
+        option(
+            "--label-values",
+            metavar="NPY",
+            help="labels as values: a .npy of one value (or row) per input file",
+        ),
+        option(
+            "--from-directory",
+            action="store_true",
+            help="INPUTS is a directory of class folders; the labels are the class indices "
+            "(int32), as npyio.dataset_from_directory(label_mode='int')",
+        ),
+        option(
+            "--shard-size",
+            type=size_arg,
+            default=256 * 10**6,
+            metavar="BYTES",
+            help="bytes per shard file, about: 256MB (default), 64MiB, 1000000",
+        ),
+        option("--shuffle", action="store_true", help="write the rows in a shuffled order"),
+        option("--seed", type=int, default=None, help="the seed of --shuffle"),
+        option("--overwrite", action="store_true", help="replace a pack already in OUT"),
+        option("--key", help="read this member of .npz archives (as npyio.dataset(key=))"),
+        option("--label-key", help="and this one as the labels"),
+        *spec_options("", "fixed: a shard holds rows of one shape"),
+        option(
+            "--no-check",
+            action="store_true",
+            help="skip checking every header first (an odd file then fails the pack when it is "
+            "read, and what was written is removed)",
+        ),
+        option("--json", action="store_true", help="print a JSON summary on stdout"),
+        QUIET,
+    ),
+    run=for_terminal(command),
+)

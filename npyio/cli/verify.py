@@ -1,23 +1,24 @@
 """What ``npyio inspect`` and ``npyio verify`` do: resolve, check, compare with the spec, decode.
 
 Sources are resolved by `npyio._data.paths` and paired by its rule; files are checked by the one
-header reader, `npyio._format.header.check_files` (headers and sizes, with the graph decoder's
+header reader, `npyio._io.header.check_files` (headers and sizes, with the graph decoder's
 grammar, limits and wording); every good file is then compared with the spec `npyio.dataset`
-would use (`npyio._format.spec.derive_spec` and `Spec.reason`), so that ``verify`` passes exactly
+would use (`npyio._io.spec.derive_spec` and `Spec.reason`), so that ``verify`` passes exactly
 the files ``dataset`` delivers. ``--full`` then reads every good file through the graph decoder
 (`npyio.read_npy`), one ``tf.data`` pipeline per dtype and shape.
 
 A run is planned (`plan`: which sources, which spec checks, which unpaired files), scanned
-(`scan`) and comes back as an `Outcome`, which ``npyio.cli.main`` prints.
+(`scan`) and comes back as an `Outcome`, which `verify_command` (``npyio verify``) and
+`npyio.cli.inspect` print with `npyio.cli.report`, as text or ``--json``.
 
 Nothing here imports TensorFlow unless a path needs ``tf.io.gfile`` or ``--full`` decodes.
 """
 
 from __future__ import annotations
 
-import codecs
+import argparse
 import dataclasses
-import re
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,25 +26,50 @@ from typing import Any
 from npyio._data.paths import Source, pair, resolve, unpaired
 from npyio._format import npy
 from npyio._format.files import NO_SUCH_FILE
-from npyio._format.header import Checked, Limits, check_files
-from npyio._format.spec import Spec, derive_spec
+from npyio._format.header import Checked, Limits
+from npyio._format.spec import Spec
+from npyio._format.tf_errors import graph_assertion, last_line
+from npyio._io.header import check_files
+from npyio._io.spec import derive_spec
+from npyio.cli import pack, report
+from npyio.cli.args import (
+    DEFAULT_JOBS,
+    JSON,
+    QUIET,
+    CommandSpec,
+    exit_status,
+    for_terminal,
+    jobs_option,
+    note_issues,
+    option,
+    paths_option,
+    print_json,
+    print_lines,
+    spec_options,
+    started,
+    usage_error,
+)
 from npyio.cli.progress import Progress
 from npyio.cli.report import Summary
 from npyio.errors import NpyFormatError
 
 __all__ = [
+    "VERIFY",
     "Outcome",
     "Pairing",
     "Plan",
     "SpecCheck",
     "decode_files",
     "directories",
+    "directories_json",
     "op_reason",
     "pairing",
     "plan",
     "resolve_paths",
     "scan",
     "spec_issues",
+    "summary_blocks",
+    "verify_command",
 ]
 
 #: The word for each kind of `Source`, in the reason of an unpaired file.
@@ -81,9 +107,6 @@ def _pairs_side(arg: str, side: str, flag: str) -> Source:
 
 
 # --- --full: decoding through the graph decoder ---------------------------------------------
-_GRAPH_ASSERT = re.compile(r"assertion failed: \[(.*?)\]\n\t \[\[\{\{", re.DOTALL)
-
-
 def op_reason(err: Exception, path: str) -> str:
     """The reason in a TensorFlow error about ``path``, without the path and TF's noise.
 
@@ -101,15 +124,12 @@ def op_reason(err: Exception, path: str) -> str:
         'a.npy: bad header'
     """
     message = getattr(err, "message", str(err))
-    m = _GRAPH_ASSERT.search(message)
-    if m:  # npyio's own message, C-escaped by the graph runtime
-        raw, _ = codecs.escape_decode(m.group(1).encode("utf-8"))
-        text = raw.decode("utf-8", "replace")
+    text = graph_assertion(message)
+    if text is not None:  # npyio's own message
         return text[len(path) + 2 :] if text.startswith(f"{path}: ") else text
     if type(err).__name__ == "NotFoundError":
         return NO_SUCH_FILE
-    last = message.strip().splitlines()[-1] if message.strip() else type(err).__name__
-    return re.sub(r"\{\{[^}]*\}\}\s*", "", last).strip()
+    return last_line(message) if message.strip() else type(err).__name__
 
 
 def _by_header(files: Sequence[Checked]) -> dict[tuple[str, tuple[int, ...]], list[str]]:
@@ -444,3 +464,190 @@ def scan(
         reasons.setdefault(path, []).append(reason)
     issues = _in_source_order(sources, reasons)
     return Outcome(sources, checked, issues, nonfinite, list(mismatches.values()), list(refused))
+
+
+def directories_json(out: Outcome, sources: Iterable[Source]) -> list[dict[str, Any]]:
+    """``--json``'s ``directories``: each source's summary (``inspect`` and ``verify``)."""
+    return [{"path": s.arg, **out.summary(s).to_json()} for s in sources]
+
+
+def summary_blocks(out: Outcome, sources: Iterable[Source]) -> list[list[str]]:
+    """The text summary of each source (``inspect`` and ``verify``)."""
+    return [report.summary_block(s.arg, out.summary(s)) for s in sources]
+
+
+# --- the command ------------------------------------------------------------------------------
+_REFUSED_HINT = (
+    "(npyio.dataset would refuse these when it reaches them; --dtype/--shape/"
+    "--label-dtype/--label-shape say what to load, --allow-mixed skips this check)"
+)
+
+
+def _dataset_form(args: argparse.Namespace) -> tuple[list[str], list[str] | None, str]:
+    """The PATHs checked each on its own, INPUTS and LABELS (or None), and how messages name
+    the latter: ``verify INPUTS LABELS`` (two PATHs) is ``npyio.dataset(INPUTS, LABELS)``,
+    pairing included; ``--pairs INPUTS LABELS`` is the same, beside any other PATH."""
+    if args.pairs:
+        return args.paths, args.pairs, "--pairs "
+    if len(args.paths) == 2 and not args.each:
+        return [], args.paths, ""
+    return args.paths, None, ""
+
+
+def verify_command(args: argparse.Namespace) -> int:
+    """``npyio verify INPUTS [LABELS]`` (or ``PATH...``, ``--pairs INPUTS LABELS``): every bad
+    file with its reason, a summary per directory and a verdict; exits 1 if any file is bad or
+    would be refused."""
+    if not args.paths and not args.pairs:
+        usage_error(args, "give at least one PATH, or INPUTS LABELS")
+    packs = [path for path in args.paths if pack.is_pack(path)]
+    if packs:  # a packed directory is checked against its index (npyio pack)
+        if len(packs) < len(args.paths) or args.pairs:
+            usage_error(args, "verify packed directories on their own (no other PATH, no --pairs)")
+        return pack.verify_packs(packs, args.json)
+    paths, pairs, flag = _dataset_form(args)
+    planned = plan(
+        paths,
+        pairs,
+        flag=flag,
+        dtype=args.dtype,
+        shape=args.shape,
+        label_dtype=args.label_dtype,
+        label_shape=args.label_shape,
+        allow_mixed=args.allow_mixed,
+    )
+    out = scan(
+        planned.sources,
+        jobs=args.jobs,
+        progress=not args.quiet,
+        full=args.full,
+        extra=planned.extra,
+        specs=planned.specs,
+        refused=planned.refused,
+    )
+    note_issues(args, not out.ok)
+    # The whole run, from the start of main: resolving (listing directories, which can take
+    # longer than the checks on a remote file system) as well as checking.
+    seconds = time.perf_counter() - started(args, time.perf_counter())
+    if args.json:
+        print_json(_verify_json(out, full=args.full, seconds=seconds))
+    else:
+        print_lines(_verify_lines(out, full=args.full, seconds=seconds))
+    return exit_status(out.ok)
+
+
+def _checks_done(full: bool) -> str:
+    return "headers, sizes and payloads" if full else "headers and sizes"
+
+
+def _verify_json(out: Outcome, *, full: bool, seconds: float) -> dict[str, object]:
+    total = out.summary()
+    doc: dict[str, object] = {
+        "ok": out.ok,
+        "checks": _checks_done(full),
+        "files": total.files,
+        "bad_files": len(out.bad_paths),
+        "bytes": total.bytes,
+        "seconds": round(seconds, 3),
+        "bad": report.reasons_json(out.issues),
+        "mismatched": report.reasons_json(out.mismatches),
+        "refused": out.refused,
+        "groups": total.to_json()["groups"],
+        "directories": directories_json(out, directories(out.sources)),
+    }
+    if full:
+        doc["nonfinite"] = [{"path": p, "count": n} for p, n in out.nonfinite.items()]
+    return doc
+
+
+def _verify_lines(out: Outcome, *, full: bool, seconds: float) -> list[str]:
+    problems = [f"{path}: {reason}" for path, reason in out.issues + out.mismatches]
+    if out.mismatches:
+        problems.append(_REFUSED_HINT)
+    problems += [f"npyio.dataset(INPUTS, LABELS) refuses them: {e}" for e in out.refused]
+    return report.paragraphs(
+        [
+            problems,
+            report.nonfinite_notes(out.nonfinite),
+            *summary_blocks(out, directories(out.sources)),
+            [_verdict(out, full=full, seconds=seconds)],
+        ]
+    )
+
+
+def _verdict(out: Outcome, *, full: bool, seconds: float) -> str:
+    """``verified 4 files (592 B) in 0.01 s, headers and sizes: all good`` (or what is not)."""
+    total = out.summary()
+    verdicts = []
+    if out.issues:
+        verdicts.append(report.plural(len(out.bad_paths), "bad file"))
+    if out.mismatches:
+        verdicts.append(f"{report.plural(len(out.mismatches), 'file')} npyio.dataset would refuse")
+    return (
+        f"verified {report.plural(total.files, 'file')} ({report.human_bytes(total.bytes)}) "
+        f"in {seconds:.2f} s, {_checks_done(full)}: {', '.join(verdicts) or 'all good'}"
+    )
+
+
+VERIFY = CommandSpec(
+    "verify",
+    help="check that every .npy file will load, before a training run finds out",
+    description=(
+        "Checks what npyio.dataset reads: each file's header with the rules npyio's decoder\n"
+        "applies, that the file's size is exactly what its header declares, and that the\n"
+        "files of a part share a dtype and shape. Two PATHs are INPUTS and LABELS, checked\n"
+        "as npyio.dataset(INPUTS, LABELS) reads them: also that they pair up (by file name\n"
+        "when either is a directory or glob, else by position), with npyio.dataset's own\n"
+        "error when they do not. One PATH, three or more, or any with --each, are each\n"
+        "checked as npyio.dataset(PATH) reads it. --pairs INPUTS LABELS, from earlier\n"
+        "versions, is the same as the two PATHs, and other PATHs may come with it. --full\n"
+        "also reads and decodes every payload through the graph decoder, as npyio.dataset\n"
+        "will (and notes files holding NaN or infinite values, without counting them as\n"
+        "bad). A packed directory (npyio pack) is checked against its index.\n\n"
+        "Prints each bad file as 'path: reason', a summary per directory (file count,\n"
+        "size, dtype/shape combinations), and a verdict line, all on stdout. Progress goes\n"
+        "to stderr: a bar on a terminal, a line every 10% otherwise (-q for none)."
+    ),
+    examples=(
+        "npyio verify data/inputs",
+        "npyio verify data/inputs data/labels",
+        "npyio verify --full --jobs 8 data/inputs/0001.npy data/labels/0001.npy",
+        "npyio verify 'data/inputs/*.npy' --json | jq '.bad'",
+        "npyio verify gs://bucket/dataset/inputs --jobs 32",
+    ),
+    options=(
+        paths_option("*"),
+        option(
+            "--pairs",
+            nargs=2,
+            metavar=PAIR_SIDES,
+            help="INPUTS and LABELS, as two PATHs are (kept from earlier versions); other PATHs "
+            "may come with it",
+        ),
+        option(
+            "--each",
+            action="store_true",
+            help="check each PATH on its own, as npyio.dataset(PATH), two PATHs as well",
+        ),
+        *spec_options(" (with LABELS)", "None for a dim of any size"),
+        option(
+            "--allow-mixed",
+            action="store_true",
+            help="accept files of different dtypes and shapes in one directory "
+            "(npyio.dataset does not)",
+        ),
+        option(
+            "--full",
+            action="store_true",
+            help="also decode every payload through the graph decoder (slower)",
+        ),
+        jobs_option(
+            f"files checked (and decoded) in parallel (default: {DEFAULT_JOBS},"
+            " the CPU count + 4, at most 32: reading headers waits on I/O)"
+        ),
+        JSON,
+        QUIET,
+    ),
+    run=for_terminal(verify_command),
+    exit_policy=True,
+)

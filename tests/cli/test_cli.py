@@ -21,6 +21,7 @@ import pytest
 import tensorflow as tf
 
 from npyio._format import header, npy
+from npyio._io import header as io_header
 from npyio.cli import main as cli
 from npyio.errors import NpyFormatError
 from tests._corpus import CORPUS, CORPUS_IDS
@@ -259,7 +260,7 @@ def test_check_file_agrees_with_read_header_and_check_payload(tmp_path, data):
     path.write_bytes(data)
     cache: header.HeaderCache = {}
     for _ in range(2):  # cold, then with the header cached
-        got = header.check_file(str(path), cache)
+        got = io_header.check_file(str(path), cache)
         assert got.reason == want
         assert got.size == len(data)
 
@@ -269,7 +270,7 @@ def test_cached_header_still_checks_each_size(tmp_path):
     (tmp_path / "a.npy").write_bytes(data)
     (tmp_path / "b.npy").write_bytes(data + b"\0\0")
     cache: header.HeaderCache = {}
-    a, b = (header.check_file(str(tmp_path / n), cache) for n in ("a.npy", "b.npy"))
+    a, b = (io_header.check_file(str(tmp_path / n), cache) for n in ("a.npy", "b.npy"))
     assert len(cache) == 1
     assert a.ok and b.reason == npy.payload_trailing("24", "26")
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from npyio._format import header, npy
+from npyio._io import header as io_header
 from npyio.cli import report
 from tests._npy_testing import npy_bytes
 
@@ -16,13 +17,13 @@ def checked(tmp_path: Path, name: str, arr: np.ndarray, **kwargs: object) -> hea
     """``arr`` written by numpy's writer to ``name``, checked by the one header reader."""
     path = tmp_path / name
     path.write_bytes(npy_bytes(arr, **kwargs))  # type: ignore[arg-type]
-    return header.check_file(str(path), {})
+    return io_header.check_file(str(path), {})
 
 
 def bad(tmp_path: Path, name: str) -> header.Checked:
     path = tmp_path / name
     path.write_bytes(b"not a .npy file")
-    found = header.check_file(str(path), {})
+    found = io_header.check_file(str(path), {})
     assert not found.ok
     return found
 

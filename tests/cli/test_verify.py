@@ -17,6 +17,7 @@ import npyio
 from npyio._data.paths import resolve
 from npyio._format import header, npy
 from npyio._format.files import NO_SUCH_FILE
+from npyio._io import header as io_header
 from npyio.cli import verify
 from tests._npy_testing import npy_bytes
 
@@ -39,7 +40,7 @@ def mixed(tmp_path) -> list[str]:
 
 
 def check_all(paths: list[str]) -> dict[str, header.Checked]:
-    return {p: header.check_file(p, {}) for p in paths}
+    return {p: io_header.check_file(p, {}) for p in paths}
 
 
 # --- sources --------------------------------------------------------------------------------
@@ -291,7 +292,7 @@ def test_full_reports_each_file_the_decoder_refuses(tmp_path):
     paths = [str(tmp_path / f"{i}.npy") for i in range(6)]
     for p in paths:
         Path(p).write_bytes(data)
-    checked = [header.check_file(p, {}) for p in paths]
+    checked = [io_header.check_file(p, {}) for p in paths]
     Path(paths[1]).write_bytes(data[:-4])
     os.remove(paths[4])
     bad, nonfinite = verify.decode_files(checked, jobs=2)

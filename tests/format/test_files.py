@@ -14,8 +14,6 @@ import tensorflow as tf
 import npyio
 from npyio._format.files import (
     UnknownSchemeError,
-    exists,
-    gfile,
     is_local,
     is_remote,
     join,
@@ -25,6 +23,7 @@ from npyio._format.files import (
     parent,
     short,
 )
+from npyio._io.files import exists, gfile
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 import npyio
-from npyio._format import npz
+from npyio._io.npz import inspect_npz_prefix
 from tests._npy_testing import npy_bytes
 from tests._npz_testing import BASE, MEMBERS, npz_bytes, write
 
@@ -20,9 +20,9 @@ def test_inspect_npz(tmp_path):
     for compressed in (False, True):
         path = write(tmp_path / "a.npz", npz_bytes(MEMBERS, compressed, "stream"))
         for key, arr in MEMBERS.items():
-            header = npz.inspect_npz_prefix(path, key)[0]
+            header = inspect_npz_prefix(path, key)[0]
             assert (header.dtype, header.shape) == (arr.dtype, arr.shape)
-        header, raw = npz.inspect_npz_prefix(path, "big_endian.npy")
+        header, raw = inspect_npz_prefix(path, "big_endian.npy")
         assert raw == npy_bytes(MEMBERS["big_endian"])[: header.data_offset]
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_BZIP2) as zf:
@@ -34,7 +34,7 @@ def test_inspect_npz(tmp_path):
         (write(tmp_path / "n.npz", b"junk"), "x", "not a readable zip"),
     ):
         with pytest.raises(npyio.NpyFormatError, match=words) as e:
-            npz.inspect_npz_prefix(p, key)
+            inspect_npz_prefix(p, key)
         assert str(e.value).startswith(f"{p}[{key}]: ")
     with pytest.raises(npyio.NpyFormatError, match="no such file"):
-        npz.inspect_npz_prefix(tmp_path / "missing.npz", "x")
+        inspect_npz_prefix(tmp_path / "missing.npz", "x")

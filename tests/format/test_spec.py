@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npyio._format.spec import Spec, derive_spec
+from npyio._format.spec import Spec
+from npyio._io.spec import derive_spec
 from npyio.errors import NpyFormatError
 
 F4 = np.dtype("float32")

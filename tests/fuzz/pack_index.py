@@ -87,7 +87,8 @@ def _serve(conn: Any, root: str) -> None:
     import numpy as np
 
     import npyio
-    from npyio._format.packed import INDEX, load_index, verify_pack
+    from npyio._format.packed import INDEX
+    from npyio._io.packed import load_index, verify_pack
 
     os.makedirs(f"{root}/x")
     for i in range(FILES):

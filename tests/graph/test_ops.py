@@ -210,6 +210,24 @@ def test_native_turns_raw_values_into_the_dtype():
     assert ops.native(raw, np.dtype(np.int16)).numpy().tolist() == [1]
 
 
+@pytest.mark.parametrize("little", [True, False, tf.constant(True), tf.constant(False)])
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "uint32", "float64", "complex64"])
+def test_decode_rows_reads_rows_of_either_byte_order(dtype, little):
+    """The decoder `npyio.rows` and the fast path share: bytes of either order (known when
+    built, or only when run) -> [count, *row_shape] in native order."""
+    want = (np.arange(12) % 3).astype(dtype).reshape(3, 2, 2)
+    order = "<" if bool(little) else ">"
+    raw = tf.constant(want.astype(want.dtype.newbyteorder(order)).tobytes())
+    got = ops.decode_rows(raw, tf.constant(3, tf.int64), (2, 2), want.dtype, little)
+    assert got.dtype == ops.TF_DTYPES[want.dtype.name] and got.shape == (3, 2, 2)
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_decode_rows_of_no_bytes_are_zeros():
+    got = ops.decode_rows(tf.constant(b""), tf.constant(4, tf.int64), (0, 3), np.dtype("<f4"))
+    assert got.shape == (4, 0, 3) and got.dtype == tf.float32
+
+
 def test_raw_dtypes_decode_every_dtype():
     for name in npy.CODES.values():
         raw = ops.RAW_DTYPES[name]

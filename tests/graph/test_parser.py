@@ -34,6 +34,30 @@ def test_parser_is_one_shared_function():
     assert parser.parser() is parser.parser()
 
 
+def test_parser_takes_named_groups():
+    """``parse_headers(files, declared, limits)``: three named groups, built by their own
+    constructors, not ten positional tensors kept in step by hand."""
+    import numpy as np
+
+    from npyio._format.header import Limits
+    from tests._npy_testing import npy_bytes
+
+    assert [spec.__class__ for spec in parser.PARSE_SIGNATURE] == [
+        parser.Files,
+        parser.Declared,
+        parser.SizeLimits,
+    ]
+    files = parser.Files(tf.constant([npy_bytes(np.eye(2, dtype=">f4"))]), tf.constant(["a"]))
+    declared = parser.Declared.of(np.dtype("float32"), tf.TensorShape([2, None]))
+    raw, dims, ok, message = parser.parser()(files, declared, parser.SizeLimits.of(Limits()))
+    assert bool(ok) and message.numpy() == b"" and dims.numpy().tolist() == [2, 2]
+    assert raw.numpy().tobytes() == np.eye(2, dtype="float32").tobytes()  # native order
+    assert declared.text.numpy() == b"(2, None)" and declared.rank.numpy() == 2
+    wrong = parser.Declared.of(np.dtype("int8"), tf.TensorShape(None))
+    _, _, ok, message = parser.parser()(files, wrong, parser.SizeLimits.of(Limits(10**6, 10)))
+    assert not bool(ok) and message.numpy().startswith(b"a: ")
+
+
 # --- the table of checks -------------------------------------------------------------------------
 def test_check_args_and_grammar_args_name_fields_of_words():
     named = {arg for check in parser.CHECKS for arg in check.args}

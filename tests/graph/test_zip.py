@@ -97,6 +97,29 @@ def test_zipfile_force_zip64_members(method):
     assert_same(npyio.decode_npz(data, "a", tf.int64), arrays["a"])
 
 
+def test_decode_npz_and_read_npz_share_the_graph_readers_member_step(tmp_path, monkeypatch):
+    """One read path: `decode_npz` (bytes) and `read_npz` (a path) both take the member with
+    `GraphReader.take_member`, and decode it with `GraphReader.decode`."""
+    from npyio._read.part import GraphReader
+
+    calls = []
+    for step in ("take_member", "decode"):
+        real = getattr(GraphReader, step)
+        monkeypatch.setattr(
+            GraphReader, step, functools.partialmethod(_recording, real, calls, step)
+        )
+    data = npz_bytes({"x": np.arange(3)}, True)
+    assert_same(npyio.decode_npz(data, "x", tf.int64), np.arange(3))
+    assert calls == ["take_member", "decode"]
+    assert_same(npyio.read_npz(write(tmp_path / "a.npz", data), "x", tf.int64), np.arange(3))
+    assert calls == ["take_member", "decode"] * 2
+
+
+def _recording(self, real, calls, step, *args, **kwargs):
+    calls.append(step)
+    return real(self, *args, **kwargs)
+
+
 def test_archive_comment_and_prefix_bytes_in_members():
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
