@@ -9,15 +9,16 @@ parts of a piece are zipped. What `npyio.dataset`'s options mean here:
 - **Order.** Unshuffled, rows come in the packed order, which is the sources' order (unless the
   pack was written with ``shuffle``): the same elements, in the same order, with the same
   ``element_spec`` as `npyio.dataset` of the sources.
-- **Shuffle** (by index over blocks of rows, then a buffer): the rows are cut into pieces of
-  about `PIECE_BYTES` (per part), the pieces are put in a new order each epoch by
-  `npyio._data.shuffle.IndexShuffle` (a permutation computed in the graph: a checkpoint holds
-  a position, not a list), `CYCLE` of them are read at a time, and their rows are mixed in a
-  buffer of as many rows as those pieces hold. Every row comes once per epoch; the same seed
-  gives the same sequence of orders. Not the full uniform shuffle of `npyio.dataset` on loose
-  files: a row lands within about ``CYCLE * PIECE_BYTES`` of the packed neighbours it was read
-  with. Rows stay sequential reads of 1 MiB, which is what makes packed data fast (``pack
-  --shuffle`` mixes the rows once more, when written).
+- **Shuffle** (by index over blocks of rows, then by index within windows): the rows are cut
+  into pieces of about `PIECE_BYTES` (per part), the pieces are put in a new order each epoch
+  by `npyio._data.shuffle.IndexShuffle` (a permutation computed in the graph: a checkpoint
+  holds a position, not a list), and `CYCLE` at a time form a window, whose rows are read
+  together and come out in a uniformly random order (`npyio._data.rows`; no buffer of rows).
+  Every row comes once per epoch; the same seed gives the same sequence of orders. Not the
+  full uniform shuffle of `npyio.dataset` on loose files: a row's neighbours come from the
+  ``CYCLE`` pieces of its window, about ``CYCLE * PIECE_BYTES`` of packed rows. Rows stay
+  sequential reads of 1 MiB, which is what makes packed data fast (``pack --shuffle`` mixes
+  the rows once more, when written).
 - **Split.** ``validation_split``/``subset`` hold out exactly the rows `npyio.dataset` holds
   out of the sources (the last ``int(split * n)``, after the seeded shuffle when
   ``shuffle``); unshuffled that is one run of rows, shuffled many short runs (slower to read:

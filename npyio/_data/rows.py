@@ -4,8 +4,8 @@ Each file is read with the ``FixedLengthRecordDataset`` op (`_records`): its hea
 ``header_bytes`` (each file's own ``data_offset``), and its payload is read in records of a whole
 number of rows (a *chunk*, about `npyio._data.rows_plan.CHUNK_BYTES`), which
 ``tf.io.decode_raw`` turns into a ``[rows, *row_shape]`` tensor. A file is never read into one
-tensor, so memory stays bounded whatever its size: a few chunks per file being read, the shuffle
-buffer, and the prefetch.
+tensor, so memory stays bounded whatever its size: a few chunks per file being read, the window
+being shuffled, and the prefetch.
 
 Plan of the pipeline, decided in Python when the dataset is built (every header is read, and
 every file's size is checked against it, through ``tf.io.gfile``):
@@ -21,9 +21,12 @@ every file's size is checked against it, through ``tf.io.gfile``):
    chunks are decoded, each is checked against it: a file whose size changed after the dataset
    was built gives its end early or a record where the end should be, and fails with an error
    naming the file. (The piece itself runs no function: it is made anew for every piece.)
-4. Pieces are read in order (``flat_map``), or in a shuffled order and ``cycle_length`` at a time
-   (``interleave``); chunks are checked and decoded in a parallel ``map`` (an end record decodes
-   to no rows); then rows are rebatched, or unbatched, shuffled in a row buffer and batched.
+4. Pieces are read in order (``flat_map``); chunks are checked and decoded in a parallel
+   ``map`` (an end record decodes to no rows); then rows are rebatched, or unbatched.
+   Shuffled, pieces come in a shuffled order, ``cycle_length`` at a time as a *window*: a
+   ``flat_map`` whose function reads the window's pieces at once (``interleave``), decodes
+   them into one tensor per part, and slices its rows off in a permuted order; then batched.
+   No buffer of rows: an iterator checkpoint holds positions (`_shuffled_windows`).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from npyio._data.options import AUTOTUNE, RowsOptions
 from npyio._data.paths import PathSpec
 from npyio._data.remote import for_storage
 from npyio._data.rows_plan import RowsPlan, plan_rows
-from npyio._data.shuffle import IndexShuffle, seeded_buffer
+from npyio._data.shuffle import IndexShuffle
 from npyio._format.files import is_remote
 from npyio._graph.ops import assert_verdict, decode_rows, require_tf2
 from npyio._read.objects import BLOCK_BYPASS
@@ -185,16 +188,18 @@ def rows(
     element. Big-endian files decode to native order, and shards may differ in byte order and
     in header length.
 
-    Shuffling: with ``shuffle_buffer`` set, the files are cut into pieces of about 8 MiB, the
-    order of the pieces is shuffled anew each epoch (by index, as ``npyio.dataset`` shuffles
-    files: no buffer of pieces), ``num_parallel_reads`` pieces (8 by default) are read at a
-    time with their rows interleaved, and the rows go through a shuffle buffer of
-    ``shuffle_buffer`` rows (the one shuffle state an iterator checkpoint holds). This is not
-    a full uniform shuffle (as ``npyio.dataset(..., shuffle=True)`` is, over whole files): rows
-    of one piece stay near each other in time, the more so the smaller the buffer. It costs
-    only the buffer's memory and reads files in long sequential runs; the alternative, a
-    buffer holding every row, costs the dataset's size in memory. For a better mix, raise
-    ``shuffle_buffer`` (or ``num_parallel_reads``).
+    Shuffling: with ``shuffle_buffer`` set, the files are cut into pieces of
+    ``shuffle_buffer / num_parallel_reads`` rows (kept within 4 to 8 MiB), the order of the
+    pieces is shuffled anew each epoch (by index, as ``npyio.dataset`` shuffles files: no
+    buffer of pieces), and
+    ``num_parallel_reads`` pieces (8 by default) at a time form a *window*: its rows (about
+    ``shuffle_buffer``, or more) are read together and come out in a uniformly random order.
+    This is not a full uniform shuffle (as ``npyio.dataset(..., shuffle=True)`` is, over
+    whole files): a row's neighbours in time come from the pieces of its window. It costs a
+    window's memory and reads files in long sequential runs; the alternative, a buffer
+    holding every row, costs the dataset's size in memory. For a better mix, raise
+    ``shuffle_buffer`` (or ``num_parallel_reads``). An iterator checkpoint holds positions,
+    not rows: a restore reads the window under way again.
     With ``shuffle_buffer=None`` rows come strictly in order.
 
     Sharding: ``shard=(n, i)`` splits the rows, not the files: the rows of all files,
@@ -209,8 +214,8 @@ def rows(
         labels: Like ``inputs``, or ``None`` to yield inputs alone. Files pair by file name
             when either side is a directory or a glob, by position otherwise (as in
             `npyio.dataset`). Paired files must have the same number of rows.
-        shuffle_buffer: Rows in the shuffle buffer; ``None`` for no shuffling.
-        seed: Seed of the shuffles (piece order and row buffer). The same seed gives the same
+        shuffle_buffer: Rows shuffled together (a window); ``None`` for no shuffling.
+        seed: Seed of the shuffles (piece order and windows). The same seed gives the same
             sequence of epoch orders.
         batch_size: Yield batches of this many rows; ``None`` yields single rows.
         drop_remainder: Drop the last, smaller batch, which makes the batch dim static.
@@ -341,6 +346,50 @@ def _decode_chunks(
     return parallel_map(ds, decode, plan.options.num_parallel_reads, deterministic=True)
 
 
+def _permuted(window: object, r: tf.Tensor, index: tf.Tensor) -> object:
+    """The rows of ``window`` (a structure of tensors, rows first) in a uniformly random order,
+    drawn from the epoch's value ``r`` and the window's ``index``."""
+    count = tf.shape(tf.nest.flatten(window)[0], out_type=tf.int64)[0]
+    order = tf.random.experimental.stateless_shuffle(tf.range(count), seed=tf.stack([r, index]))
+    return tf.nest.map_structure(lambda part: tf.gather(part, order), window)
+
+
+def _shuffled_windows(
+    plan: RowsPlan, shuffle: IndexShuffle, r: tf.Tensor, finish: Callable[..., object] | None
+) -> tf.data.Dataset:
+    """One shuffled epoch's rows: the pieces in the order ``r`` gives (`_piece_columns`),
+    ``plan.cycle`` at a time as a *window*, whose rows come in a random order (`_permuted`).
+
+    A window is read whole inside the ``flat_map``'s function (its pieces read at once and
+    decoded in parallel, as unshuffled pieces are, into one tensor per part) and its rows
+    sliced off in that order. No buffer of rows: an iterator checkpoint holds the window's
+    pieces (their paths and offsets) and the position in it, and a restore calls the function
+    again, which reads the window again and permutes it alike."""
+    most = plan.cycle * max((e - a for _, a, e in plan.pieces), default=1)
+    windows = _piece_columns(plan, (shuffle, r)).batch(plan.cycle).enumerate()
+
+    def window(index: tf.Tensor, columns: tuple) -> tf.data.Dataset:
+        chunks = _read_pieces(tf.data.Dataset.from_tensor_slices(columns), plan)
+        rows = _decode_chunks(chunks, plan, finish).rebatch(most).get_single_element()
+        return tf.data.Dataset.from_tensor_slices(_permuted(rows, r, index))
+
+    return flat_map(windows, window)
+
+
+def _window_options() -> tf.data.Options:
+    """The options of a shuffled pipeline: its checkpoints leave out what its windows' reads
+    hold (``experimental_external_state_policy`` IGNORE).
+
+    A window is read whole by a dataset run to its end inside the ``flat_map``'s function
+    (``get_single_element``), an op TensorFlow marks as stateful: under the default policy
+    (FAIL) a checkpoint refuses any function that holds one. That op keeps nothing across
+    calls: the function reads the same rows again for the same arguments, which is all a
+    restore needs (files must not change while a dataset reads them)."""
+    options = tf.data.Options()
+    options.experimental_external_state_policy = tf.data.experimental.ExternalStatePolicy.IGNORE
+    return options
+
+
 def _length(plan: RowsPlan) -> int:
     """Elements in one epoch of ``plan``: its rows, or its batches of them. Every count is known
     in Python, but the flat_map and rebatch steps hide it from tf.data; asserting it lets
@@ -372,15 +421,11 @@ def build_rows(
             ds = _unbatch(ds, empty_rows)
     else:
         shuffle = IndexShuffle(len(plan.pieces), options.seed, reshuffle_each_iteration)
-        # no larger than the rows: a shuffle buffer's checkpoint holds every slot, empty or not
-        buffer = min(options.shuffle_buffer, max(1, sum(e - a for _, a, e in plan.pieces)))
 
         def epoch(r: tf.Tensor) -> tf.data.Dataset:
-            # The piece order and the buffer both draw from the epoch's value ``r``: the
-            # buffer has no seed generator of its own (IndexShuffle.epochs says why).
-            chunks = _read_pieces(_piece_columns(plan, (shuffle, r)), plan)
-            ds = _decode_chunks(chunks, plan, finish)
-            ds = seeded_buffer(_unbatch(ds, empty_rows), buffer, r)
+            # The piece order and the rows' order in each window both draw from the epoch's
+            # value ``r``: no random op has a seed generator of its own (IndexShuffle.epochs).
+            ds = _shuffled_windows(plan, shuffle, r, finish)
             if options.batch_size is not None:
                 ds = ds.batch(options.batch_size, drop_remainder=options.drop_remainder)
             return ds
@@ -389,5 +434,6 @@ def build_rows(
     ds = ds.apply(tf.data.experimental.assert_cardinality(_length(plan)))
     if prefetch:
         ds = ds.prefetch(prefetch)
-    ds = ds if shuffle is None else shuffle.anchor(ds)
+    if shuffle is not None:
+        ds = shuffle.anchor(ds).with_options(_window_options())
     return for_storage(ds, (side.files[0].path for side in plan.sides if side.files))

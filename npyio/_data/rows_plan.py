@@ -17,8 +17,12 @@ from npyio.errors import NpyFormatError
 
 #: Bytes per decoded chunk (per side): the unit of reading and decoding.
 CHUNK_BYTES = 1 << 20
-#: When shuffling, files are cut into pieces of about this many bytes (per side).
+#: When shuffling, files are cut into pieces of at most about this many bytes (per side)...
 BLOCK_BYTES = 8 << 20
+#: ... and at least this many, when ``shuffle_buffer`` asks for smaller ones: a piece read at
+#: an offset reads the bytes before it too (FixedLengthRecordDataset skips its header by
+#: reading it), so that small pieces of a large file cost far more than their rows.
+MIN_PIECE_BYTES = 4 << 20
 #: Pieces read at once when shuffling, if num_parallel_reads is AUTOTUNE.
 CYCLE = 8
 
@@ -27,6 +31,7 @@ __all__ = [
     "BLOCK_BYTES",
     "CHUNK_BYTES",
     "CYCLE",
+    "MIN_PIECE_BYTES",
     "RowsFile",
     "RowsPlan",
     "RowsSide",
@@ -177,7 +182,9 @@ def plan_rows(
     block = None
     cycle = CYCLE if options.auto else int(options.num_parallel_reads)  # type: ignore[arg-type]
     if options.shuffle_buffer is not None:
-        # The pieces read at once should fill the buffer together, each with several chunks.
+        # A window of ``cycle`` pieces holds about ``shuffle_buffer`` rows (or more, for pieces
+        # of at least MIN_PIECE_BYTES), each piece several chunks.
         chunk = max(1, min(chunk, options.shuffle_buffer // (2 * cycle)))
-        block = max(chunk, BLOCK_BYTES // widest)
+        wanted = max(-(-options.shuffle_buffer // cycle), MIN_PIECE_BYTES // widest)
+        block = max(chunk, min(BLOCK_BYTES // widest, wanted))
     return RowsPlan(sides, tuple(pieces(counts, lo, hi, block)), chunk, cycle, options)

@@ -19,8 +19,9 @@ The structure::
 Every block has a static size (the tail its own), so that ``unbatch`` keeps the cardinality:
 ``n`` indices, an epoch's length known to Keras.
 
-or, for a pipeline with a shuffle buffer of rows (`IndexShuffle.epochs`), one epoch built
-from that epoch's value ``r`` (its blocks, and the buffer seeded from ``r``)::
+or, for a pipeline with other random ops (`IndexShuffle.epochs`: the windows of rows of
+`npyio._data.rows`), one epoch built from that epoch's value ``r`` (its blocks, and the other
+ops seeded from ``r``)::
 
     Dataset.random(seed, rerandomize_each_iteration).take(1).flat_map(r -> epoch(r))
 
@@ -70,7 +71,6 @@ __all__ = [
     "block_size",
     "permute",
     "resolve_seed",
-    "seeded_buffer",
     "shuffled_indices",
 ]
 
@@ -146,24 +146,6 @@ def permute(positions: tf.Tensor, key: tf.Tensor, n: int) -> tf.Tensor:
         out = cipher(positions, n)
         return tf.where(out == n, cipher(tf.constant(n, tf.int64), n), out)
     return cipher(positions, n - 1)
-
-
-def seeded_buffer(ds: tf.data.Dataset, size: int, seed: tf.Tensor) -> tf.data.Dataset:
-    """``ds.shuffle(size)`` with the seed tensor ``seed``, the same order every iteration.
-
-    The op itself, not ``Dataset.shuffle``: inside a function (`IndexShuffle.epochs`) that
-    makes a shuffle with a "dummy" seed generator, which refuses to be checkpointed."""
-    seed = tf.convert_to_tensor(seed, tf.int64)
-    variant = tf.raw_ops.ShuffleDataset(
-        input_dataset=tf.data.experimental.to_variant(ds),
-        buffer_size=tf.constant(size, tf.int64),
-        seed=seed,
-        seed2=tf.bitwise.bitwise_xor(seed, tf.constant(0x5EED, tf.int64)),
-        reshuffle_each_iteration=False,
-        output_types=[s.dtype for s in tf.nest.flatten(ds.element_spec)],
-        output_shapes=[s.shape for s in tf.nest.flatten(ds.element_spec)],
-    )
-    return tf.data.experimental.from_variant(variant, ds.element_spec)
 
 
 def _unbatched(runs: list[tf.data.Dataset]) -> tf.data.Dataset:
@@ -293,7 +275,7 @@ class IndexShuffle:
     def epochs(self, build: Callable[[tf.Tensor], tf.data.Dataset]) -> tf.data.Dataset:
         """``build(r)`` for this iteration's value ``r`` of the key generator: one epoch.
 
-        For a pipeline with other random ops, which must draw from ``r`` (`seeded_buffer`)
+        For a pipeline with other random ops, which must draw from ``r`` (a window's permutation)
         rather than from a seed generator of their own: the state of such a generator is in a
         checkpoint only while its iterator lives, and the read-ahead ends that iterator before
         the epoch's end is delivered, so a restored ``.repeat()`` could give the next epoch
