@@ -293,13 +293,14 @@ def test_no_module_uses_another_modules_private_names():
 #: The modules that import no TensorFlow: every module of the bottom layers, planning, and the
 #: ``inspect``/``verify`` commands (TensorFlow is imported only for a path that is not local).
 TF_FREE = sorted(
-    {"npyio", "npyio._read", "npyio.cli.main", "npyio.cli.verify"}
+    {"npyio", "npyio._read", "npyio.cli.main", "npyio.cli.peers", "npyio.cli.verify"}
     | {
         name
         for name in module_files()
         if layer_of(name) <= layer_of("npyio._format")
         or name
         in (
+            "npyio._data.malloc",
             "npyio._data.options",
             "npyio._data.paths",
             "npyio._data.plan",
