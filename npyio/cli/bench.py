@@ -54,6 +54,7 @@ GENERATOR = "from_generator"
 GENERATOR_INTERLEAVED = f"from_generator x{GENERATORS} interleave"
 NUMPY_LOOP = "np.load loop (no tf.data)"
 GENERATOR_KEYS = (GENERATOR, GENERATOR_INTERLEAVED)
+TUNED = "npyio graph, tune_malloc()"
 #: What each reference row is, for the table's footnotes and the JSON's ``note``. The np.load
 #: loop is no pipeline: it is there for scale, and must not read as a tf.data alternative.
 NOTES = {
@@ -66,6 +67,11 @@ NOTES = {
         f"{GENERATORS} from_generator pipelines over np.load, each on every "
         f"{GENERATORS}th pair, interleaved with num_parallel_calls={GENERATORS} "
         "(deterministic), batch 8, prefetch; in the same worker process"
+    ),
+    TUNED: (
+        "npyio.dataset in a worker process of its own that called npyio.tune_malloc() first: "
+        "glibc keeps freed blocks for reuse, and the process holds more memory (its peak RSS "
+        "is reported)"
     ),
     NUMPY_LOOP: (
         "not a tf.data pipeline: np.load of each pair in a plain Python loop, no batching, "
@@ -120,6 +126,21 @@ def generator_drain(
         inputs, labels, input_shape, label_shape, batch_size, generators
     )
     return functools.partial(pipelines.drain, ds)
+
+
+def tuned_drain(
+    inputs: Sequence[str], labels: Sequence[str], batch_size: int
+) -> Callable[[], tuple[int, float]]:
+    """The drain of ``npyio.dataset`` after `npyio.tune_malloc` (process-wide: a `Worker`
+    of its own builds it)."""
+    from npyio._data.malloc import tune_malloc
+
+    tune_malloc()
+    return functools.partial(pipelines.drain, dataset(inputs, labels, batch_size=batch_size))
+
+
+#: The tuned npyio row, run through the peers' plumbing (a worker of its own).
+TUNED_PEER = peers.Peer(TUNED, "tuned", "npyio", "npyio", "npyio.cli.bench:tuned_drain", "")
 
 
 class Worker:
@@ -318,6 +339,7 @@ def run(
     backends: list[str] | None = None,
     log: Callable[[str], None] = print,
     peer_names: Sequence[str] = (),
+    tuned: bool = False,
 ) -> list[Result]:
     """Measures every pipeline on every profile.
 
@@ -330,6 +352,8 @@ def run(
         log: called with a line after each round.
         peer_names: peers to measure too (`npyio.cli.peers.PEERS`), each in a worker
             process of its own, in the same rounds.
+        tuned: also measure npyio after `npyio.tune_malloc` (`TUNED`), in a worker process
+            of its own.
 
     Returns:
         One `Result` per (profile, pipeline), in profile order.
@@ -339,7 +363,7 @@ def run(
             worker failed.
         SystemExit: a peer that is unknown or not installed (before anything runs).
     """
-    wanted = peers.require(peer_names)
+    wanted = peers.require(peer_names) + ([TUNED_PEER] if tuned else [])
     backends = backends or available_backends()
     results: list[Result] = []
     with contextlib.ExitStack() as stack:
@@ -446,7 +470,8 @@ def peer_table(results: list[Result]) -> str:
     if not shown:
         return ""
     names = [p.name for p in shown]
-    columns = [NPYIO, FLOOR, *names]
+    columns = [NPYIO, *([TUNED] if any(r.pipeline == TUNED for r in results) else []), FLOOR]
+    columns += names
     lines = [
         "| profile | "
         + " | ".join(columns)
@@ -548,6 +573,7 @@ def command(args: argparse.Namespace) -> int:
         counts=_counts(args.count),
         log=log,
         peer_names=[p for p in (args.peers or "").split(",") if p],
+        tuned=args.tune_malloc,
     )
     if args.json:
         print(to_json(results))

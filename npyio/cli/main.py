@@ -490,6 +490,11 @@ BENCH = CommandSpec(
             help="also measure these peers, each in a process of its own (pip install "
             "'npyio[peers]')",
         ),
+        option(
+            "--tune-malloc",
+            action="store_true",
+            help="also measure npyio after npyio.tune_malloc(), in a process of its own",
+        ),
     ),
     run=lazy("bench"),
 )

@@ -56,18 +56,22 @@ def test_bench_run_reports_every_ratio(tmp_path, monkeypatch):
         backends=["graph"],
         log=lambda m: None,
         peer_names=["stub"],
+        tuned=True,
     )
     names = {r.pipeline for r in results}
-    assert names == ALL_PIPELINES | {"stub peer"}
+    assert names == ALL_PIPELINES | {"stub peer", bench.TUNED}
     stub = next(r for r in results if r.pipeline == "stub peer")
     npyio_row = next(r for r in results if r.pipeline == bench.NPYIO)
     assert stub.note == "a stub" and npyio_row.npyio_over == pytest.approx(1.0)
+    tuned = next(r for r in results if r.pipeline == bench.TUNED)
+    assert tuned.note == bench.NOTES[bench.TUNED] and tuned.peak_rss_mib > 200  # with TF
     assert stub.npyio_over == pytest.approx(npyio_row.samples_per_s / stub.samples_per_s)
     assert stub.peak_rss_mib < 200  # the stub worker's (numpy only), not this process's
     assert "- stub peer: a stub." in bench.table(results)
     peer_lines = bench.peer_table(results).splitlines()
     assert peer_lines[0] == (
-        "| profile | npyio graph | floor (read only) | stub peer | npyio / Stub |"
+        "| profile | npyio graph | npyio graph, tune_malloc() | floor (read only) | stub peer "
+        "| npyio / Stub |"
     )
     assert peer_lines[2].startswith("| small | ") and peer_lines[2].endswith(
         f" | {stub.npyio_over:.2f}x |"
@@ -239,15 +243,16 @@ def test_command_prints_the_results_and_writes_the_plot(json_out, tmp_path, monk
     png = tmp_path / "b.png"
     args = argparse.Namespace(profiles=["small"], rounds=2, count=["small=3", "large=1"],
                               cache="/c", json=json_out, plot=str(png),
-                              peers="dali,grain")  # fmt: skip
+                              peers="dali,grain", tune_malloc=True)  # fmt: skip
     assert bench.command(args) == 0
     ((profiles, kwargs),) = calls
     assert profiles == ["small"]
-    assert {k: kwargs[k] for k in ("rounds", "root", "counts", "peer_names")} == {
+    assert {k: kwargs[k] for k in ("rounds", "root", "counts", "peer_names", "tuned")} == {
         "rounds": 2,
         "root": "/c",
         "counts": {"small": 3, "large": 1},
         "peer_names": ["dali", "grain"],
+        "tuned": True,
     }
     out, err = capsys.readouterr()
     if json_out:
