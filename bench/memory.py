@@ -3,13 +3,10 @@
 Each dataset size is iterated in a fresh process (so peaks don't mix), with ``npyio.dataset``
 in batches of 8, parallel map and prefetch, draining one epoch with ``Dataset.reduce``. The
 child reports its resident set size after building the dataset and its peak (``ru_maxrss``).
-If memory is bounded, the peak does not grow with the number of files. With ``--tuned`` the
-child first calls ``npyio.tune_malloc()``, which keeps freed blocks for reuse: its peak must
-not grow either.
+If memory is bounded, the peak does not grow with the number of files.
 
     .venv/bin/python bench/memory.py                 # 24 vs 240 files of 4 MiB
     .venv/bin/python bench/memory.py --sizes 24 240 960 --json
-    .venv/bin/python bench/memory.py --tuned
 """
 
 from __future__ import annotations
@@ -33,8 +30,6 @@ def rss_mib():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 root, count = sys.argv[1], int(sys.argv[2])
-if sys.argv[3] == "tuned":
-    npyio.tune_malloc()
 xs = [f"{root}/inputs/{i:04d}.npy" for i in range(count)]
 ys = [f"{root}/labels/{i:04d}.npy" for i in range(count)]
 ds = npyio.dataset(xs, ys, batch_size=8)
@@ -60,15 +55,12 @@ def make_files(root: str, count: int, shape: tuple[int, ...]) -> None:
             np.save(os.path.join(root, "labels", f"{i:04d}.npy"), np.zeros(10, np.float32))
 
 
-def measure(
-    sizes: list[int], shape: tuple[int, ...], root: str, tuned: bool = False
-) -> list[dict[str, float]]:
-    """A fresh process per size (with ``tuned``, after ``npyio.tune_malloc()``)."""
+def measure(sizes: list[int], shape: tuple[int, ...], root: str) -> list[dict[str, float]]:
     make_files(root, max(sizes), shape)
     rows = []
     for count in sizes:
         out = subprocess.run(
-            [sys.executable, "-c", CHILD, root, str(count), "tuned" if tuned else "default"],
+            [sys.executable, "-c", CHILD, root, str(count)],
             check=True,
             capture_output=True,
             text=True,
@@ -88,11 +80,10 @@ def main(argv: list[str] | None = None) -> int:
         help="input array shape (default 256 256 16: 4 MiB of float32)",
     )
     parser.add_argument("--root", default=None, help="where to write the files (a temp dir)")
-    parser.add_argument("--tuned", action="store_true", help="call npyio.tune_malloc() first")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        rows = measure(args.sizes, tuple(args.shape), args.root or tmp, args.tuned)
+        rows = measure(args.sizes, tuple(args.shape), args.root or tmp)
     if args.json:
         print(json.dumps(rows, indent=2))
     else:

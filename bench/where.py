@@ -24,9 +24,9 @@ differences are the stages' costs):
 and the candidates of issue 34:
 
 - ``npyio``: ``npyio.dataset`` as it is;
-- ``npyio+mallopt``: the same, after ``mallopt`` (ctypes) has raised glibc's mmap and trim
-  thresholds and its top pad (`MALLOPT`, the values of issue 34's environment variables), at
-  run time, after TensorFlow's import;
+- ``npyio+mallopt``: the same, after `npyio.cli.peers.mallopt` has raised glibc's mmap and
+  trim thresholds and its top pad (issue 34's values) through ctypes, before TensorFlow's
+  import;
 - ``fixed``: ``FixedLengthRecordDataset`` with ``header_bytes``, one per file, interleaved in
   parallel: the payload arrives without header and without a slice, then ``decode_raw``;
 - ``batch-strings``: payloads (``substr``) batched as strings, then one ``decode_raw``;
@@ -43,24 +43,18 @@ import statistics
 import subprocess
 import sys
 
-#: glibc mallopt parameters and the values the issue's environment variables set.
-MALLOPT = {"M_MMAP_THRESHOLD": (-3, 256 << 20), "M_TRIM_THRESHOLD": (-1, 1 << 30),
-           "M_TOP_PAD": (-2, 256 << 20)}  # fmt: skip
-
 STAGES = ("read", "parse", "decode", "batch")
 CANDIDATES = ("npyio", "npyio+mallopt", "fixed", "batch-strings", "dali", "grain")
 
 CHILD = r"""
-import ctypes, dataclasses, json, os, resource, sys, time
+import dataclasses, json, os, resource, sys, time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-variant, name, count, epochs, root, mallopt = sys.argv[1:7]
+variant, name, count, epochs, root = sys.argv[1:6]
 count, epochs = int(count), int(epochs)
-if variant.endswith("+mallopt"):
-    libc = ctypes.CDLL("libc.so.6")
-    for param, value in json.loads(mallopt).values():
-        assert libc.mallopt(param, value) == 1, param
-import numpy as np
 from npyio.cli import sample, peers
+if variant.endswith("+mallopt"):
+    peers.mallopt()
+import numpy as np
 profile = dataclasses.replace(sample.PROFILES[name], count=count)
 xs, ys = sample.paths(profile, os.path.join(root, profile.dirname()))
 
@@ -142,8 +136,7 @@ def child(variant: str, profile: str, count: int, epochs: int, root: str) -> dic
     from npyio.cli.bench import child_env
 
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, variant, profile, str(count), str(epochs), root,
-         json.dumps(MALLOPT)],
+        [sys.executable, "-c", CHILD, variant, profile, str(count), str(epochs), root],
         check=True, capture_output=True, text=True, env=child_env(),
     ).stdout  # fmt: skip
     result: dict[str, float] = json.loads(out.strip().splitlines()[-1])

@@ -20,7 +20,6 @@ from npyio.errors import BackendUnavailableError, NpyFormatError, NpyioError, Pa
 if TYPE_CHECKING:
     from npyio._data.dataset import dataset
     from npyio._data.directory import dataset_from_directory
-    from npyio._data.malloc import tune_malloc
     from npyio._data.pack import pack
     from npyio._data.rows import rows
     from npyio._format.header import inspect
@@ -43,7 +42,6 @@ __all__ = [
     "read_npy",
     "read_npz",
     "rows",
-    "tune_malloc",
 ]
 __version__ = "0.1.0"
 
@@ -57,7 +55,6 @@ _LAZY = {
     "read_npy": "npyio._read.api",
     "read_npz": "npyio._read.api",
     "rows": "npyio._data.rows",
-    "tune_malloc": "npyio._data.malloc",
 }
 
 

@@ -300,7 +300,6 @@ TF_FREE = sorted(
         if layer_of(name) <= layer_of("npyio._format")
         or name
         in (
-            "npyio._data.malloc",
             "npyio._data.options",
             "npyio._data.paths",
             "npyio._data.plan",

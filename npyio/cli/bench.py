@@ -54,7 +54,7 @@ GENERATOR = "from_generator"
 GENERATOR_INTERLEAVED = f"from_generator x{GENERATORS} interleave"
 NUMPY_LOOP = "np.load loop (no tf.data)"
 GENERATOR_KEYS = (GENERATOR, GENERATOR_INTERLEAVED)
-TUNED = "npyio graph, tune_malloc()"
+TUNED = "npyio graph, mallopt"
 #: What each reference row is, for the table's footnotes and the JSON's ``note``. The np.load
 #: loop is no pipeline: it is there for scale, and must not read as a tf.data alternative.
 NOTES = {
@@ -69,9 +69,9 @@ NOTES = {
         "(deterministic), batch 8, prefetch; in the same worker process"
     ),
     TUNED: (
-        "npyio.dataset in a worker process of its own that called npyio.tune_malloc() first: "
-        "glibc keeps freed blocks for reuse, and the process holds more memory (its peak RSS "
-        "is reported)"
+        "npyio.dataset in a worker process of its own that raised glibc's mmap and trim "
+        "thresholds first (mallopt, issue 34's values): freed blocks stay for reuse, and the "
+        "process holds more memory (its peak RSS is reported)"
     ),
     NUMPY_LOOP: (
         "not a tf.data pipeline: np.load of each pair in a plain Python loop, no batching, "
@@ -131,16 +131,14 @@ def generator_drain(
 def tuned_drain(
     inputs: Sequence[str], labels: Sequence[str], batch_size: int
 ) -> Callable[[], tuple[int, float]]:
-    """The drain of ``npyio.dataset`` after `npyio.tune_malloc` (process-wide: a `Worker`
-    of its own builds it)."""
-    from npyio._data.malloc import tune_malloc
-
-    tune_malloc()
+    """The drain of ``npyio.dataset`` after `npyio.cli.peers.mallopt` (process-wide: a
+    `Worker` of its own builds it)."""
+    peers.mallopt()
     return functools.partial(pipelines.drain, dataset(inputs, labels, batch_size=batch_size))
 
 
 #: The tuned npyio row, run through the peers' plumbing (a worker of its own).
-TUNED_PEER = peers.Peer(TUNED, "tuned", "npyio", "npyio", "npyio.cli.bench:tuned_drain", "")
+TUNED_PEER = peers.Peer(TUNED, "mallopt", "npyio", "npyio", "npyio.cli.bench:tuned_drain", "")
 
 
 class Worker:
@@ -352,8 +350,8 @@ def run(
         log: called with a line after each round.
         peer_names: peers to measure too (`npyio.cli.peers.PEERS`), each in a worker
             process of its own, in the same rounds.
-        tuned: also measure npyio after `npyio.tune_malloc` (`TUNED`), in a worker process
-            of its own.
+        tuned: also measure npyio after `npyio.cli.peers.mallopt` (`TUNED`), in a worker
+            process of its own.
 
     Returns:
         One `Result` per (profile, pipeline), in profile order.
@@ -573,7 +571,7 @@ def command(args: argparse.Namespace) -> int:
         counts=_counts(args.count),
         log=log,
         peer_names=[p for p in (args.peers or "").split(",") if p],
-        tuned=args.tune_malloc,
+        tuned=args.mallopt,
     )
     if args.json:
         print(to_json(results))

@@ -491,9 +491,10 @@ BENCH = CommandSpec(
             "'npyio[peers]')",
         ),
         option(
-            "--tune-malloc",
+            "--mallopt",
             action="store_true",
-            help="also measure npyio after npyio.tune_malloc(), in a process of its own",
+            help="also measure npyio with glibc's mmap/trim thresholds raised (issue 34), in a "
+            "process of its own",
         ),
     ),
     run=lazy("bench"),

@@ -17,6 +17,7 @@ Peers (``pip install 'npyio[peers]'``):
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import importlib.util
 import json
@@ -29,7 +30,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["GRAIN_THREADS", "PEERS", "PeakRss", "Peer", "installed", "require", "serve"]
+__all__ = [
+    "GRAIN_THREADS",
+    "MALLOPT",
+    "PEERS",
+    "PeakRss",
+    "Peer",
+    "installed",
+    "mallopt",
+    "require",
+    "serve",
+]
 
 Drain = Callable[[], tuple[int, float]]
 
@@ -161,6 +172,30 @@ def grain_drain(inputs: Sequence[str], labels: Sequence[str], batch_size: int) -
         return n, time.perf_counter() - start
 
     return drain
+
+
+#: glibc ``mallopt`` parameters (malloc.h) and the values of issue 34's environment variables
+#: ``MALLOC_MMAP_THRESHOLD_=256 MiB``, ``MALLOC_TRIM_THRESHOLD_=1 GiB``, ``MALLOC_TOP_PAD_=256
+#: MiB``: freed blocks up to 256 MiB stay in the heap for reuse instead of being unmapped.
+MALLOPT = {"M_MMAP_THRESHOLD": (-3, 256 << 20), "M_TRIM_THRESHOLD": (-1, 1 << 30),
+           "M_TOP_PAD": (-2, 256 << 20)}  # fmt: skip
+
+
+def mallopt() -> None:
+    """Sets `MALLOPT` in this process's glibc, through ctypes, from now on: for ``npyio bench
+    --mallopt``'s row and ``bench/where.py``, which measure whether it pays on the machine at
+    hand. npyio does not ship it: on the machine of bench/README.md it was slower, and it
+    holds freed memory (up to 1 GiB per malloc arena) instead of returning it.
+
+    Raises:
+        OSError: the C library has no ``mallopt`` (not glibc), or refused a value.
+    """
+    function = getattr(ctypes.CDLL(None), "mallopt", None)
+    if function is None:
+        raise OSError("mallopt: the C library has no mallopt -- expected glibc")
+    for name, (param, value) in MALLOPT.items():
+        if function(param, value) != 1:
+            raise OSError(f"mallopt: glibc refused {name} -- expected 1, got 0 for {value!r}")
 
 
 class PeakRss:

@@ -12,6 +12,7 @@ import dataclasses
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -70,7 +71,7 @@ def test_bench_run_reports_every_ratio(tmp_path, monkeypatch):
     assert "- stub peer: a stub." in bench.table(results)
     peer_lines = bench.peer_table(results).splitlines()
     assert peer_lines[0] == (
-        "| profile | npyio graph | npyio graph, tune_malloc() | floor (read only) | stub peer "
+        "| profile | npyio graph | npyio graph, mallopt | floor (read only) | stub peer "
         "| npyio / Stub |"
     )
     assert peer_lines[2].startswith("| small | ") and peer_lines[2].endswith(
@@ -243,7 +244,7 @@ def test_command_prints_the_results_and_writes_the_plot(json_out, tmp_path, monk
     png = tmp_path / "b.png"
     args = argparse.Namespace(profiles=["small"], rounds=2, count=["small=3", "large=1"],
                               cache="/c", json=json_out, plot=str(png),
-                              peers="dali,grain", tune_malloc=True)  # fmt: skip
+                              peers="dali,grain", mallopt=True)  # fmt: skip
     assert bench.command(args) == 0
     ((profiles, kwargs),) = calls
     assert profiles == ["small"]
@@ -262,3 +263,41 @@ def test_command_prints_the_results_and_writes_the_plot(json_out, tmp_path, monk
         assert ", batches of 8, median of 2 rounds\n\n| profile |" in out
         assert "a round done" in err
     assert png.stat().st_size > 0 and f"plot written to {png}" in err
+
+
+# malloc and memset through ctypes, not numpy: numpy asks for huge pages on large arrays.
+CHURN = r"""
+import ctypes, json, resource
+from npyio.cli import peers
+
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+
+def faults_of_churn():
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(4):
+        block = libc.malloc(48 << 20)
+        ctypes.memset(block, 1, 48 << 20)
+        libc.free(block)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+default = faults_of_churn()
+peers.mallopt()
+faults_of_churn()  # the heap grows once
+print(json.dumps({"default": default, "mallopt": faults_of_churn()}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_mallopt_keeps_freed_large_blocks_for_reuse():
+    # 48 MiB blocks: past the largest mmap threshold glibc adapts to by itself (32 MiB), so
+    # by default each is a fresh mmap, zero-filled page by page on first touch.
+    out = subprocess.run(
+        [sys.executable, "-c", CHURN], check=True, capture_output=True, text=True,
+        env=bench.child_env(),
+    ).stdout  # fmt: skip
+    faults = json.loads(out)
+    pages = 4 * (48 << 20) // 4096
+    assert faults["default"] > pages // 2, faults  # a fresh mapping for each block
+    assert faults["mallopt"] < pages // 20, faults  # the same heap memory, reused
