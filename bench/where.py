@@ -65,7 +65,7 @@ def header(path):
         return f.tell(), os.path.getsize(path)
 
 if variant in ("dali", "grain"):
-    drain = peers._builder(peers.PEERS[variant].builder)(xs, ys, 8)
+    drain = peers.load_builder(peers.PEERS[variant].builder)(xs, ys, 8)
 else:
     import tensorflow as tf
     import npyio

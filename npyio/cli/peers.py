@@ -13,6 +13,9 @@ Peers (``pip install 'npyio[peers]'``):
   for the inputs and one for the labels in one pipeline, ``num_threads`` = the cores.
 - ``grain``: Grain's ``MapDataset`` over ``np.load`` of each pair, batched by Grain
   (``np.stack``), read by ``GRAIN_THREADS`` threads.
+
+`mallopt` sets issue 34's glibc allocator thresholds in a process, for the benchmarks that
+measure whether they pay (``npyio bench --mallopt``, ``bench/where.py``).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ __all__ = [
     "PeakRss",
     "Peer",
     "installed",
+    "load_builder",
     "mallopt",
     "require",
     "serve",
@@ -228,7 +232,7 @@ class PeakRss:
         self.peak = max(self.peak, self.now())
 
 
-def _builder(path: str) -> Callable[..., Drain]:
+def load_builder(path: str) -> Callable[..., Drain]:
     """``"module:function"`` -> the function."""
     module, _, name = path.partition(":")
     function: Callable[..., Drain] = getattr(importlib.import_module(module), name)
@@ -251,7 +255,7 @@ def serve() -> None:
         request = json.loads(line)
         try:
             if request["op"] == "build":
-                drains[request["key"]] = _builder(request["builder"])(**request["kwargs"])
+                drains[request["key"]] = load_builder(request["builder"])(**request["kwargs"])
                 reply: dict[str, Any] = {"ok": True}
             elif request["op"] == "drain":
                 with PeakRss() as rss:
