@@ -5,7 +5,7 @@ with ``.venv/bin/python -m pytest bench --benchmark-enable`` or, better, ``npyio
 interleaves the pipelines in rounds in one process.
 
 The from_generator pipelines run in a worker process here too, as in ``npyio bench``: run in
-the test process, they would slow every tf.data test after them (see ``GeneratorWorker``).
+the test process, they would slow every tf.data test after them (see ``Worker``).
 The functions of ``npyio bench`` and the reference pipelines are tested in
 ``tests/cli/test_bench.py`` and ``tests/cli/test_pipelines.py``.
 """
@@ -31,7 +31,7 @@ def profile_files(request, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def worker():
-    with bench.GeneratorWorker() as w:
+    with bench.Worker() as w:
         yield w
 
 

@@ -2,7 +2,7 @@
 
 After a ``Dataset.from_generator`` pipeline has run, tf.data pipelines that run later in the same
 process are slower. ``npyio bench`` therefore runs the generator pipelines in a worker process
-(``npyio.cli.bench.GeneratorWorker``). This script checks that this isolates them, against the
+(``npyio.cli.bench.Worker``). This script checks that this isolates them, against the
 two alternatives, each in a fresh process (so that no trial inherits another's state):
 
 - ``none``: the bench's in-process pipelines (npyio graph, py_function, floor) alone;
@@ -67,7 +67,7 @@ def measure(generators):
 before = measure([])
 worker = None
 if config == "worker":
-    worker = bench.GeneratorWorker()
+    worker = bench.Worker()
     remote = bench.drains(profile, where, [], worker)
     generators = [remote[k] for k in bench.GENERATOR_KEYS]
 elif config == "inprocess_gc":

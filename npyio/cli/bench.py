@@ -4,10 +4,12 @@ Every pipeline reads the same files in batches of 8 and is drained with ``Datase
 (no Python per batch, see `npyio.cli.pipelines.drain`). The pipelines run interleaved in
 rounds after a warm-up, and the medians are reported, so that they share the machine's state
 (page cache, CPU frequency, other load) as fairly as possible. All run in this process except the
-``Dataset.from_generator`` ones, which run in one worker process (`GeneratorWorker`), in the
+``Dataset.from_generator`` ones, which run in one worker process (`Worker`), in the
 same rounds: once a from_generator pipeline has run, tf.data pipelines that run later in its
 process are slower, and ``gc.collect()`` does not reliably undo it (bench/README.md,
-"Isolating from_generator", has the measurements).
+"Isolating from_generator", has the measurements). With ``--peers``, other libraries' readers
+(`npyio.cli.peers`: DALI, Grain) run too, each in a worker process of its own, in the same
+rounds, and `peer_table` shows npyio's ratio to each.
 """
 
 from __future__ import annotations
@@ -23,17 +25,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import tensorflow as tf
 
 from npyio._data.dataset import dataset
-from npyio.cli import pipelines, sample
+from npyio.cli import peers, pipelines, sample
 
 BATCH = 8
 #: Generators in the interleaved from_generator pipeline. Each generator's Python (its loop,
@@ -47,12 +47,14 @@ BATCH = 8
 #: against the faster of the two in each profile.
 GENERATORS = 4
 
+NPYIO = "npyio graph"
 PY_FUNCTION = "py_function"
 FLOOR = "floor (read only)"
 GENERATOR = "from_generator"
 GENERATOR_INTERLEAVED = f"from_generator x{GENERATORS} interleave"
 NUMPY_LOOP = "np.load loop (no tf.data)"
 GENERATOR_KEYS = (GENERATOR, GENERATOR_INTERLEAVED)
+TUNED = "npyio graph, mallopt"
 #: What each reference row is, for the table's footnotes and the JSON's ``note``. The np.load
 #: loop is no pipeline: it is there for scale, and must not read as a tf.data alternative.
 NOTES = {
@@ -65,6 +67,11 @@ NOTES = {
         f"{GENERATORS} from_generator pipelines over np.load, each on every "
         f"{GENERATORS}th pair, interleaved with num_parallel_calls={GENERATORS} "
         "(deterministic), batch 8, prefetch; in the same worker process"
+    ),
+    TUNED: (
+        "npyio.dataset in a worker process of its own that raised glibc's mmap and trim "
+        "thresholds first (mallopt, issue 34's values): freed blocks stay for reuse, and the "
+        "process holds more memory (its peak RSS is reported)"
     ),
     NUMPY_LOOP: (
         "not a tf.data pipeline: np.load of each pair in a plain Python loop, no batching, "
@@ -89,36 +96,6 @@ def _today() -> str:
     return time.strftime("%Y-%m-%d")
 
 
-class _PeakRss:
-    """Samples this process's resident set size in a thread; ``peak`` is the largest seen."""
-
-    def __init__(self, interval: float = 0.005) -> None:
-        self.interval = interval
-        self.peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    @staticmethod
-    def now() -> int:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self.now())
-            self._stop.wait(self.interval)
-
-    def __enter__(self) -> _PeakRss:
-        self.peak = self.now()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, self.now())
-
-
 @dataclass
 class Result:
     profile: str
@@ -131,42 +108,66 @@ class Result:
     vs_py_function: float = 0.0
     vs_floor: float = 0.0
     vs_generator: float = 0.0  # against the faster from_generator pipeline of the profile
+    npyio_over: float = 0.0  # "npyio graph"'s samples/s over this row's (0 without npyio graph)
     note: str = ""
 
 
-def _generator_dataset(spec: dict[str, Any]) -> Any:
-    return pipelines.generator_pipeline(
-        spec["inputs"],
-        spec["labels"],
-        spec["input_shape"],
-        spec["label_shape"],
-        spec["batch_size"],
-        spec["generators"],
+def generator_drain(
+    inputs: Sequence[str],
+    labels: Sequence[str],
+    input_shape: Sequence[int],
+    label_shape: Sequence[int],
+    batch_size: int,
+    generators: int,
+) -> Callable[[], tuple[int, float]]:
+    """The drain of ``generator_pipeline(...)``: what a `Worker` builds for the
+    from_generator pipelines."""
+    ds = pipelines.generator_pipeline(
+        inputs, labels, input_shape, label_shape, batch_size, generators
     )
+    return functools.partial(pipelines.drain, ds)
 
 
-class GeneratorWorker:
-    """A worker process that builds and drains the from_generator pipelines for this one.
+def tuned_drain(
+    inputs: Sequence[str], labels: Sequence[str], batch_size: int
+) -> Callable[[], tuple[int, float]]:
+    """The drain of ``npyio.dataset`` after `npyio.cli.peers.mallopt` (process-wide: a
+    `Worker` of its own builds it)."""
+    peers.mallopt()
+    return functools.partial(pipelines.drain, dataset(inputs, labels, batch_size=batch_size))
 
-    After a from_generator pipeline has run, tf.data pipelines that run later in the same
-    process can be slower, and ``gc.collect()`` does not reliably undo it: run in this
-    process, it could slow every pipeline after it. In a process of its own it can slow only
-    itself and the other generator pipeline there, as it would in a user's process. The worker
-    waits idle while this process measures, so it takes no CPU from the other pipelines.
 
-    The worker is ``python -c`` importing the same npyio as this process; it reads JSON lines
-    on its stdin and answers on a copy of its stdout (stdout itself goes to stderr, so nothing
-    printed can corrupt a reply), and reports each drain's samples, seconds and its own peak
-    RSS. Use as a context manager (or call ``close``).
+#: The tuned npyio row, run through the peers' plumbing (a worker of its own).
+TUNED_PEER = peers.Peer(TUNED, "mallopt", "npyio", "npyio", "npyio.cli.bench:tuned_drain", "")
+
+
+class Worker:
+    """A worker process that builds and drains pipelines for this one, named ``name`` in its
+    errors.
+
+    The from_generator pipelines run in one: after a from_generator pipeline has run, tf.data
+    pipelines that run later in the same process can be slower, and ``gc.collect()`` does not
+    reliably undo it: run in this process, it could slow every pipeline after it. In a process
+    of its own it can slow only itself and the other generator pipeline there, as it would in
+    a user's process. Each peer (`npyio.cli.peers`) runs in one of its own, so that no
+    library's threads or allocator share a process with npyio's. A worker waits idle while
+    this process measures, so it takes no CPU from the other pipelines.
+
+    The worker is ``python -c`` importing the same npyio as this process, running
+    `npyio.cli.peers.serve` (which imports neither TensorFlow nor a peer until a build asks
+    for it); it reads JSON lines on its stdin and answers on a copy of its stdout (stdout
+    itself goes to stderr, so nothing printed can corrupt a reply), and reports each drain's
+    samples, seconds and its own peak RSS. Use as a context manager (or call ``close``).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = GENERATOR) -> None:
+        self.name = name
         env = child_env()
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         # Not a with-block: the file lives as long as the worker; close() closes it.
         self._stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
         self._proc = subprocess.Popen(
-            [sys.executable, "-c", "from npyio.cli.bench import _serve; _serve()"],
+            [sys.executable, "-c", "from npyio.cli.peers import serve; serve()"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -187,13 +188,17 @@ class GeneratorWorker:
             self._proc.wait()
             self._stderr.seek(0)
             tail = self._stderr.read()[-2000:]
-            raise RuntimeError(
-                f"the from_generator worker exited ({self._proc.returncode}):\n{tail}"
-            )
+            raise RuntimeError(f"the {self.name} worker exited ({self._proc.returncode}):\n{tail}")
         reply: dict[str, Any] = json.loads(line)
         if "error" in reply:
-            raise RuntimeError(f"in the from_generator worker:\n{reply['error']}")
+            raise RuntimeError(f"in the {self.name} worker:\n{reply['error']}")
         return reply
+
+    def build(self, key: str, builder: str, **kwargs: Any) -> _RemoteDrain:
+        """Builds ``builder(**kwargs)`` (``"module:function"``, returning a drain) in the
+        worker under ``key``; returns its drain."""
+        self._call({"op": "build", "key": key, "builder": builder, "kwargs": kwargs})
+        return _RemoteDrain(self, key)
 
     def pipeline(
         self,
@@ -205,19 +210,16 @@ class GeneratorWorker:
         generators: int,
     ) -> _RemoteDrain:
         """Builds ``generator_pipeline(...)`` in the worker under ``key``; returns its drain."""
-        self._call(
-            {
-                "op": "build",
-                "key": key,
-                "inputs": list(inputs),
-                "labels": list(labels),
-                "input_shape": list(input_shape),
-                "label_shape": list(label_shape),
-                "batch_size": BATCH,
-                "generators": generators,
-            }
+        return self.build(
+            key,
+            "npyio.cli.bench:generator_drain",
+            inputs=list(inputs),
+            labels=list(labels),
+            input_shape=list(input_shape),
+            label_shape=list(label_shape),
+            batch_size=BATCH,
+            generators=generators,
         )
-        return _RemoteDrain(self, key)
 
     def close(self) -> None:
         """Ends the worker (end of its input; killed if it has not returned within a minute)
@@ -235,7 +237,7 @@ class GeneratorWorker:
             if f is not None:
                 f.close()
 
-    def __enter__(self) -> GeneratorWorker:
+    def __enter__(self) -> Worker:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -249,7 +251,7 @@ class _RemoteDrain:
     process's own would say nothing about the pipeline.
     """
 
-    def __init__(self, worker: GeneratorWorker, key: str) -> None:
+    def __init__(self, worker: Worker, key: str) -> None:
         self._worker, self._key = worker, key
         self.peak_rss = 0
 
@@ -259,36 +261,12 @@ class _RemoteDrain:
         return int(reply["samples"]), float(reply["seconds"])
 
 
-def _serve() -> None:
-    """The worker's loop: a JSON request per line in, a JSON reply per line out, until EOF."""
-    # Replies go on a duplicate of stdout, and stdout itself now points at stderr, so that
-    # nothing TensorFlow or numpy prints can corrupt the replies.
-    replies = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    datasets: dict[str, Any] = {}
-    for line in sys.stdin:
-        request = json.loads(line)
-        try:
-            if request["op"] == "build":
-                datasets[request["key"]] = _generator_dataset(request)
-                reply: dict[str, Any] = {"ok": True}
-            elif request["op"] == "drain":
-                with _PeakRss() as rss:
-                    n, seconds = pipelines.drain(datasets[request["key"]])
-                reply = {"samples": n, "seconds": seconds, "peak_rss": rss.peak}
-            else:
-                raise ValueError(f"unknown request {request['op']!r}")
-        except Exception:
-            reply = {"error": traceback.format_exc()}
-        replies.write(json.dumps(reply) + "\n")
-        replies.flush()
-
-
 def drains(
     profile: sample.Profile,
     root: str,
     backends: list[str],
-    worker: GeneratorWorker | None = None,
+    worker: Worker | None = None,
+    peer_workers: Mapping[peers.Peer, Worker] | None = None,
 ) -> dict[str, Callable[[], tuple[int, float]]]:
     """name -> a function that drains that pipeline once and returns (samples, seconds).
 
@@ -296,8 +274,10 @@ def drains(
         profile: the dataset's profile.
         root: its directory, as `npyio.cli.sample.ensure` returns it.
         backends: npyio's backends to measure (``"graph"``, ``"tfio"``).
-        worker: where the from_generator pipelines run (see ``GeneratorWorker``); without
+        worker: where the from_generator pipelines run (see `Worker`); without
             one they are left out. Their drains carry the worker's ``peak_rss``.
+        peer_workers: each peer to measure (`npyio.cli.peers`), with the worker of its own
+            that it runs in. Their drains carry their worker's ``peak_rss``.
     """
     xs, ys = sample.paths(profile, root)
     out: dict[str, Callable[[], tuple[int, float]]] = {}
@@ -319,6 +299,10 @@ def drains(
                 profile.label_shape,
                 generators,
             )
+    for peer, peer_worker in (peer_workers or {}).items():
+        out[peer.name] = peer_worker.build(
+            f"{profile.dirname()}/{peer.name}", peer.builder, inputs=xs, labels=ys, batch_size=BATCH
+        )
     floor = pipelines.floor_pipeline(xs, ys, BATCH)
     out[FLOOR] = functools.partial(pipelines.drain, floor)
     out[NUMPY_LOOP] = functools.partial(_timed, pipelines.numpy_loop, xs, ys)
@@ -352,6 +336,8 @@ def run(
     counts: dict[str, int] | None = None,
     backends: list[str] | None = None,
     log: Callable[[str], None] = print,
+    peer_names: Sequence[str] = (),
+    tuned: bool = False,
 ) -> list[Result]:
     """Measures every pipeline on every profile.
 
@@ -362,22 +348,31 @@ def run(
         counts: files per profile, where not the profile's own.
         backends: npyio's backends (default: `available_backends`).
         log: called with a line after each round.
+        peer_names: peers to measure too (`npyio.cli.peers.PEERS`), each in a worker
+            process of its own, in the same rounds.
+        tuned: also measure npyio after `npyio.cli.peers.mallopt` (`TUNED`), in a worker
+            process of its own.
 
     Returns:
         One `Result` per (profile, pipeline), in profile order.
 
     Raises:
-        RuntimeError: a pipeline delivered another number of samples than the files, or the
-            from_generator worker failed.
+        RuntimeError: a pipeline delivered another number of samples than the files, or a
+            worker failed.
+        SystemExit: a peer that is unknown or not installed (before anything runs).
     """
+    wanted = peers.require(peer_names) + ([TUNED_PEER] if tuned else [])
     backends = backends or available_backends()
     results: list[Result] = []
-    with GeneratorWorker() as worker:
+    with contextlib.ExitStack() as stack:
+        worker = stack.enter_context(Worker())
+        peer_workers = {p: stack.enter_context(Worker(p.name)) for p in wanted}
         for name in profiles:
             profile = sample.PROFILES[name]
             if counts and name in counts:
                 profile = dataclasses.replace(profile, count=counts[name])
-            runs = drains(profile, sample.ensure(profile, root), backends, worker)
+            where = sample.ensure(profile, root)
+            runs = drains(profile, where, backends, worker, peer_workers)
             rows = _measure(profile, runs, rounds, log)
             _set_rates(rows.values(), profile)
             results.extend(rows.values())
@@ -392,12 +387,13 @@ def _measure(
 ) -> dict[str, Result]:
     """A warm-up round, then ``rounds`` rounds of every drain in turn: their seconds and peak
     RSS (the worker's for its drains, else this process's)."""
-    rows = {k: Result(profile.name, k, profile.count, note=NOTES.get(k, "")) for k in runs}
+    notes = _notes()
+    rows = {k: Result(profile.name, k, profile.count, note=notes.get(k, "")) for k in runs}
     for drain in runs.values():  # warm-up: traces functions, fills the page cache
         drain()
     for r in range(rounds):
         for key, drain in runs.items():
-            with _PeakRss() as rss:
+            with peers.PeakRss() as rss:
                 n, seconds = drain()
             if n != profile.count:
                 raise RuntimeError(f"{key} delivered {n} samples, expected {profile.count}")
@@ -406,6 +402,11 @@ def _measure(
             rows[key].peak_rss_mib = max(rows[key].peak_rss_mib, peak / 2**20)
         log(f"  {profile.name}: round {r + 1}/{rounds} done")
     return rows
+
+
+def _notes() -> dict[str, str]:
+    """Every reference row's note: `NOTES` and each peer's."""
+    return NOTES | {p.name: p.note for p in peers.PEERS.values()}
 
 
 def _set_rates(rows: Iterable[Result], profile: sample.Profile) -> None:
@@ -421,6 +422,8 @@ def _set_rates(rows: Iterable[Result], profile: sample.Profile) -> None:
         row.vs_py_function = row.samples_per_s / by_name[PY_FUNCTION].samples_per_s
         row.vs_floor = row.samples_per_s / by_name[FLOOR].samples_per_s
         row.vs_generator = row.samples_per_s / best_generator
+        if NPYIO in by_name:
+            row.npyio_over = by_name[NPYIO].samples_per_s / row.samples_per_s
 
 
 def machine() -> str:
@@ -454,8 +457,32 @@ def table(results: list[Result]) -> str:
             f"{r.peak_rss_mib:,.0f} |"
         )
     shown = dict.fromkeys(r.pipeline for r in results)
-    notes = [f"- {key}: {note}." for key, note in NOTES.items() if key in shown]
+    notes = [f"- {key}: {note}." for key, note in _notes().items() if key in shown]
     return "\n".join(lines + (["", *notes] if notes else []))
+
+
+def peer_table(results: list[Result]) -> str:
+    """npyio beside the floor and the peers, a row per profile, with npyio's ratio to each
+    peer: the table of bench/README.md's "Peers". Empty when no peer was measured."""
+    shown = [p for p in peers.PEERS.values() if any(r.pipeline == p.name for r in results)]
+    if not shown:
+        return ""
+    names = [p.name for p in shown]
+    columns = [NPYIO, *([TUNED] if any(r.pipeline == TUNED for r in results) else []), FLOOR]
+    columns += names
+    lines = [
+        "| profile | "
+        + " | ".join(columns)
+        + "".join(f" | npyio / {p.short}" for p in shown)
+        + " |",
+        "|---|" + "---:|" * (len(columns) + len(names)),
+    ]
+    for profile in dict.fromkeys(r.profile for r in results):
+        rows = {r.pipeline: r for r in results if r.profile == profile}
+        rates = [f"{rows[c].samples_per_s:,.0f}" if c in rows else "-" for c in columns]
+        ratios = [f"{rows[n].npyio_over:.2f}x" if n in rows else "-" for n in names]
+        lines.append(f"| {profile} | " + " | ".join(rates + ratios) + " |")
+    return "\n".join(lines)
 
 
 def to_json(results: list[Result]) -> str:
@@ -538,13 +565,21 @@ def command(args: argparse.Namespace) -> int:
     """``npyio bench``: run the benchmarks and print (or plot) the results."""
     log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr))
     results = run(
-        args.profiles, rounds=args.rounds, root=args.cache, counts=_counts(args.count), log=log
+        args.profiles,
+        rounds=args.rounds,
+        root=args.cache,
+        counts=_counts(args.count),
+        log=log,
+        peer_names=[p for p in (args.peers or "").split(",") if p],
+        tuned=args.mallopt,
     )
     if args.json:
         print(to_json(results))
     else:
         print(f"{_today()}, {machine()}, batches of {BATCH}, median of {args.rounds} rounds\n")
         print(table(results))
+        if peer_table(results):
+            print(f"\n{peer_table(results)}")
     if args.plot:
         plot(results, args.plot)
         print(f"plot written to {args.plot}", file=sys.stderr)

@@ -107,6 +107,7 @@ BENCH = CommandSpec(
         "npyio bench",
         "npyio bench --profiles small --rounds 3 --json",
         "npyio bench --plot bench.png --count large=200",
+        "npyio bench --peers dali,grain --rounds 3",
     ),
     options=(
         option(
@@ -124,6 +125,18 @@ BENCH = CommandSpec(
         option("--cache", default=None, help="where sample data goes"),
         option("--json", action="store_true", help="print JSON instead of a table"),
         option("--plot", metavar="PNG", help="also write a bar chart (needs matplotlib)"),
+        option(
+            "--peers",
+            metavar="dali,grain",
+            help="also measure these peers, each in a process of its own (pip install "
+            "'npyio[peers]')",
+        ),
+        option(
+            "--mallopt",
+            action="store_true",
+            help="also measure npyio with glibc's mmap/trim thresholds raised (issue 34), in a "
+            "process of its own",
+        ),
     ),
     run=lazy("bench"),
 )

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 import npyio
-from npyio.cli import bench, sample
+from npyio.cli import bench, peers, sample
 
 ALL_PIPELINES = {
     "npyio graph",
@@ -37,11 +39,16 @@ def small(tmp_path_factory) -> tuple[sample.Profile, str]:
 
 @pytest.fixture(scope="module")
 def worker():
-    with bench.GeneratorWorker() as w:
+    with bench.Worker() as w:
         yield w
 
 
-def test_bench_run_reports_every_ratio(tmp_path):
+STUB = peers.Peer("stub peer", "Stub", "numpy", "numpy", "tests.cli.peer_stub:drain", "a stub")
+
+
+def test_bench_run_reports_every_ratio(tmp_path, monkeypatch):
+    # A stand-in peer (numpy only) runs through the peers' plumbing: its own worker, its row.
+    monkeypatch.setattr(peers, "PEERS", {"stub": STUB})
     results = bench.run(
         ["small"],
         rounds=1,
@@ -49,9 +56,27 @@ def test_bench_run_reports_every_ratio(tmp_path):
         counts={"small": 16},
         backends=["graph"],
         log=lambda m: None,
+        peer_names=["stub"],
+        tuned=True,
     )
     names = {r.pipeline for r in results}
-    assert names == ALL_PIPELINES
+    assert names == ALL_PIPELINES | {"stub peer", bench.TUNED}
+    stub = next(r for r in results if r.pipeline == "stub peer")
+    npyio_row = next(r for r in results if r.pipeline == bench.NPYIO)
+    assert stub.note == "a stub" and npyio_row.npyio_over == pytest.approx(1.0)
+    tuned = next(r for r in results if r.pipeline == bench.TUNED)
+    assert tuned.note == bench.NOTES[bench.TUNED] and tuned.peak_rss_mib > 200  # with TF
+    assert stub.npyio_over == pytest.approx(npyio_row.samples_per_s / stub.samples_per_s)
+    assert stub.peak_rss_mib < 200  # the stub worker's (numpy only), not this process's
+    assert "- stub peer: a stub." in bench.table(results)
+    peer_lines = bench.peer_table(results).splitlines()
+    assert peer_lines[0] == (
+        "| profile | npyio graph | npyio graph, mallopt | floor (read only) | stub peer "
+        "| npyio / Stub |"
+    )
+    assert peer_lines[2].startswith("| small | ") and peer_lines[2].endswith(
+        f" | {stub.npyio_over:.2f}x |"
+    )
     floor = next(r for r in results if r.pipeline == "floor (read only)")
     assert floor.vs_floor == pytest.approx(1.0)
     # Ratios to the faster from_generator pipeline: it is 1.0, the other at most 1.0.
@@ -93,6 +118,34 @@ def test_drains_hold_every_pipeline_and_deliver_every_sample(small, worker):
     assert set(bench.drains(profile, root, ["graph"])) == ALL_PIPELINES - set(bench.GENERATOR_KEYS)
 
 
+@pytest.mark.parametrize("name", ["dali", "grain"])
+def test_a_peer_that_is_not_installed_is_named_with_its_extra(name, monkeypatch):
+    monkeypatch.setattr(importlib.util, "find_spec", lambda module: None)
+    package = peers.PEERS[name].package
+    with pytest.raises(SystemExit, match=rf"--peers {name} needs {package}, which is not "
+                       r"installed: pip install 'npyio\[peers\]'"):  # fmt: skip
+        bench.run(["small"], peer_names=[name], log=lambda m: None)
+
+
+def test_an_unknown_peer_is_named_with_the_known_ones():
+    with pytest.raises(SystemExit, match=r"--peers: no peer 'torch' -- expected one of \['dali', "):
+        bench.run(["small"], peer_names=["torch"], log=lambda m: None)
+
+
+@pytest.mark.parametrize("name", ["dali", "grain"])
+def test_an_installed_peer_reads_every_sample_in_its_worker(name, small):
+    peer = peers.PEERS[name]
+    if not peers.installed(peer):
+        pytest.skip(f"{peer.package} is not installed (the peers extra)")
+    profile, root = small
+    with bench.Worker(peer.name) as worker:
+        drain = bench.drains(profile, root, [], None, {peer: worker})[peer.name]
+        for _ in range(2):  # 10 files, batches of 8: each epoch ends in a partial batch
+            n, seconds = drain()
+            assert n == profile.count and seconds > 0
+        assert drain.peak_rss > 0
+
+
 def test_generator_drains_report_the_workers_memory(small, worker):
     profile, root = small
     runs = bench.drains(profile, root, ["graph"], worker)
@@ -112,7 +165,7 @@ def test_a_failing_drain_in_the_worker_raises_with_its_traceback(tmp_path, worke
 
 
 def test_a_worker_that_exits_is_reported_with_its_stderr():
-    w = bench.GeneratorWorker()
+    w = bench.Worker()
     try:
         # A worker that dies (killed, out of memory) cannot be asked to: write a line its
         # loop cannot parse, straight to its stdin.
@@ -190,14 +243,17 @@ def test_command_prints_the_results_and_writes_the_plot(json_out, tmp_path, monk
     monkeypatch.setattr(bench, "run", run)
     png = tmp_path / "b.png"
     args = argparse.Namespace(profiles=["small"], rounds=2, count=["small=3", "large=1"],
-                              cache="/c", json=json_out, plot=str(png))  # fmt: skip
+                              cache="/c", json=json_out, plot=str(png),
+                              peers="dali,grain", mallopt=True)  # fmt: skip
     assert bench.command(args) == 0
     ((profiles, kwargs),) = calls
     assert profiles == ["small"]
-    assert {k: kwargs[k] for k in ("rounds", "root", "counts")} == {
+    assert {k: kwargs[k] for k in ("rounds", "root", "counts", "peer_names", "tuned")} == {
         "rounds": 2,
         "root": "/c",
         "counts": {"small": 3, "large": 1},
+        "peer_names": ["dali", "grain"],
+        "tuned": True,
     }
     out, err = capsys.readouterr()
     if json_out:
@@ -207,3 +263,41 @@ def test_command_prints_the_results_and_writes_the_plot(json_out, tmp_path, monk
         assert ", batches of 8, median of 2 rounds\n\n| profile |" in out
         assert "a round done" in err
     assert png.stat().st_size > 0 and f"plot written to {png}" in err
+
+
+# malloc and memset through ctypes, not numpy: numpy asks for huge pages on large arrays.
+CHURN = r"""
+import ctypes, json, resource
+from npyio.cli import peers
+
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+
+def faults_of_churn():
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(4):
+        block = libc.malloc(48 << 20)
+        ctypes.memset(block, 1, 48 << 20)
+        libc.free(block)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+default = faults_of_churn()
+peers.mallopt()
+faults_of_churn()  # the heap grows once
+print(json.dumps({"default": default, "mallopt": faults_of_churn()}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_mallopt_keeps_freed_large_blocks_for_reuse():
+    # 48 MiB blocks: past the largest mmap threshold glibc adapts to by itself (32 MiB), so
+    # by default each is a fresh mmap, zero-filled page by page on first touch.
+    out = subprocess.run(
+        [sys.executable, "-c", CHURN], check=True, capture_output=True, text=True,
+        env=bench.child_env(),
+    ).stdout  # fmt: skip
+    faults = json.loads(out)
+    pages = 4 * (48 << 20) // 4096
+    assert faults["default"] > pages // 2, faults  # a fresh mapping for each block
+    assert faults["mallopt"] < pages // 20, faults  # the same heap memory, reused
