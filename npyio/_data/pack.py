@@ -36,6 +36,7 @@ from npyio._data.options import (
     DatasetOptions,
     LoaderOptions,
     PackOptions,
+    ReadOptions,
     SplitOptions,
 )
 from npyio._data.paths import PathSpec
@@ -426,7 +427,7 @@ def pack(
     started = time.perf_counter()
     options = PackOptions.from_arguments(locals())
     out = one_path(out, "out")
-    read = DatasetOptions.from_arguments(locals()).read  # what each part loads as
+    read = ReadOptions.from_arguments(locals())  # what each part loads as
     class_names, root = None, None
     if options.shuffle and options.seed is None:  # recorded in the index, so the order can be
         from npyio._data.shuffle import resolve_seed  # written again

@@ -38,7 +38,7 @@ import numpy as np
 from npyio._format import npy
 from npyio._format.files import NO_SUCH_FILE, gfile, is_local, join, parent
 from npyio._format.header import Checked, check_files
-from npyio.errors import NpyioError, PackIndexError
+from npyio.errors import IncompletePackError, NpyioError, PackIndexError
 
 __all__ = [
     "FORMAT",
@@ -73,10 +73,6 @@ TMP = ".tmp"
 _OURS = re.compile(r"^[A-Za-z0-9_.]+-\d{5}-of-\d{5}\.npy(\.tmp)?$|^\.?npyio-pack\.json(\.tmp)?$")
 #: Bytes hashed (and read by verify) at a time.
 _BLOCK = 4 << 20
-
-
-class IncompletePackError(NpyioError, ValueError):
-    """A directory holds part of a pack but no index: the pack was interrupted."""
 
 
 def shard_name(stem: str, i: int, k: int) -> str:
