@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import tensorflow as tf
 
 from npyio._data.map import parallel_map
-from npyio._data.options import AUTOTUNE, DatasetOptions
+from npyio._data.options import AUTOTUNE, DatasetOptions, parameters
 from npyio._data.packed import PackPlan
 from npyio._data.paths import PathSpec
 from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, Plan, plan
@@ -333,7 +333,8 @@ def dataset(
         label_dtype, label_shape: The same for the labels.
         num_parallel_calls: Files read and decoded in parallel (AUTOTUNE by default).
         deterministic: As for ``Dataset.map``: ``False`` trades the order of samples for
-            speed (batches stay full but the last).
+            speed (batches stay full but the last). A packed directory refuses ``False``: its
+            rows are decoded in order.
         prefetch: Batches to prefetch (AUTOTUNE by default); ``None`` or 0 for none.
         backend: ``"graph"``, ``"tfio"`` or ``"py_function"`` (not serializable).
         ignore_errors: Skip a pair whose input or label file is bad, naming each skipped file
@@ -358,13 +359,15 @@ def dataset(
         A dataset of ``x`` or ``(x, y)`` (then the path), batched when ``batch_size`` is set.
 
     Raises:
-        ValueError: When the dataset is built: a bad argument, no files found, sources that
-            do not pair (the first ten unpaired names listed), a ``padding_value`` not of its
-            part's dtype.
+        ValueError: When the dataset is built: a bad argument, an option the source refuses
+            (README.md's table of options per source: `npyio._data.capabilities`), no files
+            found, sources that do not pair (the first ten unpaired names listed), a
+            ``padding_value`` not of its part's dtype.
         NpyFormatError: When the dataset is built: a bad first header (read when ``dtype`` or
             ``shape`` is not given), a first file whose size is not the one its header
             declares, or a header that contradicts them, naming the file.
-        TypeError: When the dataset is built: an unsupported dtype or a bad shape.
+        TypeError: When the dataset is built: an argument of the wrong type (``shuffle`` not
+            a bool, ``seed`` not an int), an unsupported dtype or a bad shape.
         tf.errors.InvalidArgumentError: When iterated: a bad file, or one that differs from
             the element spec; the message's first line ends with ``[PATH: reason]``.
 
@@ -383,4 +386,5 @@ def dataset(
         >>> [y.numpy().tolist() for _, y in ds]
         [[0, 1], [2]]
     """
-    return build_all(plan(inputs, labels, DatasetOptions.from_arguments(locals())))
+    options = DatasetOptions.from_arguments(parameters(dataset, locals()))
+    return build_all(plan(inputs, labels, options))

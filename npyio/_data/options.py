@@ -11,7 +11,8 @@ before any file is listed; everything below passes the objects along, with
 Each field carries its own check (`checked_by`): the checks run when an object is made, in field
 order, and each names its argument. Numbers out of range raise ValueError, values of the wrong
 type TypeError. `from_arguments` takes each class's fields out of the public function's
-arguments by name; a name no class has (and that is not a source, `SOURCES`) is a TypeError.
+arguments (`parameters`) by name; a name no class has (and that is not a source, `SOURCES`) is
+a TypeError.
 
 Adding an option touches three places: a parameter in the public signature, a field with its
 check here, and the code that uses it (plus its row in `npyio._data.capabilities.TABLE`, which
@@ -25,6 +26,8 @@ TF-free.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -50,6 +53,7 @@ __all__ = [
     "RowsOptions",
     "SplitOptions",
     "checked_by",
+    "parameters",
     "positive",
     "split",
 ]
@@ -223,6 +227,17 @@ def _pick(cls: type[T], arguments: Mapping[str, Any]) -> T:
     """An instance of the dataclass ``cls`` from the ``arguments`` named like its fields."""
     names = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
     return cls(**{k: v for k, v in arguments.items() if k in names})
+
+
+@functools.cache
+def _parameter_names(function: Callable[..., object]) -> tuple[str, ...]:
+    return tuple(inspect.signature(function).parameters)
+
+
+def parameters(function: Callable[..., object], values: Mapping[str, Any]) -> dict[str, Any]:
+    """``function``'s arguments among ``values``, its ``locals()``: only its parameters, since
+    AutoGraph, converting a caller inside a ``tf.function``, adds names of its own there."""
+    return {name: values[name] for name in _parameter_names(function)}
 
 
 def _refuse_unknown(arguments: Mapping[str, Any], *classes: type) -> None:

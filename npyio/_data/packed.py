@@ -30,6 +30,10 @@ parts of a piece are zipped. What `npyio.dataset`'s options mean here:
   do not divide evenly, and a pack often has a single shard).
 - **with_paths**: the original input file of each row, from the index's names and the
   ``order`` part.
+- **Refused** (the table's messages): ``labels``, ``key``/``label_key``, ``backend``,
+  ``ignore_errors``, ``max_file_size``, ``max_header_size``, ``padding_value`` (a pack has
+  fixed what they choose when it was written), and ``deterministic=False`` (rows are decoded
+  in order).
 """
 
 from __future__ import annotations

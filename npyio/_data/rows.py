@@ -33,7 +33,7 @@ from collections.abc import Callable
 import tensorflow as tf
 
 from npyio._data.map import flat_map, interleave, parallel_map
-from npyio._data.options import AUTOTUNE, RowsOptions
+from npyio._data.options import AUTOTUNE, RowsOptions, parameters
 from npyio._data.paths import PathSpec
 from npyio._data.remote import for_storage
 from npyio._data.rows_plan import RowsPlan, RowsSide, plan_rows
@@ -289,7 +289,7 @@ def rows(
         [[12.0, 13.0]]
     """
     require_tf2()
-    plans = plan_rows(inputs, labels, RowsOptions.from_arguments(locals()))
+    plans = plan_rows(inputs, labels, RowsOptions.from_arguments(parameters(rows, locals())))
     if isinstance(plans, tuple):
         return build_rows(plans[0]), build_rows(plans[1])
     return build_rows(plans)
