@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from npyio._format.npy import MAX_HEADER_SIZE
 from npyio._read import CAPABILITIES
 
 __all__ = [
@@ -46,10 +45,8 @@ KINDS = {
 HONOURED, REFUSED, ABSENT = "honoured", "refused", "absent"
 
 
-def _given(value: object) -> bool:
-    """Whether an option is set at all: the defaults of the options a kind may refuse are
-    None, False and the default backend, ``"graph"``."""
-    return value is not None and value is not False and value != "graph"
+def _any(value: object) -> bool:
+    return True
 
 
 @dataclass(frozen=True)
@@ -60,13 +57,14 @@ class Use:
         status: `HONOURED`, `REFUSED` or `ABSENT`.
         meaning: What it does there (honoured), or what is refused (a few words).
         message: The refusal's message (``{value!r}`` is the value given).
-        refuses: Which values are refused (by default: any but the default).
+        refuses: Which of the values given (other than the default) are refused: all, by
+            default.
     """
 
     status: str
     meaning: str = ""
     message: str = ""
-    refuses: Callable[[object], bool] = field(default=_given, compare=False)
+    refuses: Callable[[object], bool] = field(default=_any, compare=False)
 
 
 def _honoured(meaning: str = "") -> Use:
@@ -168,7 +166,6 @@ TABLE: dict[str, dict[str, Use]] = {
             REFUSED,
             "its index holds the headers",
             "max_header_size= does not apply to a packed directory: its index holds the headers",
-            refuses=lambda value: value != MAX_HEADER_SIZE,
         ),
     ),
     "validation_split": _same(_honoured(), _honoured(), _honoured()),
@@ -180,18 +177,18 @@ TABLE: dict[str, dict[str, Use]] = {
 }
 
 
-def refuse(kind: str, values: Mapping[str, object], where: str | None = None) -> None:
-    """Raises the table's refusal for the first option in ``values`` that ``kind`` refuses.
+def refuse(kind: str, given: Mapping[str, object], where: str | None = None) -> None:
+    """Raises the table's refusal for the first option in ``given`` that ``kind`` refuses.
 
     Args:
         kind: The source kind the plan decided.
-        values: The options by their public names (absent names are not checked).
+        given: The options given a value other than their default, by their public names.
         where: The source, put before the message (``"{where}: {message}"``).
 
     Raises:
         ValueError: naming the option, with the table's message.
     """
-    for name, value in values.items():
+    for name, value in given.items():
         use = TABLE.get(name, {}).get(kind)
         if use is not None and use.status == REFUSED and use.refuses(value):
             message = use.message.format(value=value)

@@ -240,6 +240,11 @@ def parameters(function: Callable[..., object], values: Mapping[str, Any]) -> di
     return {name: values[name] for name in _parameter_names(function)}
 
 
+def _equal(value: object, default: object) -> bool:
+    """``value == default``, for a value of any type (``False == 0``: a bool is no int)."""
+    return type(value) is type(default) and bool(value == default)
+
+
 def _refuse_unknown(arguments: Mapping[str, Any], *classes: type) -> None:
     """Raises TypeError for an argument that no class has a field for (and that is no
     source): a name would otherwise be dropped without a word."""
@@ -366,16 +371,17 @@ class DatasetOptions:
 
     def __post_init__(self) -> None:
         self.split.check(self.loader.shuffle, self.loader.seed)
-        capabilities.refuse(self.read.kind, self.values())  # the kind the options decide
+        capabilities.refuse(self.read.kind, self.given())  # the kind the options decide
 
-    def values(self) -> dict[str, object]:
-        """Every option by its public name."""
-        return {
-            f.name: getattr(part, f.name)
-            for part in (self.read, self.loader, self.split)
-            for f in dataclasses.fields(part)
-            if f.init
-        }
+    def given(self) -> dict[str, object]:
+        """The options given a value other than their default, by their public names."""
+        out = {}
+        for part in (self.read, self.loader, self.split):
+            for f in dataclasses.fields(part):
+                value = getattr(part, f.name)
+                if f.init and not (value is f.default or _equal(value, f.default)):
+                    out[f.name] = value
+        return out
 
     @classmethod
     def from_arguments(cls, arguments: Mapping[str, Any]) -> DatasetOptions:

@@ -105,7 +105,7 @@ def _check_options(index: PackIndex, labels: object, options: DatasetOptions) ->
     read = options.read
     if read.key is not None:  # not a row of the table: key makes a source of .npz members
         raise ValueError(f"{where}: key= does not apply to a packed directory")
-    capabilities.refuse(capabilities.PACK, options.values(), where)
+    capabilities.refuse(capabilities.PACK, options.given(), where)
     inputs_tmpl = structure_from_json(index.inputs, LEAF)
     labels_tmpl = None if index.labels is None else structure_from_json(index.labels, LEAF)
     sides = [("inputs", inputs_tmpl, read.dtype, read.shape)]

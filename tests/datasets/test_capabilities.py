@@ -112,12 +112,12 @@ def test_the_table_has_a_row_for_every_option_and_a_cell_for_every_kind():
         assert set(row) == set(KINDS), option
 
 
-def test_a_refused_value_is_refused_and_the_default_is_not():
-    capabilities.refuse(
-        PACK, {"deterministic": True, "backend": "graph", "max_header_size": 10_000}
-    )
+def test_a_refused_value_is_refused_and_the_default_is_not(sources):
+    capabilities.refuse(PACK, {"deterministic": True})
     with pytest.raises(ValueError, match=r"^p: deterministic=False does not apply"):
         capabilities.refuse(PACK, {"deterministic": False}, "p")
+    defaults = {"backend": "graph", "max_header_size": 10_000, "deterministic": None}
+    assert len(list(npyio.dataset(sources["p"], **defaults))) == N  # the defaults, given
 
 
 def test_shard_means_by_file_for_files_and_by_row_for_rows_and_packs(sources):
