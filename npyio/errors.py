@@ -16,7 +16,13 @@ Python-side errors, ``"PATH: reason"``:
 
 from __future__ import annotations
 
-__all__ = ["BackendUnavailableError", "NpyFormatError", "NpyioError", "PackIndexError"]
+__all__ = [
+    "BackendUnavailableError",
+    "IncompletePackError",
+    "NpyFormatError",
+    "NpyioError",
+    "PackIndexError",
+]
 
 
 class NpyioError(Exception):
@@ -47,3 +53,8 @@ class PackIndexError(NpyFormatError):
 
 class BackendUnavailableError(NpyioError, RuntimeError):
     """The requested decoding backend cannot run in this environment."""
+
+
+class IncompletePackError(NpyioError, ValueError):
+    """A directory holds part of a pack but no index: the pack was interrupted (run
+    ``npyio pack`` again, with ``overwrite``)."""

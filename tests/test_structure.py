@@ -506,7 +506,9 @@ TF_FREE = sorted(
         if layer_of(name) <= layer_of("npyio._io")
         or name
         in (
+            "npyio._data.capabilities",
             "npyio._data.options",
+            "npyio._data.packed",
             "npyio._data.paths",
             "npyio._data.plan",
             "npyio._data.rows_plan",

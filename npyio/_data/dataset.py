@@ -20,17 +20,20 @@ from typing import Any, NamedTuple
 import tensorflow as tf
 
 from npyio._data.map import parallel_map
-from npyio._data.options import AUTOTUNE, DatasetOptions
-from npyio._data.packed import is_packed, packed_dataset
+from npyio._data.options import AUTOTUNE, DatasetOptions, parameters
+from npyio._data.packed import PackPlan
 from npyio._data.paths import PathSpec
-from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, plan_dataset
+from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, Plan, plan
 from npyio._data.remote import for_storage, on_gcs
+from npyio._data.rows import build_rows
 from npyio._data.shuffle import IndexShuffle, block_size
-from npyio._data.structure import pack
+from npyio._data.structure import LEAF, flatten, pack
 from npyio._format import npy
+from npyio._format.packed import structure_from_json
 from npyio._graph.ops import require_tf2
-from npyio._read.backends import reader
-from npyio._read.part import Fetched, GraphReader, Reader
+from npyio._read import capabilities
+from npyio._read.backends import Reader, reader
+from npyio._read.part import Fetched
 
 __all__ = [
     "Fetch",
@@ -40,6 +43,7 @@ __all__ = [
     "build_all",
     "build_batch_then_decode",
     "build_decode_then_batch",
+    "build_packed",
     "dataset",
     "row_source",
 ]
@@ -176,10 +180,11 @@ def build_decode_then_batch(plan: DatasetPlan, read: Reader, source: RowSource) 
 
     loader = plan.loader
     ds = source.dataset
-    if plan.read.ignore_errors or plan.read.backend == "py_function":
+    if plan.read.ignore_errors or not read.capabilities.python_free:
         # Dataset.map, not parallel_map: with ignore_errors, because TensorFlow keeps about
         # 1 KiB for every error a single-device function raises and each refused file is an
-        # error; for py_function, because that is the classic pipeline as users write it.
+        # error; for a reader that runs Python (py_function), because that is the classic
+        # pipeline as users write it.
         ds = ds.map(
             load, num_parallel_calls=loader.num_parallel_calls, deterministic=loader.deterministic
         )
@@ -212,12 +217,43 @@ def _padding_values(plan: DatasetPlan) -> object:
     return _element(plan, parts, values, tf.constant("", tf.string))
 
 
-def build(plan: DatasetPlan, finish: Finish | None = None) -> tf.data.Dataset:
-    """The pipeline a plan describes; ``finish`` is applied to the batches before the
-    prefetch (``dataset_from_directory`` encodes its labels there)."""
+def build_packed(plan: PackPlan) -> tf.data.Dataset:
+    """The rows of a pack's plan as `npyio.dataset` elements (`npyio._data.packed`): the
+    sources' structure, then the path with ``with_paths``."""
+    index, loader = plan.index, plan.loader
+    inputs_tmpl = structure_from_json(index.inputs, LEAF)
+    labels_tmpl = None if index.labels is None else structure_from_json(index.labels, LEAF)
+    n_inputs = len(flatten(inputs_tmpl, inputs_tmpl))
+    n_parts = len(index.parts) - 1  # the last part is ``order``
+    # (only with paths: a constant of every name would be rewritten with the graph each epoch)
+    names = tf.constant([os.fsencode(n) for n in index.names]) if loader.with_paths else None
+
+    def finish(*parts: tf.Tensor) -> object:
+        leaves = list(parts)
+        out = [pack(inputs_tmpl, leaves[:n_inputs])]
+        if labels_tmpl is not None:
+            out.append(pack(labels_tmpl, leaves[n_inputs:n_parts]))
+        if names is not None:
+            out.append(tf.gather(names, leaves[n_parts]))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    return build_rows(
+        plan.rows,
+        reshuffle_each_iteration=loader.reshuffle_each_iteration,
+        finish=finish,
+        prefetch=loader.prefetch,
+    )
+
+
+def build(plan: Plan, finish: Finish | None = None) -> tf.data.Dataset:
+    """The pipeline a plan describes, by its source kind; ``finish`` is applied to the
+    batches before the prefetch (``dataset_from_directory`` encodes its labels there)."""
     require_tf2()
+    if isinstance(plan, PackPlan):
+        return build_packed(plan)
     firsts = [column[0] for column in plan.columns if column]
-    read = reader(plan.read.backend, report=plan.read.ignore_errors, sized=on_gcs(firsts))
+    sized = capabilities(plan.read.backend).sized and on_gcs(firsts)
+    read = reader(plan.read.backend, report=plan.read.ignore_errors, sized=sized)
     source = row_source(plan)
     if plan.strategy == BATCH_THEN_DECODE:
         ds = build_batch_then_decode(plan, read, source)
@@ -227,13 +263,13 @@ def build(plan: DatasetPlan, finish: Finish | None = None) -> tf.data.Dataset:
         ds = finish(ds)
     if plan.loader.prefetch:
         ds = ds.prefetch(plan.loader.prefetch)
-    sized = isinstance(read, GraphReader) and read.sized and not read.report
-    blocks = not sized or any(s.hint is None or s.member is not None for s in plan.specs)
+    one_request = sized and not read.report
+    blocks = not one_request or any(s.hint is None or s.member is not None for s in plan.specs)
     return for_storage(source.anchor(ds), firsts, blocks)
 
 
 def build_all(
-    plans: DatasetPlan | tuple[DatasetPlan, DatasetPlan], finish: Finish | None = None
+    plans: Plan | tuple[Plan, Plan], finish: Finish | None = None
 ) -> tf.data.Dataset | tuple[tf.data.Dataset, tf.data.Dataset]:
     """`build` of one plan, or of each of a training and validation pair."""
     if isinstance(plans, tuple):
@@ -297,7 +333,8 @@ def dataset(
         label_dtype, label_shape: The same for the labels.
         num_parallel_calls: Files read and decoded in parallel (AUTOTUNE by default).
         deterministic: As for ``Dataset.map``: ``False`` trades the order of samples for
-            speed (batches stay full but the last).
+            speed (batches stay full but the last). A packed directory refuses ``False``: its
+            rows are decoded in order.
         prefetch: Batches to prefetch (AUTOTUNE by default); ``None`` or 0 for none.
         backend: ``"graph"``, ``"tfio"`` or ``"py_function"`` (not serializable).
         ignore_errors: Skip a pair whose input or label file is bad, naming each skipped file
@@ -322,13 +359,15 @@ def dataset(
         A dataset of ``x`` or ``(x, y)`` (then the path), batched when ``batch_size`` is set.
 
     Raises:
-        ValueError: When the dataset is built: a bad argument, no files found, sources that
-            do not pair (the first ten unpaired names listed), a ``padding_value`` not of its
-            part's dtype.
+        ValueError: When the dataset is built: a bad argument, an option the source refuses
+            (README.md's table of options per source: `npyio._data.capabilities`), no files
+            found, sources that do not pair (the first ten unpaired names listed), a
+            ``padding_value`` not of its part's dtype.
         NpyFormatError: When the dataset is built: a bad first header (read when ``dtype`` or
             ``shape`` is not given), a first file whose size is not the one its header
             declares, or a header that contradicts them, naming the file.
-        TypeError: When the dataset is built: an unsupported dtype or a bad shape.
+        TypeError: When the dataset is built: an argument of the wrong type (``shuffle`` not
+            a bool, ``seed`` not an int), an unsupported dtype or a bad shape.
         tf.errors.InvalidArgumentError: When iterated: a bad file, or one that differs from
             the element spec; the message's first line ends with ``[PATH: reason]``.
 
@@ -347,8 +386,5 @@ def dataset(
         >>> [y.numpy().tolist() for _, y in ds]
         [[0, 1], [2]]
     """
-    options = DatasetOptions.from_arguments(locals())
-    packed = is_packed(inputs)
-    if packed is not None:  # written by npyio pack: its index says what it holds
-        return packed_dataset(packed, labels, options)
-    return build_all(plan_dataset(inputs, labels, options))
+    options = DatasetOptions.from_arguments(parameters(dataset, locals()))
+    return build_all(plan(inputs, labels, options))

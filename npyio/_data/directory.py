@@ -17,7 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 from npyio._data.dataset import build
-from npyio._data.options import AUTOTUNE, DatasetOptions, SplitOptions
+from npyio._data.options import AUTOTUNE, DatasetOptions, SplitOptions, parameters
 from npyio._data.paths import PathSpec, isdir
 from npyio._data.plan import DatasetPlan, plan_dataset
 from npyio._format.files import is_local, named, one_path, short
@@ -382,7 +382,7 @@ def dataset_from_directory(
         TensorSpec(shape=(None, 2), dtype=tf.float32, name=None)
     """
     # the arguments first, before the (possibly long) walk, as Keras
-    arguments = locals()
+    arguments = parameters(dataset_from_directory, locals())
     labels, values = _label_arguments(labels, label_mode, class_names)
     options = DatasetOptions.from_arguments(arguments)
     directory = _existing_directory(directory)

@@ -8,10 +8,17 @@ the loader batches, shuffles, shards and prefetches (`LoaderOptions`), and the s
 before any file is listed; everything below passes the objects along, with
 ``dataclasses.replace`` where one differs.
 
-Adding an option: a parameter in the public signature, a field (and its check) in one class
-here, and the code that uses it. `from_arguments` picks each class's fields out of the public
-function's arguments by name, and ``tests/datasets/test_options.py`` checks that every public
-parameter lands in exactly one class.
+Each field carries its own check (`checked_by`): the checks run when an object is made, in field
+order, and each names its argument. Numbers out of range raise ValueError, values of the wrong
+type TypeError. `from_arguments` takes each class's fields out of the public function's
+arguments (`parameters`) by name; a name no class has (and that is not a source, `SOURCES`) is
+a TypeError.
+
+Adding an option touches three places: a parameter in the public signature, a field with its
+check here, and the code that uses it (plus its row in `npyio._data.capabilities.TABLE`, which
+says what it means for each source kind). ``tests/datasets/test_options.py`` checks that every
+public parameter lands in exactly one class, and ``tests/datasets/test_capabilities.py`` that
+the table has a row for it.
 
 TF-free.
 """
@@ -19,20 +26,25 @@ TF-free.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import functools
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
 
+from npyio._data import capabilities
 from npyio._data.paths import parse_shard
 from npyio._format import npy
 from npyio._format.header import Limits
 from npyio._read import BACKENDS
+from npyio._read import capabilities as reader_capabilities
 
 __all__ = [
     "AUTOTUNE",
     "BACKENDS",
+    "SOURCES",
     "SUBSETS",
     "DatasetOptions",
     "LoaderOptions",
@@ -40,14 +52,38 @@ __all__ = [
     "ReadOptions",
     "RowsOptions",
     "SplitOptions",
+    "checked_by",
+    "parameters",
     "positive",
+    "split",
 ]
 
 #: ``tf.data.AUTOTUNE``, without importing TensorFlow.
 AUTOTUNE = -1
 SUBSETS = ("training", "validation", "both")
+#: The public functions' arguments that are not options: the sources, and
+#: ``dataset_from_directory``'s own listing. `from_arguments` leaves them alone.
+SOURCES = frozenset(
+    {"inputs", "labels", "directory", "label_mode", "class_names", "follow_links", "verbose"}
+)
 
 T = TypeVar("T")
+#: A field's check: (value, the argument's name) -> the value to keep; raises naming it.
+Check = Callable[[Any, str], Any]
+
+
+def checked_by(check: Check) -> dict[str, Check]:
+    """A field's metadata: its ``check``, run when the options are made
+    (``field(default=..., metadata=checked_by(check))``)."""
+    return {"check": check}
+
+
+def _check_fields(obj: object) -> None:
+    """Runs every field's check on ``obj`` (a frozen dataclass), keeping what each returns."""
+    for f in dataclasses.fields(obj):  # type: ignore[arg-type]
+        check = f.metadata.get("check")
+        if check is not None:
+            object.__setattr__(obj, f.name, check(getattr(obj, f.name), f.name))
 
 
 def positive(value: object, what: str) -> int | None:
@@ -58,40 +94,167 @@ def positive(value: object, what: str) -> int | None:
     """
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{what} must be a positive int or None, got {value!r}")
+    return int(value)
+
+
+def _parallelism(value: object, what: str) -> int | None:
+    """A positive int, AUTOTUNE (``tf.data.AUTOTUNE``) or None."""
+    if value is None or (not isinstance(value, bool) and value == AUTOTUNE):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(
+            f"{what} must be a positive int, tf.data.AUTOTUNE or None, got {value!r:.100}"
+        )
+    return int(value)
+
+
+def _prefetch(value: object, what: str) -> int | None:
+    """As `_parallelism`, and 0 (no prefetch)."""
+    if not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value == 0:
+        return 0
+    try:
+        return _parallelism(value, what)
+    except ValueError:
+        raise ValueError(
+            f"{what} must be a positive int, tf.data.AUTOTUNE, 0 or None, got {value!r:.100}"
+        ) from None
+
+
+def _typed(types: tuple[type, ...], expected: str, optional: bool = False) -> Check:
+    """A check that a value is one of ``types`` (a bool is no int: ``seed=True`` is refused),
+    or None when ``optional``; numpy scalars are kept as Python's."""
+
+    def check(value: object, what: str) -> Any:
+        if value is None and optional:
+            return None
+        is_bool = isinstance(value, (bool, np.bool_))
+        if not isinstance(value, types) or (is_bool and bool not in types):
+            also = " or None" if optional else ""
+            raise TypeError(f"{what} must be {expected}{also}, got {value!r:.100}")
+        if is_bool:
+            return bool(value)
+        return int(value) if isinstance(value, np.integer) else value
+
+    return check
+
+
+#: ``shuffle="no"`` is truthy: refused, not taken for True.
+_flag = _typed((bool, np.bool_), "a bool")
+_optional_flag = _typed((bool, np.bool_), "a bool", optional=True)
+_seed = _typed((int, np.integer), "an int", optional=True)
+_name = _typed((str,), "a str", optional=True)  # an .npz member's name
+
+
+def _backend(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str (one of {', '.join(BACKENDS)}), got {value!r:.100}")
+    reader_capabilities(value)  # ValueError naming the backends, for an unknown one
     return value
 
 
-def _parallelism(value: object, what: str) -> None:
-    if value is not None and value != AUTOTUNE:
-        positive(value, what)
+def _limit(value: object, what: str) -> int | None:
+    npy.parse_limit(value, what, allow_none=what != "max_header_size")
+    return value  # type: ignore[return-value]
 
 
-def _padding(value: object) -> None:
+def _dtypes(value: object, what: str) -> object:
+    """None, a dtype, or a dict, tuple or list of them (checked leaf by leaf)."""
+    leaves: Any = value.values() if isinstance(value, dict) else value
+    if not isinstance(value, (dict, tuple, list)):
+        leaves = [value]
+    for leaf in leaves:
+        if leaf is not None:
+            try:
+                npy.parse_dtype(leaf)
+            except TypeError as e:
+                raise TypeError(f"{what}: {e}") from None
+    return value
+
+
+def _shape(value: object, what: str) -> object:
+    """None, a shape (tuple, list or TensorShape), or a dict or tuple of them: their dims are
+    checked when each part is planned (`npyio._data.structure.per_part`)."""
+    if isinstance(value, (str, bytes, float, bool)):
+        raise TypeError(f"{what} must be a shape (a tuple of ints and None), got {value!r:.100}")
+    return value
+
+
+def _fraction(value: object, what: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not (isinstance(value, (int, float)) and 0 < value < 1):
+        raise ValueError(f"{what} must be a float between 0 and 1 (exclusive), got {value!r:.100}")
+    return value
+
+
+def _subset(value: object, what: str) -> str | None:
+    if value is not None and value not in SUBSETS:
+        raise ValueError(
+            f"{what} must be 'training', 'validation' or 'both' with validation_split, "
+            f"got {value!r:.100}"
+        )
+    return value
+
+
+def _padding(value: object, what: str = "padding_value") -> object:
     """Checks ``padding_value``: None, a number, or a dict, tuple or list of them (nested).
 
     Raises:
         TypeError: for anything else, naming the argument.
     """
     if value is None or isinstance(value, (int, float, complex, np.number, np.bool_)):
-        return
+        return value
     if isinstance(value, dict):
         items: Any = value.values()
     elif isinstance(value, (tuple, list)):
         items = value
     else:
         raise TypeError(
-            f"padding_value must be a number, None, or a dict or tuple of them, got {value!r:.200}"
+            f"{what} must be a number, None, or a dict or tuple of them, got {value!r:.200}"
         )
     for item in items:
-        _padding(item)
+        _padding(item, what)
+    return value
+
+
+def _shard(value: object, what: str) -> tuple[int, int] | None:
+    return parse_shard(value)
 
 
 def _pick(cls: type[T], arguments: Mapping[str, Any]) -> T:
     """An instance of the dataclass ``cls`` from the ``arguments`` named like its fields."""
-    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    names = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
     return cls(**{k: v for k, v in arguments.items() if k in names})
+
+
+@functools.cache
+def _parameter_names(function: Callable[..., object]) -> tuple[str, ...]:
+    return tuple(inspect.signature(function).parameters)
+
+
+def parameters(function: Callable[..., object], values: Mapping[str, Any]) -> dict[str, Any]:
+    """``function``'s arguments among ``values``, its ``locals()``: only its parameters, since
+    AutoGraph, converting a caller inside a ``tf.function``, adds names of its own there."""
+    return {name: values[name] for name in _parameter_names(function)}
+
+
+def _equal(value: object, default: object) -> bool:
+    """``value == default``, for a value of any type (``False == 0``: a bool is no int)."""
+    return type(value) is type(default) and bool(value == default)
+
+
+def _refuse_unknown(arguments: Mapping[str, Any], *classes: type) -> None:
+    """Raises TypeError for an argument that no class has a field for (and that is no
+    source): a name would otherwise be dropped without a word."""
+    known = set(SOURCES).union(
+        *({f.name for f in dataclasses.fields(cls) if f.init} for cls in classes)
+    )
+    unknown = sorted(set(arguments) - known)
+    if unknown:
+        expected = ", ".join(sorted(known - SOURCES))
+        raise TypeError(f"unknown option {unknown[0]!r} -- expected one of {expected}")
 
 
 @dataclass(frozen=True)
@@ -103,30 +266,33 @@ class ReadOptions:
     part's `npyio._format.spec.Spec` from them. ``key``/``label_key`` name ``.npz`` members.
     """
 
-    dtype: object = None
-    shape: object = None
-    label_dtype: object = None
-    label_shape: object = None
-    key: str | None = None
-    label_key: str | None = None
-    backend: str = "graph"
-    ignore_errors: bool = False
-    max_file_size: int | None = None
-    max_header_size: int = npy.MAX_HEADER_SIZE
+    dtype: object = field(default=None, metadata=checked_by(_dtypes))
+    shape: object = field(default=None, metadata=checked_by(_shape))
+    label_dtype: object = field(default=None, metadata=checked_by(_dtypes))
+    label_shape: object = field(default=None, metadata=checked_by(_shape))
+    key: str | None = field(default=None, metadata=checked_by(_name))
+    label_key: str | None = field(default=None, metadata=checked_by(_name))
+    backend: str = field(default="graph", metadata=checked_by(_backend))
+    ignore_errors: bool = field(default=False, metadata=checked_by(_flag))
+    max_file_size: int | None = field(default=None, metadata=checked_by(_limit))
+    max_header_size: int = field(default=npy.MAX_HEADER_SIZE, metadata=checked_by(_limit))
     limits: Limits = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        _check_fields(self)
         object.__setattr__(self, "limits", Limits(self.max_header_size, self.max_file_size))
-        if self.backend not in BACKENDS:
-            raise ValueError(
-                f"unknown backend {self.backend!r} -- expected one of {', '.join(BACKENDS)}"
-            )
-        if self.key is not None and self.max_file_size is not None:
-            raise ValueError("max_file_size is not supported with key (.npz archives)")
-        if self.key is None and self.label_key is not None:
-            raise ValueError("label_key needs key: it names a member of .npz archives")
-        if self.key is not None and self.backend != "graph":
-            raise ValueError(f"key (.npz archives) needs backend='graph', got {self.backend!r}")
+
+    @classmethod
+    def from_arguments(cls, arguments: Mapping[str, Any]) -> ReadOptions:
+        """The read options among `npyio.pack`'s ``arguments`` (the rest are `PackOptions`'
+        or its own): what each part loads as."""
+        return _pick(cls, arguments)
+
+    @property
+    def kind(self) -> str:
+        """The source kind these options alone decide: ``.npz`` members with ``key``, else
+        loose files (planning tells a pack by its index, `npyio._data.plan.plan`)."""
+        return capabilities.FILES if self.key is None else capabilities.NPZ
 
     @property
     def suffix(self) -> str:
@@ -144,56 +310,51 @@ class LoaderOptions:
     each part's dtype when the plan knows it (`npyio._data.plan`).
     """
 
-    batch_size: int | None = None
-    drop_remainder: bool = False
-    shuffle: bool = False
-    seed: int | None = None
-    reshuffle_each_iteration: bool = True
-    shard: Any = None
-    num_parallel_calls: int | None = AUTOTUNE
-    deterministic: bool | None = None
-    prefetch: int | None = AUTOTUNE
-    with_paths: bool = False
-    padding_value: object = None
+    batch_size: int | None = field(default=None, metadata=checked_by(positive))
+    drop_remainder: bool = field(default=False, metadata=checked_by(_flag))
+    shuffle: bool = field(default=False, metadata=checked_by(_flag))
+    seed: int | None = field(default=None, metadata=checked_by(_seed))
+    reshuffle_each_iteration: bool = field(default=True, metadata=checked_by(_flag))
+    shard: Any = field(default=None, metadata=checked_by(_shard))
+    num_parallel_calls: int | None = field(default=AUTOTUNE, metadata=checked_by(_parallelism))
+    deterministic: bool | None = field(default=None, metadata=checked_by(_optional_flag))
+    prefetch: int | None = field(default=AUTOTUNE, metadata=checked_by(_prefetch))
+    with_paths: bool = field(default=False, metadata=checked_by(_flag))
+    padding_value: object = field(default=None, metadata=checked_by(_padding))
 
     def __post_init__(self) -> None:
-        positive(self.batch_size, "batch_size")
-        _padding(self.padding_value)
-        object.__setattr__(self, "shard", parse_shard(self.shard))
+        _check_fields(self)
 
 
 @dataclass(frozen=True)
 class SplitOptions:
     """A validation split, as Keras's ``*_dataset_from_directory`` cuts it (`check`)."""
 
-    validation_split: float | None = None
-    subset: str | None = None
+    validation_split: float | None = field(default=None, metadata=checked_by(_fraction))
+    subset: str | None = field(default=None, metadata=checked_by(_subset))
 
-    def check(self, loader: LoaderOptions) -> None:
-        """The split arguments, checked (before any file is listed).
+    def __post_init__(self) -> None:
+        _check_fields(self)
+
+    def check(self, shuffle: bool, seed: int | None) -> None:
+        """The split arguments together, and with the shuffle (before any file is listed).
 
         Raises:
-            ValueError: for a ``validation_split`` outside (0, 1), a ``subset`` without one
-                (or the reverse), an unknown ``subset``, or a split while shuffling without a
-                ``seed`` (the subsets would overlap from one call to the next).
+            ValueError: for a ``subset`` without a ``validation_split`` (or the reverse), or
+                a split while shuffling without a ``seed`` (the subsets would overlap from
+                one call to the next).
         """
         fraction, subset = self.validation_split, self.subset
         if fraction is None:
             if subset is not None:
                 raise ValueError(f"subset={subset!r} needs validation_split (got None)")
             return
-        if isinstance(fraction, bool) or not (
-            isinstance(fraction, (int, float)) and 0 < fraction < 1
-        ):
+        _subset(subset, "subset")
+        if subset is None:
             raise ValueError(
-                f"validation_split must be a float between 0 and 1 (exclusive), got {fraction!r}"
+                "subset must be 'training', 'validation' or 'both' with validation_split, got None"
             )
-        if subset not in SUBSETS:
-            raise ValueError(
-                f"subset must be 'training', 'validation' or 'both' with validation_split, "
-                f"got {subset!r}"
-            )
-        if loader.shuffle and loader.seed is None:
+        if shuffle and seed is None:
             raise ValueError(
                 "validation_split with shuffle=True needs a seed: without one, the training "
                 "and validation subsets of two calls would overlap"
@@ -209,12 +370,28 @@ class DatasetOptions:
     split: SplitOptions = SplitOptions()
 
     def __post_init__(self) -> None:
-        self.split.check(self.loader)
+        self.split.check(self.loader.shuffle, self.loader.seed)
+        capabilities.refuse(self.read.kind, self.given())  # the kind the options decide
+
+    def given(self) -> dict[str, object]:
+        """The options given a value other than their default, by their public names."""
+        out = {}
+        for part in (self.read, self.loader, self.split):
+            for f in dataclasses.fields(part):
+                value = getattr(part, f.name)
+                if f.init and not (value is f.default or _equal(value, f.default)):
+                    out[f.name] = value
+        return out
 
     @classmethod
     def from_arguments(cls, arguments: Mapping[str, Any]) -> DatasetOptions:
         """The options among a public function's ``arguments`` (its ``locals()``), each taken
-        by the class that has a field of its name; other names are left alone."""
+        by the class that has a field of its name; the sources (`SOURCES`) are left alone.
+
+        Raises:
+            TypeError: for a name that is neither an option nor a source.
+        """
+        _refuse_unknown(arguments, ReadOptions, LoaderOptions, SplitOptions)
         return cls(
             _pick(ReadOptions, arguments),
             _pick(LoaderOptions, arguments),
@@ -224,30 +401,69 @@ class DatasetOptions:
 
 @dataclass(frozen=True)
 class RowsOptions:
-    """The options of `npyio.rows`: the row shuffle, batching, parallel reads and the shard."""
+    """The options of `npyio.rows`: the row shuffle, batching, parallel reads, the shard and
+    the split (as `SplitOptions`; ``shuffle_buffer`` set is a shuffle)."""
 
-    shuffle_buffer: int | None = None
-    seed: int | None = None
-    batch_size: int | None = None
-    drop_remainder: bool = False
-    num_parallel_reads: int | None = AUTOTUNE
-    shard: Any = None
+    shuffle_buffer: int | None = field(default=None, metadata=checked_by(positive))
+    seed: int | None = field(default=None, metadata=checked_by(_seed))
+    batch_size: int | None = field(default=None, metadata=checked_by(positive))
+    drop_remainder: bool = field(default=False, metadata=checked_by(_flag))
+    num_parallel_reads: int | None = field(default=AUTOTUNE, metadata=checked_by(_parallelism))
+    shard: Any = field(default=None, metadata=checked_by(_shard))
+    validation_split: float | None = field(default=None, metadata=checked_by(_fraction))
+    subset: str | None = field(default=None, metadata=checked_by(_subset))
 
     def __post_init__(self) -> None:
-        positive(self.shuffle_buffer, "shuffle_buffer")
-        positive(self.batch_size, "batch_size")
-        _parallelism(self.num_parallel_reads, "num_parallel_reads")
-        object.__setattr__(self, "shard", parse_shard(self.shard))
+        _check_fields(self)
+        self.split.check(self.shuffle_buffer is not None, self.seed)
+
+    @property
+    def split(self) -> SplitOptions:
+        """The split, as `npyio.dataset`'s."""
+        return SplitOptions(self.validation_split, self.subset)
 
     @classmethod
     def from_arguments(cls, arguments: Mapping[str, Any]) -> RowsOptions:
         """The options among `npyio.rows`'s ``arguments`` (see `DatasetOptions`)."""
+        _refuse_unknown(arguments, cls)
         return _pick(cls, arguments)
 
     @property
     def auto(self) -> bool:
         """Whether ``num_parallel_reads`` is left to tf.data (AUTOTUNE or None)."""
         return self.num_parallel_reads in (None, AUTOTUNE)
+
+
+# --- validation splits ------------------------------------------------------------------------
+def split(n: int, options: SplitOptions, shuffle: bool, seed: int | None) -> list[np.ndarray]:
+    """Indices of the subsets of ``n`` samples, as Keras's ``*_dataset_from_directory`` cuts
+    them: the samples are shuffled with ``seed`` (when ``shuffle``), then the last
+    ``int(validation_split * n)`` are the validation subset and the rest the training subset.
+    The same seed gives the same split on every call. Returns one array (``"training"``,
+    ``"validation"``, or all samples without a split) or two (``"both"``).
+
+    The arguments were checked when ``options`` was made (`SplitOptions.check`). The samples
+    are files, or rows (`npyio.rows`, a pack).
+
+    Raises:
+        ValueError: for a subset left empty.
+    """
+    validation_split, subset = options.validation_split, options.subset
+    if validation_split is None:
+        return [np.arange(n)]
+    order = np.arange(n)
+    if shuffle:
+        order = np.random.RandomState(seed).permutation(n)
+    n_val = int(validation_split * n)
+    training, validation = order[: n - n_val], order[n - n_val :]
+    for name, part in (("training", training), ("validation", validation)):
+        if subset in (name, "both") and len(part) == 0:
+            raise ValueError(
+                f"validation_split={validation_split} of {n} files leaves the {name} subset empty"
+            )
+    if subset == "training":
+        return [training]
+    return [validation] if subset == "validation" else [training, validation]
 
 
 #: ``npyio pack``'s default shard size: 256 MB (``--shard-size``).
@@ -273,5 +489,6 @@ class PackOptions:
 
     @classmethod
     def from_arguments(cls, arguments: Mapping[str, Any]) -> PackOptions:
-        """The options among `npyio.pack`'s ``arguments`` (see `DatasetOptions`)."""
+        """The options among `npyio.pack`'s ``arguments`` (see `DatasetOptions`); the other
+        names (its sources and read options) are left to their own classes."""
         return _pick(cls, arguments)

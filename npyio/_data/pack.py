@@ -523,7 +523,7 @@ def pack(
     started = time.perf_counter()
     options = PackOptions.from_arguments(locals())
     out = one_path(out, "out")
-    read = DatasetOptions.from_arguments(locals()).read  # what each part loads as
+    read = ReadOptions.from_arguments(locals())  # what each part loads as
     if options.shuffle and options.seed is None:  # recorded in the index, so the order can be
         from npyio._data.shuffle import resolve_seed  # written again
 

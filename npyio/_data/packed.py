@@ -1,6 +1,8 @@
-"""Reading a packed directory (``npyio pack``'s output) as `npyio.dataset` reads its sources.
+"""Planning a packed directory (``npyio pack``'s output) as `npyio.dataset` reads its sources.
 
-`npyio.dataset(OUT)` comes here when ``OUT`` holds a pack index (`npyio._format.packed`). The
+`npyio._data.plan.plan` comes here when ``OUT`` holds a pack index (`npyio._format.packed`),
+and `npyio._data.dataset.build_packed` builds the `PackPlan`. What each option means for a
+pack, or why it is refused, is `npyio._data.capabilities.TABLE`'s ``pack`` column. The
 shards are read by `npyio.rows`'s machinery (`npyio._data.rows.build_rows`): each part is a
 *side* of a `RowsPlan`, a run of rows of one shard is a *piece*, read with
 ``FixedLengthRecordDataset`` in chunks of about 1 MiB and decoded with ``decode_raw``; the
@@ -29,27 +31,39 @@ parts of a piece are zipped. What `npyio.dataset`'s options mean here:
   do not divide evenly, and a pack often has a single shard).
 - **with_paths**: the original input file of each row, from the index's names and the
   ``order`` part.
+- **Refused** (the table's messages): ``labels``, ``key``/``label_key``, ``backend``,
+  ``ignore_errors``, ``max_file_size``, ``max_header_size``, ``padding_value`` (a pack has
+  fixed what they choose when it was written), and ``deterministic=False`` (rows are decoded
+  in order).
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import numpy as np
-import tensorflow as tf
 
-from npyio._data.options import DatasetOptions, RowsOptions
-from npyio._data.plan import split
-from npyio._data.rows import build_rows
-from npyio._data.rows_plan import CHUNK_BYTES, CYCLE, RowsPlan, RowsSide, pieces, rows_side
-from npyio._data.structure import LEAF, flatten, pack, per_part
+from npyio._data import capabilities
+from npyio._data.options import DatasetOptions, LoaderOptions, RowsOptions, split
+from npyio._data.rows_plan import (
+    CHUNK_BYTES,
+    CYCLE,
+    RowsPlan,
+    RowsSide,
+    pieces,
+    row_runs,
+    rows_side,
+    shard_runs,
+)
+from npyio._data.structure import LEAF, per_part
 from npyio._format import npy
 from npyio._format.files import UnknownSchemeError, is_local, join, path_text
 from npyio._format.packed import INCOMPLETE, INDEX, PackIndex, structure_from_json
 from npyio._io.files import exists
 from npyio._io.packed import read_index
 
-__all__ = ["PIECE_BYTES", "is_packed", "packed_dataset"]
+__all__ = ["PIECE_BYTES", "PackPlan", "is_packed", "plan_packed"]
 
 #: When shuffling, pieces are runs of about this many bytes of the widest part.
 PIECE_BYTES = 1 << 20
@@ -70,12 +84,21 @@ def is_packed(inputs: object) -> str | None:
     return text if found else None
 
 
-#: Options of npyio.dataset that describe loose files, which a pack has already fixed.
-_FIXED = ("key", "label_key", "max_file_size")
+@dataclass(frozen=True)
+class PackPlan:
+    """Everything `npyio.dataset` decides about a pack before it builds a graph: the index,
+    the rows of one subset (a `RowsPlan` whose sides are the parts, ``order`` last with
+    ``with_paths``), and the loader options `npyio.rows` has not (reshuffle, prefetch,
+    paths)."""
+
+    index: PackIndex
+    rows: RowsPlan
+    loader: LoaderOptions
+    kind: str = capabilities.PACK
 
 
 def _check_options(index: PackIndex, labels: object, options: DatasetOptions) -> None:
-    """Refuses what does not apply to a pack, and a dtype/shape the pack contradicts."""
+    """Refuses what the table refuses for a pack, and a dtype/shape the pack contradicts."""
     where = index.directory
     if labels is not None:
         raise ValueError(
@@ -83,16 +106,9 @@ def _check_options(index: PackIndex, labels: object, options: DatasetOptions) ->
             f"without labels"
         )
     read = options.read
-    for name in _FIXED:
-        if getattr(read, name) is not None:
-            raise ValueError(f"{where}: {name}= does not apply to a packed directory")
-    if read.backend != "graph" or read.ignore_errors:
-        raise ValueError(
-            f"{where}: a packed directory is read by npyio's row reader; backend= and "
-            f"ignore_errors= do not apply (npyio verify checks its shards)"
-        )
-    if options.loader.padding_value is not None:  # a shard holds rows of one shape
-        raise ValueError(f"{where}: padding_value= does not apply to a packed directory")
+    if read.key is not None:  # not a row of the table: key makes a source of .npz members
+        raise ValueError(f"{where}: key= does not apply to a packed directory")
+    capabilities.refuse(capabilities.PACK, options.given(), where)
     inputs_tmpl = structure_from_json(index.inputs, LEAF)
     labels_tmpl = None if index.labels is None else structure_from_json(index.labels, LEAF)
     sides = [("inputs", inputs_tmpl, read.dtype, read.shape)]
@@ -118,17 +134,6 @@ def _check_options(index: PackIndex, labels: object, options: DatasetOptions) ->
                 )
 
 
-def _runs(indices: np.ndarray) -> list[tuple[int, int]]:
-    """Sorted indices as runs [a, e) of consecutive rows."""
-    if len(indices) == 0:
-        return []
-    rows = np.sort(indices)
-    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
-    starts = np.concatenate([[0], breaks])
-    ends = np.concatenate([breaks, [len(rows)]])
-    return [(int(rows[a]), int(rows[e - 1]) + 1) for a, e in zip(starts, ends)]
-
-
 def _plan(
     index: PackIndex,
     sides: tuple[RowsSide, ...],
@@ -137,20 +142,10 @@ def _plan(
 ) -> RowsPlan:
     loader = options.loader
     counts = [s.rows for s in index.shards]
-    runs = _runs(rows)
-    if loader.shard is not None:  # by row: contiguous ranges of this subset's rows
+    runs = shard_runs(row_runs(rows), loader.shard)
+    if loader.shard is not None and not runs:
         n, i = loader.shard
-        total = sum(e - a for a, e in runs)
-        lo, hi = total * i // n, total * (i + 1) // n
-        if hi == lo:
-            raise ValueError(f"shard {i} of {n} has no rows ({total} in all)")
-        kept, seen = [], 0
-        for a, e in runs:
-            s, t = max(a, a + lo - seen), min(e, a + hi - seen)
-            if s < t:
-                kept.append((s, t))
-            seen += e - a
-        runs = kept
+        raise ValueError(f"shard {i} of {n} has no rows ({len(rows)} in all)")
     widest = max(max(s.row_bytes for s in sides), 1)
     chunk = max(1, CHUNK_BYTES // widest)
     block, buffer = None, None
@@ -169,38 +164,11 @@ def _plan(
     return RowsPlan(sides, tuple(cut), chunk, CYCLE, rows_options)
 
 
-def _build(index: PackIndex, plan: RowsPlan, options: DatasetOptions) -> tf.data.Dataset:
-    """The rows of ``plan`` as `npyio.dataset` elements: the sources' structure, then the
-    path with ``with_paths``."""
-    loader = options.loader
-    inputs_tmpl = structure_from_json(index.inputs, LEAF)
-    labels_tmpl = None if index.labels is None else structure_from_json(index.labels, LEAF)
-    n_inputs = len(flatten(inputs_tmpl, inputs_tmpl))
-    n_parts = len(index.parts) - 1  # the last part is ``order``
-    # (only with paths: a constant of every name would be rewritten with the graph each epoch)
-    names = tf.constant([os.fsencode(n) for n in index.names]) if loader.with_paths else None
-
-    def finish(*parts: tf.Tensor) -> object:
-        leaves = list(parts)
-        out = [pack(inputs_tmpl, leaves[:n_inputs])]
-        if labels_tmpl is not None:
-            out.append(pack(labels_tmpl, leaves[n_inputs:n_parts]))
-        if names is not None:
-            out.append(tf.gather(names, leaves[n_parts]))
-        return out[0] if len(out) == 1 else tuple(out)
-
-    return build_rows(
-        plan,
-        reshuffle_each_iteration=loader.reshuffle_each_iteration,
-        finish=finish,
-        prefetch=loader.prefetch,
-    )
-
-
-def packed_dataset(
+def plan_packed(
     directory: str, labels: object, options: DatasetOptions
-) -> tf.data.Dataset | tuple[tf.data.Dataset, tf.data.Dataset]:
-    """`npyio.dataset` of a packed directory (see the module docstring).
+) -> PackPlan | tuple[PackPlan, PackPlan]:
+    """The plan of `npyio.dataset` of a packed directory (see the module docstring): one, or
+    two for ``subset="both"`` (training, validation).
 
     Raises:
         IncompletePackError: for a directory an interrupted pack left.
@@ -217,8 +185,9 @@ def packed_dataset(
     for side, p in zip(sides, parts):
         if side.row_shape != index.parts[p].shape:
             raise ValueError(f"{side.files[0].path}: its rows do not match the index")
-    subsets = split(index.count, options.split, options.loader)
-    built = []
-    for rows in subsets:
-        built.append(_build(index, _plan(index, sides, rows, options), options))
-    return built[0] if len(built) == 1 else (built[0], built[1])
+    loader = options.loader
+    plans = [
+        PackPlan(index, _plan(index, sides, rows, options), loader)
+        for rows in split(index.count, options.split, loader.shuffle, loader.seed)
+    ]
+    return plans[0] if len(plans) == 1 else (plans[0], plans[1])

@@ -13,19 +13,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from npyio._data.options import DatasetOptions, LoaderOptions, ReadOptions, SplitOptions
+from npyio._data.options import DatasetOptions, LoaderOptions, ReadOptions, split
+from npyio._data.packed import PackPlan, is_packed, plan_packed
 from npyio._data.paths import PathSpec, pair_parts, resolve, shard_list
 from npyio._data.structure import LEAF, flatten, label_values, leaf_names, per_part, structure_of
 from npyio._format import npy
 from npyio._format.spec import Spec
 from npyio._io.spec import derive_spec
+from npyio._read import capabilities
 
 __all__ = [
     "BATCH_THEN_DECODE",
     "DECODE_THEN_BATCH",
     "LARGE_FILE",
     "DatasetPlan",
+    "Plan",
     "choose_strategy",
+    "plan",
     "plan_dataset",
     "split",
 ]
@@ -44,47 +48,17 @@ def choose_strategy(
     specs: tuple[Spec, ...], batch_size: int | None, ignore_errors: bool, backend: str
 ) -> str:
     """Batch-then-decode when it is both possible and worth it: batches of static, small
-    files of the graph backend, where no error is expected (an error would fail a whole
-    batch, and ``ignore_errors`` skips files one by one). Decode-then-batch otherwise."""
+    files of a backend that decodes batches of bytes (`npyio._read.Capabilities.batched`),
+    where no error is expected (an error would fail a whole batch, and ``ignore_errors`` skips
+    files one by one). Decode-then-batch otherwise."""
     possible = (
         batch_size is not None
-        and backend == "graph"
+        and capabilities(backend).batched
         and not ignore_errors
         and all(spec.static for spec in specs)
     )
     small = all(spec.hint is not None and spec.hint.size < LARGE_FILE for spec in specs)
     return BATCH_THEN_DECODE if possible and small else DECODE_THEN_BATCH
-
-
-# --- validation splits ------------------------------------------------------------------------
-def split(n: int, options: SplitOptions, loader: LoaderOptions) -> list[np.ndarray]:
-    """Indices of the subsets of ``n`` samples, as Keras's ``*_dataset_from_directory`` cuts
-    them: the samples are shuffled with ``seed`` (when ``shuffle``), then the last
-    ``int(validation_split * n)`` are the validation subset and the rest the training subset.
-    The same seed gives the same split on every call. Returns one array (``"training"``,
-    ``"validation"``, or all samples without a split) or two (``"both"``).
-
-    The arguments were checked when ``options`` was made (`SplitOptions.check`).
-
-    Raises:
-        ValueError: for a subset left empty.
-    """
-    validation_split, subset = options.validation_split, options.subset
-    if validation_split is None:
-        return [np.arange(n)]
-    order = np.arange(n)
-    if loader.shuffle:
-        order = np.random.RandomState(loader.seed).permutation(n)
-    n_val = int(validation_split * n)
-    training, validation = order[: n - n_val], order[n - n_val :]
-    for name, part in (("training", training), ("validation", validation)):
-        if subset in (name, "both") and len(part) == 0:
-            raise ValueError(
-                f"validation_split={validation_split} of {n} files leaves the {name} subset empty"
-            )
-    if subset == "training":
-        return [training]
-    return [validation] if subset == "validation" else [training, validation]
 
 
 @dataclass(frozen=True)
@@ -107,6 +81,11 @@ class DatasetPlan:
     padding: tuple[object, ...] | None = None
     loader: LoaderOptions = field(default_factory=LoaderOptions)
     read: ReadOptions = field(default_factory=ReadOptions)
+
+    @property
+    def kind(self) -> str:
+        """The source kind (`npyio._data.capabilities`): loose files or ``.npz`` members."""
+        return self.read.kind
 
     @property
     def count(self) -> int:
@@ -265,7 +244,8 @@ def _subsets(
 ) -> list[tuple[list[list[str]], np.ndarray | None]]:
     """Split, then shard: every shard of a subset is a part of that subset."""
     out = []
-    for indices in split(len(columns[0]), options.split, options.loader):
+    loader = options.loader
+    for indices in split(len(columns[0]), options.split, loader.shuffle, loader.seed):
         if options.split.validation_split is None:  # all files, in order: nothing to gather
             cols, vals = columns, values
         else:
@@ -309,3 +289,20 @@ def plan_dataset(
         for cols, vals in _subsets(parts.columns, values, options)
     ]
     return plans[0] if options.split.subset != "both" else (plans[0], plans[1])
+
+
+#: What `plan` gives: loose files or ``.npz`` members, or a pack.
+Plan = DatasetPlan | PackPlan
+
+
+def plan(
+    inputs: PathSpec, labels: PathSpec | None = None, options: DatasetOptions = DatasetOptions()
+) -> Plan | tuple[Plan, Plan]:
+    """What `npyio.dataset` reads and how: the source kind is decided here (a directory with a
+    pack's index is a pack, ``key`` makes ``.npz`` members, else loose files), and each kind's
+    options are checked against `npyio._data.capabilities.TABLE`. Two plans for
+    ``subset="both"``: training, validation."""
+    directory = is_packed(inputs)
+    if directory is not None:  # written by npyio pack: its index says what it holds
+        return plan_packed(directory, labels, options)
+    return plan_dataset(inputs, labels, options)

@@ -37,7 +37,7 @@ from collections.abc import Callable
 import tensorflow as tf
 
 from npyio._data.map import flat_map, interleave, parallel_map
-from npyio._data.options import AUTOTUNE, RowsOptions
+from npyio._data.options import AUTOTUNE, RowsOptions, parameters
 from npyio._data.paths import PathSpec
 from npyio._data.remote import for_storage
 from npyio._data.rows_plan import RowsPlan, plan_rows
@@ -177,7 +177,9 @@ def rows(
     drop_remainder: bool = False,
     num_parallel_reads: int | None = AUTOTUNE,
     shard: object = None,
-) -> tf.data.Dataset:
+    validation_split: float | None = None,
+    subset: str | None = None,
+) -> tf.data.Dataset | tuple[tf.data.Dataset, tf.data.Dataset]:
     """A ``tf.data.Dataset`` of the rows of large ``.npy`` files, streamed with graph ops.
 
     Where `npyio.dataset` yields one element per file, ``rows`` yields one element per *row*
@@ -224,10 +226,15 @@ def rows(
             autotuned parallelism). Also how many chunks are decoded in parallel.
         shard: ``(num_shards, index)`` or a ``tf.distribute.InputContext``: keep only this
             worker's range of rows (see above).
+        validation_split, subset: Hold out the last ``int(validation_split * n)`` of the
+            ``n`` rows (after a shuffle of the rows with ``seed``, when ``shuffle_buffer`` is
+            set), as `npyio.dataset` holds out files and as a pack holds out rows; ``subset``
+            is ``"training"``, ``"validation"`` or ``"both"`` (a tuple of the two datasets).
+            Each subset is then sharded by row.
 
     Returns:
         A dataset of rows ``x[i]`` (or pairs ``(x[i], y[i])``), or of batches of them, with
-        the static row shape and dtype of the files.
+        the static row shape and dtype of the files; two for ``subset="both"``.
 
     Raises:
         NpyFormatError: When the dataset is built (every header is read then, and every size
@@ -236,7 +243,10 @@ def rows(
             or row shape differs from the first file's. The message starts with the path.
         ValueError: When the dataset is built: no files found; inputs and labels that do not
             pair up, or a pair whose row counts differ (both files named); a bad ``shard``,
-            ``shuffle_buffer``, ``batch_size`` or ``num_parallel_reads``.
+            ``shuffle_buffer``, ``batch_size``, ``num_parallel_reads``, ``validation_split``
+            or ``subset``.
+        TypeError: When the dataset is built: an argument of the wrong type (a ``seed`` that
+            is not an int, a ``drop_remainder`` that is not a bool).
         tf.errors.OpError: When iterated, if a file changed size after the dataset was built:
             ``InvalidArgumentError`` (from npyio's row count, naming the file, or from
             ``FixedLengthRecordDataset`` for a partial row, naming the file), or rarely an
@@ -258,7 +268,10 @@ def rows(
         [[12.0, 13.0]]
     """
     require_tf2()
-    return build_rows(plan_rows(inputs, labels, RowsOptions.from_arguments(locals())))
+    plans = plan_rows(inputs, labels, RowsOptions.from_arguments(parameters(rows, locals())))
+    if isinstance(plans, tuple):
+        return build_rows(plans[0]), build_rows(plans[1])
+    return build_rows(plans)
 
 
 def _piece_columns(plan: RowsPlan, order: tuple[IndexShuffle, tf.Tensor] | None) -> tf.data.Dataset:

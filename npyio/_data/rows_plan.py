@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from npyio._data.options import RowsOptions
+from npyio._data import capabilities
+from npyio._data.options import RowsOptions, split
 from npyio._data.paths import PathSpec, pair, resolve
 from npyio._format import npy
 from npyio._io.header import read_checked
@@ -37,7 +38,9 @@ __all__ = [
     "RowsSide",
     "pieces",
     "plan_rows",
+    "row_runs",
     "rows_side",
+    "shard_runs",
 ]
 
 
@@ -114,6 +117,34 @@ def rows_side(paths: list[str]) -> RowsSide:
     return RowsSide(files, dtype, row_shape, orders.pop() if len(orders) == 1 else None)
 
 
+def row_runs(indices: np.ndarray) -> list[tuple[int, int]]:
+    """Sorted indices as runs [a, e) of consecutive rows."""
+    if len(indices) == 0:
+        return []
+    rows = np.sort(indices)
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+    starts = np.concatenate([[0], breaks])
+    ends = np.concatenate([breaks, [len(rows)]])
+    return [(int(rows[a]), int(rows[e - 1]) + 1) for a, e in zip(starts, ends)]
+
+
+def shard_runs(runs: list[tuple[int, int]], shard: tuple[int, int] | None) -> list[tuple[int, int]]:
+    """The rows of ``runs`` that shard ``(n, i)`` reads: by row, the contiguous range
+    ``[total * i // n, total * (i + 1) // n)`` of their rows (empty when it holds none)."""
+    if shard is None:
+        return runs
+    n, i = shard
+    total = sum(e - a for a, e in runs)
+    lo, hi = total * i // n, total * (i + 1) // n
+    kept, seen = [], 0
+    for a, e in runs:
+        s, t = max(a, a + lo - seen), min(e, a + hi - seen)
+        if s < t:
+            kept.append((s, t))
+        seen += e - a
+    return kept
+
+
 def pieces(counts: list[int], lo: int, hi: int, block: int | None) -> list[tuple[int, int, int]]:
     """(file index, first row, end row) runs covering global rows [lo, hi), cut every ``block``
     rows when ``block`` is set."""
@@ -138,6 +169,11 @@ class RowsPlan:
     chunk: int
     cycle: int
     options: RowsOptions
+
+    @property
+    def kind(self) -> str:
+        """The source kind (`npyio._data.capabilities`)."""
+        return capabilities.ROWS
 
     @property
     def auto(self) -> bool:
@@ -166,16 +202,29 @@ def _paired_sides(inputs: PathSpec, labels: PathSpec | None) -> tuple[RowsSide, 
     return sides
 
 
+def _pieces(
+    counts: list[int], runs: list[tuple[int, int]], shard: tuple[int, int] | None, block: int | None
+) -> list[tuple[int, int, int]]:
+    """The pieces of the rows of ``runs`` that ``shard`` reads."""
+    return [p for a, e in shard_runs(runs, shard) for p in pieces(counts, a, e, block)]
+
+
 def plan_rows(
     inputs: PathSpec, labels: PathSpec | None = None, options: RowsOptions = RowsOptions()
-) -> RowsPlan:
-    """Resolves, pairs and checks the files, and cuts this shard's rows into pieces (see
-    `npyio.rows`)."""
+) -> RowsPlan | tuple[RowsPlan, RowsPlan]:
+    """Resolves, pairs and checks the files, splits the rows (``validation_split``), and cuts
+    this shard's rows of each subset into pieces (see `npyio.rows`). Two plans for
+    ``subset="both"``: training, validation."""
     sides = _paired_sides(inputs, labels)
-    n, i = options.shard or (1, 0)
     counts = [f.nrows for f in sides[0].files]
     total = sum(counts)
-    lo, hi = total * i // n, total * (i + 1) // n
+    if options.validation_split is None:
+        subsets = [[(0, total)]]
+    else:
+        shuffled = options.shuffle_buffer is not None
+        subsets = [
+            row_runs(indices) for indices in split(total, options.split, shuffled, options.seed)
+        ]
 
     widest = max(max(s.row_bytes for s in sides), 1)
     chunk = max(1, CHUNK_BYTES // widest)
@@ -187,4 +236,8 @@ def plan_rows(
         chunk = max(1, min(chunk, options.shuffle_buffer // (2 * cycle)))
         wanted = max(-(-options.shuffle_buffer // cycle), MIN_PIECE_BYTES // widest)
         block = max(chunk, min(BLOCK_BYTES // widest, wanted))
-    return RowsPlan(sides, tuple(pieces(counts, lo, hi, block)), chunk, cycle, options)
+    plans = [
+        RowsPlan(sides, tuple(_pieces(counts, runs, options.shard, block)), chunk, cycle, options)
+        for runs in subsets
+    ]
+    return plans[0] if len(plans) == 1 else (plans[0], plans[1])

@@ -36,7 +36,7 @@ import numpy as np
 from npyio._format import npy
 from npyio._format.files import NO_SUCH_FILE, join, parent
 from npyio._format.header import Checked
-from npyio.errors import NpyioError, PackIndexError
+from npyio.errors import IncompletePackError, PackIndexError
 
 __all__ = [
     "FORMAT",
@@ -71,10 +71,6 @@ TMP = ".tmp"
 #: The files a pack writes (what a rerun or ``--overwrite`` may remove, and nothing else);
 #: temporary names begin with "." (older versions wrote them without).
 OURS = re.compile(r"^[A-Za-z0-9_.]+-\d{5}-of-\d{5}\.npy(\.tmp)?$|^\.?npyio-pack\.json(\.tmp)?$")
-
-
-class IncompletePackError(NpyioError, ValueError):
-    """A directory holds part of a pack but no index: the pack was interrupted."""
 
 
 def shard_name(stem: str, i: int, k: int) -> str:

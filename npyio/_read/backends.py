@@ -8,30 +8,54 @@
   (holding the GIL), and a graph that uses it cannot be serialized: it fails on tf.data service
   workers, in other processes and on TPU hosts.
 
-Every backend applies the limits of each part's spec.
+Every backend applies the limits of each part's spec. What each can do is data
+(`npyio._read.CAPABILITIES`): code asks a reader's ``capabilities``, never its name.
 """
 
 from __future__ import annotations
 
-from npyio._read import BACKENDS
-from npyio._read.part import GraphReader, Reader
+from collections.abc import Sequence
+from typing import Protocol
 
-__all__ = ["BACKENDS", "reader"]
+import tensorflow as tf
+
+from npyio._format.spec import Spec
+from npyio._read import BACKENDS, Capabilities, capabilities
+from npyio._read.part import Fetched, GraphReader
+
+__all__ = ["BACKENDS", "Reader", "reader"]
+
+
+class Reader(Protocol):
+    """What every builder reads a part through: *fetch* (a path -> its ``.npy`` bytes, or
+    the path itself for readers that read it), then *decode* (fetched parts -> tensors,
+    checked against their specs). ``capabilities`` says what the reader can do: with
+    ``batched``, ``decode`` takes a batch of fetched parts."""
+
+    capabilities: Capabilities
+    report: bool
+
+    def fetch(self, path: tf.Tensor, spec: Spec) -> Fetched: ...
+
+    def decode(
+        self, fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool = False
+    ) -> list[tf.Tensor]: ...
+
+    def read(self, paths: Sequence[tf.Tensor], specs: Sequence[Spec]) -> list[tf.Tensor]: ...
 
 
 def reader(backend: str, report: bool = False, sized: bool = False) -> Reader:
     """The reader of ``backend``. With ``report`` (for ``ignore_errors``), it also names each
     file it refuses on stderr, as ``npyio: skipping PATH: reason``, whatever
-    ``TF_CPP_MIN_LOG_LEVEL`` says. With ``sized`` (files on object storage), the graph reader
-    reads files of known size in one request (`npyio._read.part.GraphReader`).
+    ``TF_CPP_MIN_LOG_LEVEL`` says. With ``sized`` (files on object storage), a reader that
+    can (``capabilities.sized``) reads files of known size in one request.
 
     Raises:
         ValueError: for an unknown backend name.
         BackendUnavailableError: for ``"tfio"`` without tensorflow-io ops that load with the
             installed TensorFlow.
     """
-    if backend == "graph":
-        return GraphReader(report, sized)
+    capabilities(backend)  # ValueError for an unknown name
     if backend == "py_function":
         from npyio._read.py_function import PyFunctionReader
 
@@ -40,4 +64,4 @@ def reader(backend: str, report: bool = False, sized: bool = False) -> Reader:
         from npyio._read.tfio import TfioReader  # lazily: importing npyio never imports tfio
 
         return TfioReader(report)
-    raise ValueError(f"unknown backend {backend!r} -- expected one of {', '.join(BACKENDS)}")
+    return GraphReader(report, sized)

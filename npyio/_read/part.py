@@ -1,11 +1,12 @@
 """Readers: how one part of an element (a ``.npy`` file, or a member of an ``.npz`` archive)
 becomes its tensor, in two steps that every builder and backend share.
 
-1. **fetch** (`Reader.fetch`): a path and the part's `Spec` -> a `Fetched`: the part's ``.npy``
-   bytes and the name its errors use (the path, or ``path[key]``); in a *reporting* read (for
-   ``ignore_errors``), also the verdict of fetching (the file exists, the archive is sound).
-2. **decode** (`Reader.decode`): the fetched parts of one element, or of a batch of them ->
-   their tensors, checked against their specs under each spec's limits.
+1. **fetch** (`npyio._read.backends.Reader.fetch`): a path and the part's `Spec` -> a
+   `Fetched`: the part's ``.npy`` bytes and the name its errors use (the path, or
+   ``path[key]``); in a *reporting* read (for ``ignore_errors``), also the verdict of
+   fetching (the file exists, the archive is sound).
+2. **decode** (`npyio._read.backends.Reader.decode`): the fetched parts of one element, or of
+   a batch of them -> their tensors, checked against their specs under each spec's limits.
 
 `npyio.dataset`'s two strategies differ only in where the batch goes: between the two steps
 (batch-then-decode, the graph backend's raw bytes), or after both (decode-then-batch). The
@@ -25,12 +26,13 @@ from npyio._format.spec import Spec
 from npyio._format.tf_errors import undecorated
 from npyio._graph.decode import Part, decode_group, report_then_assert
 from npyio._graph.zip import checked_member, npz_member
+from npyio._read import CAPABILITIES, Capabilities
 from npyio._read.objects import read_sized
 
 __all__ = [
     "Fetched",
     "GraphReader",
-    "Reader",
+    "PathReader",
     "exists_in_graph",
     "member_name",
     "read_error",
@@ -98,15 +100,15 @@ class Fetched:
     verdict: tuple[tf.Tensor, tf.Tensor] | None = None
 
 
-class Reader:
-    """The reader of the backends that read a file from its path themselves.
+class PathReader:
+    """The readers of the backends that read a file from its path themselves (a
+    `npyio._read.backends.Reader`).
 
     ``report`` (for ``ignore_errors``): each file refused is also named on stderr, as
     ``npyio: skipping PATH: reason``, whatever ``TF_CPP_MIN_LOG_LEVEL`` says.
     """
 
-    #: Whether fetched bytes may be batched before decoding (graph reader only).
-    batches_bytes = False
+    capabilities: Capabilities
 
     def __init__(self, report: bool = False) -> None:
         self.report = report
@@ -137,7 +139,7 @@ class Reader:
         return self.decode([self.fetch(p, s) for p, s in zip(paths, specs)], specs)
 
 
-class GraphReader(Reader):
+class GraphReader(PathReader):
     """npyio's graph parser: ``tf.io.read_file``, the ``.npz`` member, then `decode_group`.
 
     ``sized`` (for object storage): a ``.npy`` part whose spec knows its files' size (a hint)
@@ -145,7 +147,7 @@ class GraphReader(Reader):
     read block.
     """
 
-    batches_bytes = True
+    capabilities = CAPABILITIES["graph"]
 
     def __init__(self, report: bool = False, sized: bool = False) -> None:
         super().__init__(report)

@@ -16,7 +16,8 @@ from npyio._format import npy
 from npyio._format.spec import Spec
 from npyio._graph.decode import SKIP_PREFIX
 from npyio._io.header import read_checked
-from npyio._read.part import Reader
+from npyio._read import CAPABILITIES
+from npyio._read.part import PathReader
 
 __all__ = ["PyFunctionReader", "load", "np_load"]
 
@@ -55,9 +56,11 @@ def load(name: str, spec: Spec) -> np.ndarray:
     return np.asarray(array, dtype=spec.dtype, order="C")  # keeps 0-d arrays 0-d
 
 
-class PyFunctionReader(Reader):
+class PyFunctionReader(PathReader):
     """One file through ``tf.py_function(np.load)``. With ``report``, a refused file is also
     named on stderr (this backend runs Python per element anyway, so it prints from Python)."""
+
+    capabilities = CAPABILITIES["py_function"]
 
     def read_path(self, path: tf.Tensor, spec: Spec) -> tf.Tensor:
         report = self.report

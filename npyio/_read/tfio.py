@@ -46,7 +46,8 @@ from npyio._format import npy
 from npyio._format.header import Limits, make_hint
 from npyio._format.spec import Spec
 from npyio._graph.ops import padded_bytes
-from npyio._read.part import GraphReader, Reader
+from npyio._read import CAPABILITIES
+from npyio._read.part import GraphReader, PathReader
 from npyio.errors import BackendUnavailableError
 
 __all__ = ["TFIO_DTYPES", "TfioOps", "TfioRead", "TfioReader", "load_ops", "read_tfio", "read_with"]
@@ -606,9 +607,11 @@ def _graph_branch(how: TfioRead) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor]:
     return _caller(function, tf.as_dtype(how.dt), how.shape)
 
 
-class TfioReader(Reader):
-    """The tfio backend as a `npyio._read.part.Reader`: each file through `read_with`, valid
+class TfioReader(PathReader):
+    """The tfio backend as a `npyio._read.backends.Reader`: each file through `read_with`, valid
     files tfio cannot decode falling back to the graph parser."""
+
+    capabilities = CAPABILITIES["tfio"]
 
     def __init__(self, report: bool = False) -> None:
         super().__init__(report)

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import re
 
+import numpy as np
 import pytest
 
 import npyio
+import npyio.errors
 from npyio._data.options import (
     DatasetOptions,
     LoaderOptions,
@@ -116,3 +119,77 @@ def test_rows_options_check_their_values():
     with pytest.raises(ValueError, match="num_parallel_reads must be a positive int"):
         RowsOptions(num_parallel_reads=0)
     assert RowsOptions().auto and not RowsOptions(num_parallel_reads=2).auto
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ({"shuffle": "no"}, TypeError, "shuffle must be a bool, got 'no'"),
+        ({"drop_remainder": 1}, TypeError, "drop_remainder must be a bool, got 1"),
+        ({"with_paths": None}, TypeError, "with_paths must be a bool, got None"),
+        ({"ignore_errors": "yes"}, TypeError, "ignore_errors must be a bool"),
+        ({"reshuffle_each_iteration": 0}, TypeError, "reshuffle_each_iteration must be a bool"),
+        ({"deterministic": "false"}, TypeError, "deterministic must be a bool or None"),
+        ({"seed": "x"}, TypeError, "seed must be an int or None, got 'x'"),
+        ({"seed": True}, TypeError, "seed must be an int or None, got True"),
+        ({"seed": 1.5}, TypeError, "seed must be an int or None"),
+        ({"prefetch": "abc"}, ValueError, "prefetch must be a positive int, tf.data.AUTOTUNE"),
+        ({"prefetch": -2}, ValueError, "prefetch must be"),
+        ({"num_parallel_calls": 0}, ValueError, "num_parallel_calls must be a positive int"),
+        ({"num_parallel_calls": "4"}, ValueError, "num_parallel_calls must be a positive int"),
+        ({"num_parallel_calls": True}, ValueError, "num_parallel_calls must be a positive int"),
+        ({"batch_size": 2.0}, ValueError, "batch_size must be a positive int or None"),
+        ({"backend": 3}, TypeError, "backend must be a str"),
+        ({"key": 3}, TypeError, "key must be a str or None, got 3"),
+        ({"key": "x", "label_key": b"y"}, TypeError, "label_key must be a str or None"),
+        ({"dtype": "float33"}, TypeError, "dtype: "),
+        ({"label_dtype": {"a": "nope"}}, TypeError, "label_dtype: "),
+        ({"shape": "3,2"}, TypeError, "shape must be a shape"),
+        ({"max_file_size": "1k"}, ValueError, "max_file_size must be None or a non-negative int"),
+        ({"validation_split": "0.2", "subset": "both"}, ValueError, "validation_split must be"),
+        ({"validation_split": 0.2, "subset": 1}, ValueError, "subset must be"),
+        ({"padding_value": "0"}, TypeError, "padding_value must be a number"),
+        ({"batchsize": 4}, TypeError, "unknown option 'batchsize' -- expected one of "),
+    ],
+)
+def test_every_argument_is_checked_at_the_boundary_naming_it(arguments, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        DatasetOptions.from_arguments(arguments)
+
+
+def test_values_a_check_takes_are_kept_in_their_plain_form():
+    loader = LoaderOptions(
+        shuffle=np.bool_(True), seed=np.int64(3), prefetch=0, num_parallel_calls=-1
+    )
+    assert (loader.shuffle, loader.seed, loader.prefetch) == (True, 3, 0)
+    assert type(loader.shuffle) is bool and type(loader.seed) is int
+    assert LoaderOptions(deterministic=None, prefetch=None).prefetch is None
+
+
+def test_the_public_functions_refuse_a_bad_argument_before_reading_anything(tmp_path):
+    missing = str(tmp_path / "nothing-here")
+    with pytest.raises(TypeError, match="shuffle must be a bool"):
+        npyio.dataset(missing, shuffle="no")
+    with pytest.raises(TypeError, match="seed must be an int or None"):
+        npyio.dataset_from_directory(missing, seed="x")
+    with pytest.raises(ValueError, match="num_parallel_reads must be a positive int"):
+        npyio.rows(missing, num_parallel_reads=0)
+    with pytest.raises(TypeError, match="drop_remainder must be a bool"):
+        npyio.rows(missing, drop_remainder="yes")
+    with pytest.raises(ValueError, match="subset must be"):
+        npyio.rows(missing, validation_split=0.5, subset="test")
+    with pytest.raises(ValueError, match="needs a seed"):
+        npyio.rows(missing, validation_split=0.5, subset="both", shuffle_buffer=8)
+
+
+def test_rows_options_refuse_unknown_names():
+    with pytest.raises(TypeError, match="unknown option 'shuffle'"):
+        RowsOptions.from_arguments({"inputs": "x", "shuffle": True})
+
+
+def test_incomplete_pack_error_is_public_with_the_other_errors():
+    from npyio._format import packed
+
+    assert npyio.errors.IncompletePackError is packed.IncompletePackError
+    assert issubclass(npyio.errors.IncompletePackError, (npyio.NpyioError, ValueError))
+    assert "IncompletePackError" in npyio.errors.__all__

@@ -7,6 +7,7 @@ tfio venv (``NPYIO_TFIO=1``); elsewhere its cases are deselected (tests/conftest
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -14,6 +15,11 @@ import pytest
 import tensorflow as tf
 
 import npyio
+from npyio._data.plan import BATCH_THEN_DECODE, DECODE_THEN_BATCH, choose_strategy
+from npyio._format.header import make_hint
+from npyio._format.spec import Spec
+from npyio._read import CAPABILITIES
+from npyio._read.backends import Reader, reader
 from tests._corpus import CORPUS, CORPUS_IDS
 from tests._npy_testing import STORED_DTYPES, assert_same, npy_bytes, sample, write_file
 
@@ -70,3 +76,21 @@ def test_every_backend_refuses_bad_files_naming_them(backend, case, tmp_path):
     with pytest.raises(tf.errors.OpError) as info:
         npyio.read_npy(path, case.dtype, case.shape, backend=backend)
     assert path in str(info.value), str(info.value)[:500]
+
+
+@pytest.mark.parametrize("backend", ["graph", "py_function"])
+def test_a_reader_says_what_it_can_do_as_data(backend):
+    read: Reader = reader(backend)
+    assert read.capabilities is CAPABILITIES[backend]
+    assert all(callable(getattr(read, step)) for step in ("fetch", "decode", "read"))
+
+
+def test_the_plan_asks_capabilities_not_names(monkeypatch):
+    dt = np.dtype("float32")
+    specs = (Spec(dt, (2,), make_hint(dt, (2,))),)
+    assert choose_strategy(specs, 4, False, "graph") == BATCH_THEN_DECODE
+    assert choose_strategy(specs, 4, False, "tfio") == DECODE_THEN_BATCH
+    # a backend that batches bytes gets batch-then-decode, whatever its name
+    batched = dataclasses.replace(CAPABILITIES["tfio"], batched=True)
+    monkeypatch.setitem(CAPABILITIES, "tfio", batched)
+    assert choose_strategy(specs, 4, False, "tfio") == BATCH_THEN_DECODE
