@@ -48,7 +48,7 @@ def choose_strategy(
     specs: tuple[Spec, ...], batch_size: int | None, ignore_errors: bool, backend: str
 ) -> str:
     """Batch-then-decode when it is both possible and worth it: batches of static, small
-    files of a backend that decodes batches of bytes (`npyio._read.Capabilities.batched`),
+    files of a backend that decodes batches of bytes (``batched`` in `npyio._read.Capabilities`),
     where no error is expected (an error would fail a whole batch, and ``ignore_errors`` skips
     files one by one). Decode-then-batch otherwise."""
     possible = (
