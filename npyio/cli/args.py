@@ -15,7 +15,7 @@ import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypedDict
 
 from npyio._format import npy
 
@@ -31,6 +31,7 @@ __all__ = [
     "Command",
     "CommandSpec",
     "Option",
+    "SpecArguments",
     "dtype_arg",
     "exit_status",
     "for_terminal",
@@ -47,6 +48,7 @@ __all__ = [
     "set_parser",
     "shape_arg",
     "size_arg",
+    "spec_arguments",
     "spec_options",
     "started",
     "usage_error",
@@ -302,6 +304,25 @@ def spec_options(labels: str, dims: str) -> tuple[Option, ...]:
         ),
         option("--label-dtype", type=dtype_arg, metavar="DTYPE", help=f"the labels' dtype{labels}"),
         option("--label-shape", type=shape_arg, metavar="DIMS", help=f"the labels' shape{labels}"),
+    )
+
+
+class SpecArguments(TypedDict):
+    """What `spec_options` adds, by `npyio.dataset`'s names for it."""
+
+    dtype: object
+    shape: object
+    label_dtype: object
+    label_shape: object
+
+
+def spec_arguments(args: argparse.Namespace) -> SpecArguments:
+    """The `spec_options` a command was given, as `npyio.dataset`'s keyword arguments."""
+    return SpecArguments(
+        dtype=args.dtype,
+        shape=args.shape,
+        label_dtype=args.label_dtype,
+        label_shape=args.label_shape,
     )
 
 

@@ -45,6 +45,7 @@ from npyio.cli.args import (
     paths_option,
     print_json,
     print_lines,
+    spec_arguments,
     spec_options,
     started,
     usage_error,
@@ -510,10 +511,7 @@ def verify_command(args: argparse.Namespace) -> int:
         paths,
         pairs,
         flag=flag,
-        dtype=args.dtype,
-        shape=args.shape,
-        label_dtype=args.label_dtype,
-        label_shape=args.label_shape,
+        **spec_arguments(args),
         allow_mixed=args.allow_mixed,
     )
     out = scan(
