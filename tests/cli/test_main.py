@@ -1,7 +1,7 @@
 """``npyio.cli.main``: the parser (argument types, help, usage errors) and how commands run.
 
-The commands' outputs are tested end to end in ``test_cli.py``, ``test_verify_args.py`` and
-``test_agreement.py``.
+The commands' outputs are tested end to end in ``test_main_end_to_end.py``,
+``test_verify_args.py`` and ``test_verify_agreement.py``.
 """
 
 from __future__ import annotations
