@@ -1,4 +1,4 @@
-"""npyio._format.npz: a member's header read in Python (``inspect_npz_prefix``),
+"""npyio._io.npz: a member's header read in Python (``inspect_npz_prefix``),
 with its errors naming ``path[key]``."""
 
 from __future__ import annotations
