@@ -51,13 +51,6 @@ def test_verify_options():
     assert (args.jobs, args.quiet, args.full, args.json) == (3, True, True, True)
 
 
-def test_inspect_options():
-    args = parse("inspect", "a", "b", "-s", "--json", "-j", "2", "-q")
-    assert args.paths == ["a", "b"]
-    assert (args.summary, args.json, args.jobs, args.quiet) == (True, True, 2, True)
-    assert args.run is cli.INSPECT.run
-
-
 def test_bench_and_demo_defaults_come_from_the_profiles():
     args = parse("bench")
     assert args.profiles == list(sample.PROFILES) == ["small", "medium", "large"]
@@ -163,12 +156,3 @@ def test_main_runs_the_command_with_its_start_time(monkeypatch):
     (args,) = seen
     assert args.command == "probe" and isinstance(args._started, float)
     assert os.environ["TF_CPP_MIN_LOG_LEVEL"]
-
-
-def test_inspect_prints_nothing_when_there_is_nothing_to_show(capsys):
-    # inspect --summary of a single file prints no table and no summary: not even a newline
-    code = cli.main(["inspect", "-q", "-s", os.devnull])
-    captured = capsys.readouterr()
-    assert code == cli.EXIT_BAD_FILES
-    assert captured.out == ""
-    assert captured.err.startswith(f"npyio inspect: {os.devnull}: ")
