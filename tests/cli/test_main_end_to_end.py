@@ -3,7 +3,8 @@
 Three real ``python -m npyio`` runs (each starts Python and TensorFlow, so one module fixture
 starts them two at a time) check outputs, ``--json`` and exit codes end to end. The others
 call ``npyio.cli.main.main`` in-process. The parser is tested in ``test_main.py``, the
-modules behind the commands in ``test_verify.py`` and ``test_report.py``.
+argument types in ``test_args.py``, the modules behind the commands in ``test_inspect.py``,
+``test_verify.py`` and ``test_report.py``, the header check in ``tests/io/test_header.py``.
 """
 
 from __future__ import annotations
