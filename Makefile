@@ -61,7 +61,7 @@ bench: $(STAMP)
 	$(PY) -m npyio bench
 
 ## make fuzz: fuzz the parsers against np.load for FUZZ_SECONDS (default 300), randomly;
-## failures are saved under tests/data/regressions/ (FUZZERS=damaged,batch picks targets)
+## failures are saved under tests/fuzz/regressions/ (FUZZERS=damaged,batch picks targets)
 FUZZ_SECONDS ?= 300
 FUZZERS ?=
 fuzz: $(STAMP)

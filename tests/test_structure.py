@@ -1,5 +1,6 @@
 """The package's structure: layers that import downward, no import cycles, no reaching into
-another module's private names, and the modules that must not load TensorFlow do not.
+another module's private names, and the modules that must not load TensorFlow do not; and the
+test tree that mirrors it, a test module for every module with logic.
 
 The import graph is read from the source with `ast`, so it counts function-level (lazy) imports
 too: a cycle hidden in a function still bites the first time that function runs while one of
@@ -550,3 +551,123 @@ def test_imports_no_tensorflow(module):
         f"assert m.__file__.startswith({str(REPO)!r}), m.__file__\n"
     )
     assert r.returncode == 0, f"importing {module} needs TensorFlow:\n{r.stderr[-3000:]}"
+
+
+# --- the test tree mirrors the package -------------------------------------------------------
+#: Suites under ``tests/`` that test no one module, so stand outside the mirror, and why.
+OUTSIDE_MIRROR = {
+    "fuzz": "fuzzes the parsers through every entry point (and keeps its regression cases)",
+    "gcs": "the GCS fake, run across the modules that read object storage",
+    "bench": "tests the bench/ scripts at the repository's root, not a module of the package",
+    "test_install.py": "the project: builds and installs npyio offline",
+    "test_readme.py": "the project: the README's and docs' examples run",
+    "test_names.py": "the project: every backticked npyio name in the docs resolves",
+    "test_structure.py": "the project: its layers, and this mirror",
+}
+
+
+def mirror_of(directory: Path, package: Path, tests: Path) -> Path:
+    """The test directory of a package directory: ``npyio/_X/`` -> ``tests/X/`` (each leading
+    underscore dropped), ``npyio/`` -> ``tests/``."""
+    parts = directory.relative_to(package).parts
+    return tests.joinpath(*(p.lstrip("_") for p in parts))
+
+
+def module_name(path: Path) -> str:
+    """The name a module's test modules carry: its stem, ``init`` for an ``__init__.py``."""
+    return "init" if path.stem == "__init__" else path.stem
+
+
+def has_logic(source: str) -> bool:
+    """Whether a module defines a function or class of its own; one that does not (a package
+    that re-exports, ``__main__.py`` that calls ``main``) needs no test module."""
+    return any(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for node in ast.parse(source).body
+    )
+
+
+def missing_test_modules(package: Path, tests: Path) -> list[str]:
+    """``"npyio/_X/m.py: tests/X/test_m.py"`` for each module with logic that has no test
+    module of its name in its mirror."""
+    return [
+        f"{path.relative_to(package.parent)}: {want.relative_to(tests.parent)}"
+        for path in sorted(package.rglob("*.py"))
+        if has_logic(path.read_text())
+        for want in [mirror_of(path.parent, package, tests) / f"test_{module_name(path)}.py"]
+        if not want.is_file()
+    ]
+
+
+def stray_tests(package: Path, tests: Path, outside: Mapping[str, str]) -> list[str]:
+    """What breaks the mirror: a test module under a mirrored directory that names no module
+    of its package directory (``test_m.py`` or ``test_m_topic.py``), and a directory under
+    ``tests/`` that mirrors no package directory and is not one of the suites in ``outside``."""
+    mirrors = {
+        mirror_of(d, package, tests): d
+        for d in [package, *sorted(package.rglob("*"))]
+        if d.is_dir() and (d / "__init__.py").is_file()
+    }
+    found = []
+    for path in sorted(tests.rglob("*")):
+        rel = path.relative_to(tests)
+        if rel.parts[0] in outside or any(p.startswith((".", "__pycache__")) for p in rel.parts):
+            continue
+        if path.is_dir() and path not in mirrors:
+            found.append(f"{rel}/: a directory that mirrors no package directory")
+        elif path.is_file() and path.name.startswith("test_") and path.suffix == ".py":
+            source = mirrors.get(path.parent)
+            names = {module_name(m) for m in source.glob("*.py")} if source is not None else set()
+            stem = path.stem.removeprefix("test_")
+            if not any(stem == n or stem.startswith(n + "_") for n in names):
+                found.append(f"{rel}: names no module of its package directory")
+    return found
+
+
+def _plant(root: Path, files: list[str]) -> None:
+    for name in files:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("def f():\n    pass\n" if "npyio/" in name else "")
+
+
+def test_missing_test_modules_finds_a_module_without_one(tmp_path):
+    planted = """npyio/__init__.py npyio/errors.py npyio/_io/__init__.py npyio/_io/spec.py
+        npyio/_io/files.py tests/test_init.py tests/test_errors.py tests/io/test_spec_matrix.py
+        tests/io/test_files.py"""
+    _plant(tmp_path, planted.split())
+    (tmp_path / "npyio/_io/__init__.py").write_text(
+        '"""Re-exports: no logic."""\nfrom x import y\n'
+    )
+    found = missing_test_modules(tmp_path / "npyio", tmp_path / "tests")
+    assert found == ["npyio/_io/spec.py: tests/io/test_spec.py"]
+
+
+def test_stray_tests_finds_stray_files_and_directories(tmp_path):
+    planted = """npyio/__init__.py npyio/errors.py npyio/_data/__init__.py npyio/_data/rows.py
+        tests/test_errors.py tests/test_install.py tests/data/test_rows_length.py
+        tests/data/test_rows.py tests/data/helpers.py tests/data/test_keras.py
+        tests/datasets/test_rows.py tests/fuzz/test_anything.py tests/test_erro.py
+        tests/fuzz/cases/x.npy tests/data/__pycache__/x.pyc tests/data/test_rowsy.py"""
+    _plant(tmp_path, planted.split())
+    found = stray_tests(tmp_path / "npyio", tmp_path / "tests", {"fuzz": "", "test_install.py": ""})
+    assert found == [
+        "data/test_keras.py: names no module of its package directory",
+        "data/test_rowsy.py: names no module of its package directory",
+        "datasets/: a directory that mirrors no package directory",
+        "datasets/test_rows.py: names no module of its package directory",
+        "test_erro.py: names no module of its package directory",
+    ]
+
+
+def test_every_module_with_logic_has_its_test_module():
+    """``npyio/_X/m.py`` is tested in ``tests/X/test_m.py`` (further modules about it:
+    ``tests/X/test_m_topic.py``); ``npyio/m.py`` in ``tests/test_m.py``."""
+    found = missing_test_modules(REPO / PACKAGE, REPO / "tests")
+    assert not found, "modules with no test module:\n" + "\n".join(found)
+
+
+def test_the_test_tree_mirrors_the_package():
+    found = stray_tests(REPO / PACKAGE, REPO / "tests", OUTSIDE_MIRROR)
+    assert not found, "tests outside the mirror:\n" + "\n".join(found)
+    for name in OUTSIDE_MIRROR:
+        assert (REPO / "tests" / name).exists(), f"OUTSIDE_MIRROR names a missing {name}"

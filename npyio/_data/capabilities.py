@@ -7,7 +7,7 @@ honoured and what it means there (``shard``: by file or by row), refused with a 
 its value is one `Use.refuses`), or absent (not an argument of that kind's function).
 
 Everything else derives from the table: `refuse` (the options' checks call it with the kind
-the plan decided), `markdown` (the README's table) and ``tests/datasets/test_capabilities.py``
+the plan decided), `markdown` (the README's table) and ``tests/data/test_capabilities.py``
 (which builds every option on every kind). A new source kind is a column here, a new option a
 row. TF-free.
 """

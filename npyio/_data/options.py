@@ -16,8 +16,8 @@ a TypeError.
 
 Adding an option touches three places: a parameter in the public signature, a field with its
 check here, and the code that uses it (plus its row in `npyio._data.capabilities.TABLE`, which
-says what it means for each source kind). ``tests/datasets/test_options.py`` checks that every
-public parameter lands in exactly one class, and ``tests/datasets/test_capabilities.py`` that
+says what it means for each source kind). ``tests/data/test_options.py`` checks that every
+public parameter lands in exactly one class, and ``tests/data/test_capabilities.py`` that
 the table has a row for it.
 
 TF-free.

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib.util
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -116,20 +114,6 @@ def test_drains_hold_every_pipeline_and_deliver_every_sample(small, worker):
         n, seconds = drain()
         assert n == profile.count and seconds > 0, name
     assert set(bench.drains(profile, root, ["graph"])) == ALL_PIPELINES - set(bench.GENERATOR_KEYS)
-
-
-@pytest.mark.parametrize("name", ["dali", "grain"])
-def test_a_peer_that_is_not_installed_is_named_with_its_extra(name, monkeypatch):
-    monkeypatch.setattr(importlib.util, "find_spec", lambda module: None)
-    package = peers.PEERS[name].package
-    with pytest.raises(SystemExit, match=rf"--peers {name} needs {package}, which is not "
-                       r"installed: pip install 'npyio\[peers\]'"):  # fmt: skip
-        bench.run(["small"], peer_names=[name], log=lambda m: None)
-
-
-def test_an_unknown_peer_is_named_with_the_known_ones():
-    with pytest.raises(SystemExit, match=r"--peers: no peer 'torch' -- expected one of \['dali', "):
-        bench.run(["small"], peer_names=["torch"], log=lambda m: None)
 
 
 @pytest.mark.parametrize("name", ["dali", "grain"])
@@ -263,41 +247,3 @@ def test_command_prints_the_results_and_writes_the_plot(json_out, tmp_path, monk
         assert ", batches of 8, median of 2 rounds\n\n| profile |" in out
         assert "a round done" in err
     assert png.stat().st_size > 0 and f"plot written to {png}" in err
-
-
-# malloc and memset through ctypes, not numpy: numpy asks for huge pages on large arrays.
-CHURN = r"""
-import ctypes, json, resource
-from npyio.cli import peers
-
-libc = ctypes.CDLL(None)
-libc.malloc.restype = ctypes.c_void_p
-libc.free.argtypes = [ctypes.c_void_p]
-
-def faults_of_churn():
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    for _ in range(4):
-        block = libc.malloc(48 << 20)
-        ctypes.memset(block, 1, 48 << 20)
-        libc.free(block)
-    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
-
-default = faults_of_churn()
-peers.mallopt()
-faults_of_churn()  # the heap grows once
-print(json.dumps({"default": default, "mallopt": faults_of_churn()}))
-"""
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
-def test_mallopt_keeps_freed_large_blocks_for_reuse():
-    # 48 MiB blocks: past the largest mmap threshold glibc adapts to by itself (32 MiB), so
-    # by default each is a fresh mmap, zero-filled page by page on first touch.
-    out = subprocess.run(
-        [sys.executable, "-c", CHURN], check=True, capture_output=True, text=True,
-        env=bench.child_env(),
-    ).stdout  # fmt: skip
-    faults = json.loads(out)
-    pages = 4 * (48 << 20) // 4096
-    assert faults["default"] > pages // 2, faults  # a fresh mapping for each block
-    assert faults["mallopt"] < pages // 20, faults  # the same heap memory, reused

@@ -1,66 +1,20 @@
-"""``npyio.cli.main``: the parser (argument types, help, usage errors) and how commands run.
+"""``npyio.cli.main``: the parser (help, usage errors) and how ``main`` runs a command. The
+argument types and how a command runs for a terminal: ``test_args.py``.
 
-The commands' outputs are tested end to end in ``test_cli.py``, ``test_verify_args.py`` and
-``test_agreement.py``.
+The commands' outputs are tested end to end in ``test_main_end_to_end.py``,
+``test_verify_args.py`` and ``test_verify_agreement.py``.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import os
-import sys
-import types
 
 import numpy as np
 import pytest
 
 from npyio.cli import main as cli
 from npyio.cli import sample
-
-
-# --- argument types -------------------------------------------------------------------------
-@pytest.mark.parametrize("text", ["1", "32", " 7 "])
-def test_positive_int(text):
-    assert cli.positive_int(text) == int(text)
-
-
-@pytest.mark.parametrize("text", ["0", "-3", "2.5", "many", ""])
-def test_positive_int_refuses(text):
-    with pytest.raises(argparse.ArgumentTypeError, match=f"positive integer, got {text!r}"):
-        cli.positive_int(text)
-
-
-@pytest.mark.parametrize(
-    ("text", "shape"),
-    [
-        ("64,64,3", (64, 64, 3)),
-        ("(64, 64, 3)", (64, 64, 3)),
-        ("[10]", (10,)),
-        ("10,", (10,)),
-        ("None,3", (None, 3)),
-        ("?,3", (None, 3)),
-        ("-1,3", (None, 3)),
-        ("", ()),
-        ("()", ()),
-    ],
-    ids=["plain", "tuple", "list", "trailing-comma", "None", "?", "-1", "empty", "0-d"],
-)
-def test_shape_arg(text, shape):
-    assert cli.shape_arg(text) == shape
-
-
-@pytest.mark.parametrize("text", ["a,3", "3.5", "-2", "64x64"])
-def test_shape_arg_refuses(text):
-    with pytest.raises(argparse.ArgumentTypeError, match=r"expected a shape such as 64,64,3"):
-        cli.shape_arg(text)
-
-
-def test_dtype_arg():
-    assert cli.dtype_arg("float32") == np.dtype("float32")
-    assert cli.dtype_arg("int64") == np.dtype("int64")
-    with pytest.raises(argparse.ArgumentTypeError, match="unsupported dtype 'zz'"):
-        cli.dtype_arg("zz")
 
 
 # --- the parser -----------------------------------------------------------------------------
@@ -95,13 +49,6 @@ def test_verify_options():
     assert (args.dtype, args.shape) == (np.dtype("float32"), (4, None))
     assert (args.label_dtype, args.label_shape) == (np.dtype("int64"), ())
     assert (args.jobs, args.quiet, args.full, args.json) == (3, True, True, True)
-
-
-def test_inspect_options():
-    args = parse("inspect", "a", "b", "-s", "--json", "-j", "2", "-q")
-    assert args.paths == ["a", "b"]
-    assert (args.summary, args.json, args.jobs, args.quiet) == (True, True, 2, True)
-    assert args.run is cli.INSPECT.run
 
 
 def test_bench_and_demo_defaults_come_from_the_profiles():
@@ -195,51 +142,6 @@ def test_no_command_is_a_usage_error(capsys):
 
 
 # --- running a command ----------------------------------------------------------------------
-def test_lazy_imports_the_module_only_when_the_command_runs(monkeypatch):
-    calls = []
-    module = types.ModuleType("npyio.cli.fake")
-    module.command = lambda args: calls.append(args) or 3  # type: ignore[attr-defined]
-    run = cli.lazy("fake")  # nothing imported yet
-    monkeypatch.setitem(sys.modules, "npyio.cli.fake", module)
-    args = argparse.Namespace()
-    assert run(args) == 3
-    assert calls == [args]
-
-
-def namespace(**kwargs: object) -> argparse.Namespace:
-    return argparse.Namespace(**kwargs)
-
-
-def test_for_terminal_passes_the_exit_status_through():
-    assert cli.for_terminal(lambda args: 1)(namespace()) == 1
-
-
-def test_for_terminal_ctrl_c_exits_130_without_a_traceback(capsys):
-    def interrupted(args: argparse.Namespace) -> int:
-        raise KeyboardInterrupt
-
-    assert cli.for_terminal(interrupted)(namespace()) == cli.EXIT_INTERRUPTED == 130
-    assert capsys.readouterr().err == "\ninterrupted\n"
-
-
-@pytest.mark.parametrize("had_issues", [False, True])
-def test_for_terminal_closed_pipe_ends_quietly(had_issues, monkeypatch, tmp_path):
-    # stdout is pointed at devnull, so that Python's flush at exit is silent: give it a file
-    # of its own, and check that it is the file's descriptor that now writes nowhere.
-    target = open(tmp_path / "stdout", "w")  # noqa: SIM115
-    monkeypatch.setattr(sys, "stdout", target)
-
-    def closed(args: argparse.Namespace) -> int:
-        args._had_issues = had_issues
-        raise BrokenPipeError
-
-    code = cli.for_terminal(closed)(namespace())
-    assert code == (cli.EXIT_BAD_FILES if had_issues else cli.EXIT_OK)
-    os.write(target.fileno(), b"after the pipe closed")
-    target.close()
-    assert (tmp_path / "stdout").read_text() == ""
-
-
 def test_main_runs_the_command_with_its_start_time(monkeypatch):
     seen = []
 
@@ -254,24 +156,3 @@ def test_main_runs_the_command_with_its_start_time(monkeypatch):
     (args,) = seen
     assert args.command == "probe" and isinstance(args._started, float)
     assert os.environ["TF_CPP_MIN_LOG_LEVEL"]
-
-
-def test_inspect_prints_nothing_when_there_is_nothing_to_show(capsys):
-    # inspect --summary of a single file prints no table and no summary: not even a newline
-    code = cli.main(["inspect", "-q", "-s", os.devnull])
-    captured = capsys.readouterr()
-    assert code == cli.EXIT_BAD_FILES
-    assert captured.out == ""
-    assert captured.err.startswith(f"npyio inspect: {os.devnull}: ")
-
-
-def test_stdout_is_flushed_before_returning(monkeypatch):
-    flushed = []
-
-    class Stream(io.StringIO):
-        def flush(self) -> None:
-            flushed.append(True)
-
-    monkeypatch.setattr(sys, "stdout", Stream())
-    cli.for_terminal(lambda args: 0)(namespace())
-    assert flushed

@@ -3,7 +3,6 @@ verification of a packed directory against its index (damaged and missing shards
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 from pathlib import Path
@@ -33,15 +32,6 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     code = cli.main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
-
-
-def test_size_arg():
-    assert cli.size_arg("256MB") == 256 * 10**6
-    assert cli.size_arg("64MiB") == 64 << 20
-    assert cli.size_arg("1 kb") == 1000
-    for bad in ("0", "12 parsecs", "-3", "MB"):
-        with pytest.raises(argparse.ArgumentTypeError, match="positive size"):
-            cli.size_arg(bad)
 
 
 def test_pack_defaults():

@@ -1,7 +1,7 @@
 """``npyio.cli.verify``: planning a run, the spec comparison, pairing, scanning and decoding.
 
-The commands built on these are tested end to end in ``test_cli.py``, and against
-``npyio.dataset`` in ``test_agreement.py``.
+The commands built on these are tested end to end in ``test_main_end_to_end.py``, and against
+``npyio.dataset`` in ``test_verify_agreement.py``.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
-"""`derive_spec`: a part's dtype and shape from the arguments and the first file's header, as a
-case matrix in numpy's style (one row per case: what the file holds, the arguments, what comes
-out), then the cases that read no file or a bad one."""
+"""The rules of `npyio._format.spec`: a part's dtype and shape from the arguments and the first
+file's header, as a case matrix in numpy's style (one row per case: what the file holds, the
+arguments, what comes out), run through `derive_spec` on a file numpy wrote. Reading that header
+(no file, a bad one, an ``.npz`` member): ``tests/io/test_spec.py``."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from npyio._format.spec import Spec
 from npyio._io.spec import derive_spec
 from npyio.errors import NpyFormatError
 
@@ -83,29 +83,6 @@ def test_complex_to_real_is_refused_without_a_cast_hint(tmp_path):
     with pytest.raises(NpyFormatError, match="expected dtype=float32, got complex64") as caught:
         derive_spec(_save(tmp_path, "<c8", (3,)), "float32")
     assert "tf.cast" not in str(caught.value)  # the cast would drop the imaginary part
-
-
-def test_both_arguments_read_no_file(tmp_path):
-    spec = derive_spec(str(tmp_path / "absent.npy"), "int16", (4, None))
-    assert spec == Spec(np.dtype("int16"), (4, None), spec.hint)
-
-
-def test_a_truncated_first_file_is_refused_naming_it(tmp_path):
-    path = _save(tmp_path, "<f8", (16,))
-    with open(path, "r+b") as f:
-        f.truncate(f.seek(0, 2) - 8)
-    with pytest.raises(NpyFormatError) as caught:
-        derive_spec(path)
-    assert str(caught.value).startswith(path)
-    assert "truncated" in str(caught.value)
-
-
-def test_an_npz_member_is_read_by_name(tmp_path):
-    path = tmp_path / "a.npz"
-    np.savez(path, x=np.zeros((2, 2), "<i4"), y=np.zeros(3, "<f8"))
-    spec = derive_spec(str(path), member="y")
-    assert (spec.dtype, spec.shape, spec.member) == (np.dtype("float64"), (3,), "y")
-    assert spec.name(str(path)) == f"{path}[y]"
 
 
 @pytest.mark.parametrize("dtype", [object, "U3", "not a dtype"])

@@ -5,5 +5,5 @@
 - ``strategies``: Hypothesis strategies that mutate valid files and make random ones.
 - ``fuzzers``: the fuzz targets, shared by the short ``make test`` run (``test_fuzz.py``), the
   long ``make fuzz`` run (``python -m tests.fuzz``) and the atheris harness.
-- ``regressions``: saving a failing input under ``tests/data/regressions/`` and reading it back.
+- ``regressions``: saving a failing input under ``tests/fuzz/regressions/`` and reading it back.
 """

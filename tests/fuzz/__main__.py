@@ -5,7 +5,7 @@
     python -m tests.fuzz --seconds 60 --no-save     # report failures without saving them
 
 Each target runs in rounds of ``--chunk`` examples until the time is up. A failure is shrunk by
-Hypothesis, printed, and saved as a regression case under ``tests/data/regressions/`` (which
+Hypothesis, printed, and saved as a regression case under ``tests/fuzz/regressions/`` (which
 ``make test`` then re-checks for good); that target then stops, the others go on. Exit status:
 0 if nothing failed, 1 otherwise. ``--json PATH`` writes the counts.
 """

@@ -13,7 +13,7 @@ Hypothesis fuzzers (``tests/fuzz/oracle.py``, known bugs skipped). npyio's Pytho
 instrumented for coverage; the graph decoder is TensorFlow's C++ and is not, so the guidance
 mostly steers the reference parser and the oracle's numpy side.
 
-A failing input is saved under ``tests/data/regressions/`` like ``make fuzz`` does, then
+A failing input is saved under ``tests/fuzz/regressions/`` like ``make fuzz`` does, then
 libFuzzer stops and writes its own ``crash-<sha1>`` file.
 """
 

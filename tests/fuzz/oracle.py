@@ -612,7 +612,7 @@ class Outcome:
 
 
 # --- known bugs ------------------------------------------------------------------------------
-# Each is reported (with a fix) and kept as an expected failure in tests/data/regressions/ (the
+# Each is reported (with a fix) and kept as an expected failure in tests/fuzz/regressions/ (the
 # regression test checks with known_bugs=False). The fuzzers pass known_bugs=True so that a
 # long run keeps looking for new bugs instead of finding these again. When npyio is fixed the
 # regression case passes, its strict xfail fails, and both it and the entry here go.

@@ -1,5 +1,5 @@
 """Regression files: inputs that once broke an invariant (or were crafted by hand), kept in
-``tests/data/regressions/`` and re-checked by ``test_regressions.py`` on every ``make test``.
+``tests/fuzz/regressions/`` and re-checked by ``test_regressions.py`` on every ``make test``.
 
 Each case is a JSON file (``NAME.json``) beside its data file(s)::
 
@@ -28,7 +28,7 @@ from typing import Any
 from npyio._format import npy
 from tests.fuzz import oracle
 
-DIRECTORY = Path(__file__).resolve().parents[1] / "data" / "regressions"
+DIRECTORY = Path(__file__).resolve().parent / "regressions"
 DATA_SUFFIXES = (".npy", ".bin")
 
 

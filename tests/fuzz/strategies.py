@@ -18,7 +18,7 @@ from hypothesis.extra import numpy as hnp
 
 from npyio._format import npy
 from tests._npy_testing import STORED_DTYPES, VERSIONS, npy_bytes, sample, with_header
-from tests.graph.test_properties import PIECES, VALUES, mutated_files  # noqa: F401 -- re-exported
+from tests.graph.test_decode_properties import PIECES, VALUES, mutated_files  # noqa: F401 -- re-exported
 
 DTYPE_NAMES = list(npy.CODES.values())
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3)

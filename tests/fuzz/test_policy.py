@@ -143,7 +143,7 @@ def test_unknown_reasons_are_refused():
 
 
 def test_known_bugs_have_expected_failures():
-    """Each bug the fuzzers skip over is an expected failure in tests/data/regressions/."""
+    """Each bug the fuzzers skip over is an expected failure in tests/fuzz/regressions/."""
     xfails = {c.id for c in regressions.load_all() if c.xfail}
     for name in oracle.KNOWN_BUGS:
         assert any(i == f"bug-{name}" or i.startswith(f"bug-{name}-") for i in xfails), name

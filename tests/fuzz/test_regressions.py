@@ -1,4 +1,4 @@
-"""Every case in ``tests/data/regressions/`` re-checked against all the fuzz invariants.
+"""Every case in ``tests/fuzz/regressions/`` re-checked against all the fuzz invariants.
 
 ``make fuzz`` adds a case there for each failure it finds; hand-made cases sit beside them.
 """

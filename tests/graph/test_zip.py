@@ -62,23 +62,6 @@ def test_writers_do_what_the_tests_assume():
     assert data[eocd_at(data) + 8 : eocd_at(data) + 20] == b"\xff" * 12
 
 
-def test_read_npz_paths_and_exact_names(tmp_path):
-    a, b = np.arange(3, dtype=np.int16), np.arange(5, dtype=np.int16)
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:  # both "x" and "x.npy": the exact name wins
-        zf.writestr("x.npy", npy_bytes(b))
-        zf.writestr("x", npy_bytes(a))
-        zf.writestr("dir/y.npy", npy_bytes(a), compress_type=zipfile.ZIP_DEFLATED)
-    path = write(tmp_path / "a.npz", buf.getvalue())
-    assert_same(npyio.read_npz(path, "x", tf.int16), a)
-    assert_same(npyio.read_npz(tmp_path / "a.npz", "x.npy", np.int16), b)
-    assert_same(npyio.read_npz(path, "dir/y", "int16"), a)
-    ram = "ram://npz/a.npz"
-    with tf.io.gfile.GFile(ram, "wb") as f:
-        f.write(buf.getvalue())
-    assert_same(npyio.read_npz(tf.constant(ram), tf.constant("x"), tf.int16, shape=(None,)), a)
-
-
 @pytest.mark.parametrize("method", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
 def test_zipfile_force_zip64_members(method):
     """Members written with zf.open(name, "w", force_zip64=True): local headers with sizes
@@ -95,29 +78,6 @@ def test_zipfile_force_zip64_members(method):
     decode = tf.function(lambda b, k: npyio.decode_npz(b, k, tf.float16, (3, 3)), autograph=False)
     assert_same(decode(tf.constant(data), tf.constant("b")), arrays["b"])
     assert_same(npyio.decode_npz(data, "a", tf.int64), arrays["a"])
-
-
-def test_decode_npz_and_read_npz_share_the_graph_readers_member_step(tmp_path, monkeypatch):
-    """One read path: `decode_npz` (bytes) and `read_npz` (a path) both take the member with
-    `GraphReader.take_member`, and decode it with `GraphReader.decode`."""
-    from npyio._read.part import GraphReader
-
-    calls = []
-    for step in ("take_member", "decode"):
-        real = getattr(GraphReader, step)
-        monkeypatch.setattr(
-            GraphReader, step, functools.partialmethod(_recording, real, calls, step)
-        )
-    data = npz_bytes({"x": np.arange(3)}, True)
-    assert_same(npyio.decode_npz(data, "x", tf.int64), np.arange(3))
-    assert calls == ["take_member", "decode"]
-    assert_same(npyio.read_npz(write(tmp_path / "a.npz", data), "x", tf.int64), np.arange(3))
-    assert calls == ["take_member", "decode"] * 2
-
-
-def _recording(self, real, calls, step, *args, **kwargs):
-    calls.append(step)
-    return real(self, *args, **kwargs)
 
 
 def test_archive_comment_and_prefix_bytes_in_members():
@@ -291,15 +251,6 @@ def test_random_corruption_of_deflate_data_is_caught():
         else:
             assert np.array_equal(got, arr)
     assert errors >= 20
-
-
-def test_bad_arguments():
-    with pytest.raises(TypeError, match="unsupported dtype"):
-        npyio.decode_npz(b"", "x", "U4")
-    with pytest.raises(ValueError, match="key"):
-        npyio.decode_npz(b"", "", tf.int64)
-    with pytest.raises(ValueError, match="scalar"):
-        npyio.decode_npz([b"", b""], "x", tf.int64)
 
 
 # --- npyio.dataset(..., key=..., label_key=...) --------------------------------------------------

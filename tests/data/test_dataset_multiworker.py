@@ -16,7 +16,7 @@ from collections import Counter
 import pytest
 
 from tests._service import ROOT, free_port
-from tests.datasets.test_dataset import make_pairs
+from tests.data.test_dataset import make_pairs
 
 N = 37  # odd: the shards hold 19 and 18 files, 10 and 9 batches of 2
 GLOBAL_BATCH = 4

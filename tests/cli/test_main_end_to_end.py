@@ -3,12 +3,12 @@
 Three real ``python -m npyio`` runs (each starts Python and TensorFlow, so one module fixture
 starts them two at a time) check outputs, ``--json`` and exit codes end to end. The others
 call ``npyio.cli.main.main`` in-process. The parser is tested in ``test_main.py``, the
-modules behind the commands in ``test_verify.py`` and ``test_report.py``.
+argument types in ``test_args.py``, the modules behind the commands in ``test_inspect.py``,
+``test_verify.py`` and ``test_report.py``, the header check in ``tests/io/test_header.py``.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
@@ -20,12 +20,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from npyio._format import header, npy
-from npyio._io import header as io_header
+from npyio._format import npy
 from npyio.cli import main as cli
-from npyio.errors import NpyFormatError
-from tests._corpus import CORPUS, CORPUS_IDS
-from tests._npy_testing import header_text, npy_bytes, with_header
+from tests._npy_testing import npy_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -230,49 +227,6 @@ def test_any_tf_filesystem_and_glob_patterns(capsys):
         f"{root}/e*: no file matches this pattern",
     ]
     assert "verified 4 files" in out  # the directory and the pattern name the same files
-
-
-# --- in-process: the header check agrees with the reference parser ------------------------------
-def reference_reason(data: bytes) -> str | None:
-    try:
-        header = npy.read_header(io.BytesIO(data), "<bytes>")
-        npy.check_payload(header, len(data), "<bytes>")
-    except NpyFormatError as e:
-        return e.reason
-    return None
-
-
-LONG_TEXT = header_text("<f4", False, (2, 3)).ljust(header.HEAD + 900) + "\n"
-EXTRA = {  # beyond the corpus: headers longer than the first read, good and bad
-    "long-header": with_header(LONG_TEXT, bytes(24)),
-    "long-header-cut": with_header(LONG_TEXT, bytes(24))[: header.HEAD + 100],
-    "long-header-v2-short-payload": with_header(LONG_TEXT, bytes(20), (2, 0)),
-    "good-then-cut": npy_bytes(np.zeros((2, 3), "<f4"))[:-1],
-}
-
-
-@pytest.mark.parametrize(
-    "data", [c.data for c in CORPUS] + list(EXTRA.values()), ids=CORPUS_IDS + list(EXTRA)
-)
-def test_check_file_agrees_with_read_header_and_check_payload(tmp_path, data):
-    want = reference_reason(data)
-    path = tmp_path / "f.npy"
-    path.write_bytes(data)
-    cache: header.HeaderCache = {}
-    for _ in range(2):  # cold, then with the header cached
-        got = io_header.check_file(str(path), cache)
-        assert got.reason == want
-        assert got.size == len(data)
-
-
-def test_cached_header_still_checks_each_size(tmp_path):
-    data = npy_bytes(np.zeros((2, 3), "<f4"))
-    (tmp_path / "a.npy").write_bytes(data)
-    (tmp_path / "b.npy").write_bytes(data + b"\0\0")
-    cache: header.HeaderCache = {}
-    a, b = (io_header.check_file(str(tmp_path / n), cache) for n in ("a.npy", "b.npy"))
-    assert len(cache) == 1
-    assert a.ok and b.reason == npy.payload_trailing("24", "26")
 
 
 def test_a_path_given_twice_is_summarised_and_checked_once(tree, monkeypatch, capsys):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import npyio
-from tests.datasets.test_shuffle import _python
+from tests.data.test_shuffle import _python
 
 LIMIT = 256 << 10
 

@@ -185,11 +185,3 @@ def test_the_public_functions_refuse_a_bad_argument_before_reading_anything(tmp_
 def test_rows_options_refuse_unknown_names():
     with pytest.raises(TypeError, match="unknown option 'shuffle'"):
         RowsOptions.from_arguments({"inputs": "x", "shuffle": True})
-
-
-def test_incomplete_pack_error_is_public_with_the_other_errors():
-    from npyio._format import packed
-
-    assert npyio.errors.IncompletePackError is packed.IncompletePackError
-    assert issubclass(npyio.errors.IncompletePackError, (npyio.NpyioError, ValueError))
-    assert "IncompletePackError" in npyio.errors.__all__

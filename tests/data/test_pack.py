@@ -65,19 +65,6 @@ def make_tree(root: Path, n: int = N) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
-def tree(tmp_path_factory) -> Path:
-    return make_tree(tmp_path_factory.mktemp("tree"))
-
-
-@pytest.fixture(scope="module")
-def packed(tree) -> str:
-    """x, y packed into shards of 5 rows (8 shards, the last short)."""
-    out = str(tree / "packed")
-    npyio.pack(str(tree / "x"), str(tree / "y"), out=out, shard_size=5 * 48)
-    return out
-
-
 def loose(tree: Path, **kw):
     return npyio.dataset(str(tree / "x"), str(tree / "y"), **kw)
 
@@ -426,17 +413,6 @@ def test_none_dims_are_refused(tmp_path, tree):
     with pytest.raises(ValueError, match=r"inputs: a pack stores rows of one shape.*pad"):
         npyio.pack(str(tree / "x"), shape=(3, None), out=str(tmp_path / "p"))
     assert not (tmp_path / "p").exists()
-
-
-def test_options_that_do_not_apply_to_a_pack_are_refused(tree, packed):
-    with pytest.raises(ValueError, match="holds its labels"):
-        npyio.dataset(packed, str(tree / "y"))
-    with pytest.raises(ValueError, match="packed as float32, not float64"):
-        npyio.dataset(packed, dtype="float64")
-    with pytest.raises(ValueError, match="backend"):
-        npyio.dataset(packed, ignore_errors=True)
-    with pytest.raises(ValueError, match="padding_value= does not apply to a packed directory"):
-        npyio.dataset(packed, batch_size=2, padding_value=-1)
 
 
 # --- interrupted packs ---------------------------------------------------------------------------

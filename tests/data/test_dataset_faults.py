@@ -23,7 +23,7 @@ import tensorflow as tf
 
 import npyio
 from tests._service import Cluster, consume, free_port, slow
-from tests.datasets.test_dataset import ids_of, make_pairs
+from tests.data.test_dataset import ids_of, make_pairs
 
 pytestmark = pytest.mark.slow
 

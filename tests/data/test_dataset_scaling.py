@@ -16,7 +16,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from tests.datasets.test_dataset import ids_of, make_pairs
+from tests.data.test_dataset import ids_of, make_pairs
 
 N = 37
 

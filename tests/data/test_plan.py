@@ -1,7 +1,7 @@
-"""Planning without TensorFlow: `plan_dataset` and `plan_rows` decide files, pairs, shards,
-specs and strategy in plain Python, so they are run here in a subprocess where TensorFlow
-cannot be imported at all. `choose_strategy` and `pieces` are pure functions, checked
-directly."""
+"""Planning without TensorFlow: `plan_dataset` decides files, pairs, shards, specs and strategy
+in plain Python, so it is run here in a subprocess where TensorFlow cannot be imported at all
+(`plan_json`, which ``tests/data/test_rows_plan.py`` shares). `choose_strategy` is a pure
+function, checked directly."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from npyio._data.plan import BATCH_THEN_DECODE, DECODE_THEN_BATCH, LARGE_FILE, choose_strategy
-from npyio._data.rows_plan import CHUNK_BYTES, CYCLE, pieces
 from npyio._format.header import make_hint
 from npyio._format.spec import Spec
 from tests.test_structure import run_without_tf
@@ -237,85 +236,6 @@ def test_missing_sources_are_named_before_pairing(pairs, tmp_path):
     ]
 
 
-# --- plan_rows --------------------------------------------------------------------------------
-@pytest.fixture
-def shards(tmp_path: Path) -> tuple[list[str], list[str]]:
-    """Three shards of 10, 5 and 7 rows of 4 float32, big-endian in the middle, with labels."""
-    xs, ys = [], []
-    for i, (n, order) in enumerate(((10, "<"), (5, ">"), (7, "<"))):
-        xs.append(save(tmp_path / "x" / f"{i}.npy", np.zeros((n, 4), order + "f4")))
-        ys.append(save(tmp_path / "y" / f"{i}.npy", np.zeros(n, "<i8")))
-    return xs, ys
-
-
-def test_rows_pieces_and_chunk(shards):
-    out = plan_json(
-        """
-        p = rows_plan(xs, ys)
-        out = {"pieces": p.pieces, "chunk": p.chunk, "count": p.count, "cycle": p.cycle,
-               "auto": p.auto, "sides": [[s.dtype.name, s.row_shape, s.little_endian,
-                                          s.row_bytes] for s in p.sides]}
-        """,
-        xs=shards[0],
-        ys=shards[1],
-    )
-    assert out["pieces"] == [[0, 0, 10], [1, 0, 5], [2, 0, 7]]
-    assert out["chunk"] == CHUNK_BYTES // 16  # the widest row: 4 float32
-    assert (out["count"], out["cycle"], out["auto"]) == (22, CYCLE, True)
-    # byte orders differ between the input files: decided per piece
-    assert out["sides"] == [["float32", [4], None, 16], ["int64", [], True, 8]]
-
-
-def test_rows_shard_ranges_cover_every_row_once(shards):
-    out = plan_json("out = [rows_plan(xs, shard=(3, i)).pieces for i in range(3)]", xs=shards[0])
-    assert out == [
-        [[0, 0, 7]],
-        [[0, 7, 10], [1, 0, 4]],
-        [[1, 4, 5], [2, 0, 7]],
-    ]
-    counts = (10, 5, 7)
-    rows = [(j, r) for shard in out for j, a, e in shard for r in range(a, e)]
-    assert sorted(rows) == [(j, r) for j, n in enumerate(counts) for r in range(n)]
-
-
-def test_rows_shuffle_cuts_pieces_in_blocks(shards):
-    out = plan_json(
-        """
-        npyio._data.rows_plan.BLOCK_BYTES = 64  # blocks of 4 rows of 16 bytes, to see files cut
-        p = rows_plan(xs, shuffle_buffer=8, num_parallel_reads=2)
-        out = [p.pieces, p.chunk, p.cycle, p.auto]
-        """,
-        xs=shards[0],
-    )
-    pieces, chunk, cycle, auto = out
-    # 2 pieces at a time fill the buffer of 8 rows, with 2 chunks each
-    assert (chunk, cycle, auto) == (2, 2, False)
-    assert pieces == [
-        [0, 0, 4], [0, 4, 8], [0, 8, 10], [1, 0, 4], [1, 4, 5], [2, 0, 4], [2, 4, 7],
-    ]  # fmt: skip
-
-
-def test_rows_build_errors(shards, tmp_path):
-    bad = save(tmp_path / "bad.npy", np.zeros((3, 5), np.float32))
-    out = plan_json(
-        """
-        out = [error(lambda: rows_plan(xs, ys[:1] * 3)),
-               error(lambda: rows_plan(xs + [bad])),
-               error(lambda: rows_plan(xs, shuffle_buffer=0))]
-        """,
-        xs=shards[0],
-        ys=shards[1],
-        bad=bad,
-    )
-    assert out[0][1].startswith("inputs and labels must have the same number of rows: ")
-    assert out[1] == [
-        "NpyFormatError",
-        f"{bad}: row shape mismatch -- expected (4,), got (5,) (the shape of a row of the "
-        f"first file, {shards[0][0]})",
-    ]
-    assert out[2][0] == "ValueError" and "shuffle_buffer" in out[2][1]
-
-
 # --- pure functions ---------------------------------------------------------------------------
 def spec(shape: tuple[int | None, ...] | None, size: int = 1000) -> Spec:
     dt = np.dtype("float32")
@@ -356,10 +276,3 @@ def spec(shape: tuple[int | None, ...] | None, size: int = 1000) -> Spec:
 )
 def test_choose_strategy(specs, batch_size, ignore_errors, backend, expected):
     assert choose_strategy(specs, batch_size, ignore_errors, backend) == expected
-
-
-def test_pieces():
-    assert pieces([3, 0, 2], 0, 5, None) == [(0, 0, 3), (2, 0, 2)]
-    assert pieces([3, 0, 2], 2, 4, None) == [(0, 2, 3), (2, 0, 1)]
-    assert pieces([5], 0, 5, 2) == [(0, 0, 2), (0, 2, 4), (0, 4, 5)]
-    assert pieces([5], 3, 3, 2) == []

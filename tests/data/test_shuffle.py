@@ -18,7 +18,7 @@ from scipy import stats
 import npyio
 import npyio._data.rows_plan
 from npyio._data.shuffle import MAX_BLOCK, block_size, permute, resolve_seed, shuffled_indices
-from tests.datasets.test_dataset import ids_of, make_pairs
+from tests.data.test_dataset import ids_of, make_pairs
 
 REPO = Path(__file__).resolve().parents[2]
 

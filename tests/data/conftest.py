@@ -1,0 +1,24 @@
+"""Fixtures of ``tests/data/test_pack.py`` (what a pack yields) and ``test_packed.py`` (how a
+pack is planned): a tree of pairs, and its pack."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import npyio
+from tests.data.test_pack import make_tree
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> Path:
+    return make_tree(tmp_path_factory.mktemp("tree"))
+
+
+@pytest.fixture(scope="module")
+def packed(tree) -> str:
+    """x, y packed into shards of 5 rows (8 shards, the last short)."""
+    out = str(tree / "packed")
+    npyio.pack(str(tree / "x"), str(tree / "y"), out=out, shard_size=5 * 48)
+    return out

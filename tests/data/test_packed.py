@@ -1,0 +1,82 @@
+"""`npyio._data.packed`: a packed directory found by its index or marker (`is_packed`), and
+planned as `npyio.rows`'s pieces (`plan_packed`): every row once across shards and subsets,
+and the options a pack refuses, named. What a pack yields: ``tests/data/test_pack.py``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import npyio
+from npyio._data.options import DatasetOptions
+from npyio._data.packed import is_packed, plan_packed
+from npyio._format.packed import INCOMPLETE, INDEX
+from tests.data.test_pack import N
+
+
+def plan(directory: str, labels: object = None, **arguments: object):
+    return plan_packed(directory, labels, DatasetOptions.from_arguments(arguments))
+
+
+def rows_of(p) -> list[int]:
+    """The rows of the pack a plan reads, by their index in the whole pack."""
+    starts = np.cumsum([0] + [s.rows for s in p.index.shards])
+    return [int(starts[j]) + r for j, a, e in p.rows.pieces for r in range(a, e)]
+
+
+def test_is_packed_finds_the_index_or_the_marker(tmp_path, packed):
+    assert is_packed(packed) == packed
+    partial = tmp_path / "partial"
+    partial.mkdir()
+    (partial / INCOMPLETE).write_text("")
+    assert is_packed(str(partial)) == str(partial)
+    assert (Path(packed) / INDEX).is_file()
+
+
+def test_is_packed_is_none_for_anything_else(tmp_path, tree, packed):
+    for other in (
+        str(tree / "x"),  # a directory of loose files
+        str(tmp_path / "absent"),
+        str(tree / "x" / "000.npy"),
+        f"{packed}/*",
+        [packed],
+        None,
+    ):
+        assert is_packed(other) is None, other
+
+
+def test_plan_reads_every_row_once(packed):
+    p = plan(packed)
+    assert p.kind == "pack" and p.index.count == N
+    assert rows_of(p) == list(range(N)) and p.rows.count == N
+    assert len(p.rows.sides) == 2  # x and y; the order is read only for the paths
+    assert len(plan(packed, with_paths=True).rows.sides) == 3
+
+
+def test_plan_shards_by_row_and_splits_into_disjoint_subsets(packed):
+    shards = [rows_of(plan(packed, shard=(3, i))) for i in range(3)]
+    assert sorted(r for s in shards for r in s) == list(range(N))
+    assert max(map(len, shards)) - min(map(len, shards)) <= 1
+    training, validation = plan(packed, validation_split=0.25, subset="both", seed=1)
+    got = rows_of(training) + rows_of(validation)
+    assert sorted(got) == list(range(N)) and len(rows_of(validation)) == round(N * 0.25)
+
+
+def test_plan_refuses_a_shape_or_key_the_pack_contradicts(packed):
+    with pytest.raises(ValueError, match=r"is packed with shape \(3, 4\), which inputs shape"):
+        plan(packed, shape=(4, 3))
+    with pytest.raises(ValueError, match="key= does not apply to a packed directory"):
+        plan(packed, key="x")
+
+
+def test_options_that_do_not_apply_to_a_pack_are_refused(tree, packed):
+    with pytest.raises(ValueError, match="holds its labels"):
+        npyio.dataset(packed, str(tree / "y"))
+    with pytest.raises(ValueError, match="packed as float32, not float64"):
+        npyio.dataset(packed, dtype="float64")
+    with pytest.raises(ValueError, match="backend"):
+        npyio.dataset(packed, ignore_errors=True)
+    with pytest.raises(ValueError, match="padding_value= does not apply to a packed directory"):
+        npyio.dataset(packed, batch_size=2, padding_value=-1)
