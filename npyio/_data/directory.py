@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from npyio._data.dataset import build
 from npyio._data.options import AUTOTUNE, DatasetOptions, SplitOptions, parameters
+from npyio._data.packed import is_packed
 from npyio._data.paths import PathSpec, isdir
 from npyio._data.plan import DatasetPlan, plan_dataset
 from npyio._format.files import is_local, named, one_path, short
@@ -327,7 +328,8 @@ def dataset_from_directory(
         and ``file_paths`` (its files: after the split and shard, in the split's order).
 
     Raises:
-        ValueError: For a ``directory`` that does not exist or is no directory, a ``labels``
+        ValueError: For a ``directory`` that does not exist, is no directory or is a pack
+            (`npyio.dataset` reads a pack), a ``labels``
             or ``label_mode`` that is none of those above, ``class_names`` with labels not
             inferred or that name no subdirectory, a class directory with no ``.npy`` files,
             no files at all, a ``labels`` list whose length is not the number of files,
@@ -443,15 +445,22 @@ def _label_arguments(
 
 
 def _existing_directory(directory: PathSpec) -> str:
-    """``directory`` as a path, checked to be a directory.
+    """``directory`` as a path, checked to be a directory of loose files.
 
     Raises:
-        ValueError: naming it, when it does not exist or is not a directory.
+        ValueError: naming it, when it does not exist, is not a directory, or is a pack (its
+            shards would be read as files, a whole shard per element).
     """
     path = one_path(directory, "directory")
     if not isdir(path):
         why = "is not a directory" if exists(path) else "does not exist"
         raise ValueError(f"directory: {path!r} {why}")
+    if is_packed(path):
+        raise ValueError(
+            f"directory: {path!r} is a pack (npyio.pack's output): read it with "
+            f"npyio.dataset({path!r}), which takes batch_size, shuffle, validation_split "
+            "and subset too"
+        )
     return path
 
 

@@ -414,6 +414,22 @@ def test_graph_runs_no_python(tmp_path, label_mode):
                 assert dims != [n, c]
 
 
+def test_a_pack_is_refused_naming_npyio_dataset(tmp_path):
+    """A pack's shards are .npy files: read as loose files (labels=None), each shard would be
+    one element. dataset_from_directory refuses the directory whatever its labels, and
+    npyio.dataset reads it."""
+    for cls in ("a", "b"):
+        for i in range(2):
+            (tmp_path / "src" / cls).mkdir(parents=True, exist_ok=True)
+            np.save(tmp_path / "src" / cls / f"{i}.npy", np.full((3,), i, np.float32))
+    out = str(tmp_path / "packed")
+    npyio.pack(str(tmp_path / "src"), out=out, from_directory=True)
+    for labels in ("inferred", None):
+        with pytest.raises(ValueError, match=rf"directory: '{out}' is a pack .*npyio\.dataset"):
+            npyio.dataset_from_directory(out, labels=labels, verbose=False)
+    assert len(npyio.dataset(out, batch_size=2)) == 2
+
+
 # --- errors -----------------------------------------------------------------------------------
 def test_errors(tree, tmp_path):
     root, owner = tree
