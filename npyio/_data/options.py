@@ -435,7 +435,9 @@ class RowsOptions:
 
 
 # --- validation splits ------------------------------------------------------------------------
-def split(n: int, options: SplitOptions, shuffle: bool, seed: int | None) -> list[np.ndarray]:
+def split(
+    n: int, options: SplitOptions, shuffle: bool, seed: int | None, samples: str = "files"
+) -> list[np.ndarray]:
     """Indices of the subsets of ``n`` samples, as Keras's ``*_dataset_from_directory`` cuts
     them: the samples are shuffled with ``seed`` (when ``shuffle``), then the last
     ``int(validation_split * n)`` are the validation subset and the rest the training subset.
@@ -443,7 +445,7 @@ def split(n: int, options: SplitOptions, shuffle: bool, seed: int | None) -> lis
     ``"validation"``, or all samples without a split) or two (``"both"``).
 
     The arguments were checked when ``options`` was made (`SplitOptions.check`). The samples
-    are files, or rows (`npyio.rows`, a pack).
+    are files, or rows (`npyio.rows`, a pack), as ``samples`` names them in the error.
 
     Raises:
         ValueError: for a subset left empty.
@@ -459,7 +461,8 @@ def split(n: int, options: SplitOptions, shuffle: bool, seed: int | None) -> lis
     for name, part in (("training", training), ("validation", validation)):
         if subset in (name, "both") and len(part) == 0:
             raise ValueError(
-                f"validation_split={validation_split} of {n} files leaves the {name} subset empty"
+                f"validation_split={validation_split} of {n} {samples} leaves the {name} subset "
+                "empty"
             )
     if subset == "training":
         return [training]

@@ -188,6 +188,6 @@ def plan_packed(
     loader = options.loader
     plans = [
         PackPlan(index, _plan(index, sides, rows, options), loader)
-        for rows in split(index.count, options.split, loader.shuffle, loader.seed)
+        for rows in split(index.count, options.split, loader.shuffle, loader.seed, "rows")
     ]
     return plans[0] if len(plans) == 1 else (plans[0], plans[1])

@@ -223,7 +223,8 @@ def plan_rows(
     else:
         shuffled = options.shuffle_buffer is not None
         subsets = [
-            row_runs(indices) for indices in split(total, options.split, shuffled, options.seed)
+            row_runs(indices)
+            for indices in split(total, options.split, shuffled, options.seed, "rows")
         ]
 
     widest = max(max(s.row_bytes for s in sides), 1)

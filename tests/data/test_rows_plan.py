@@ -77,7 +77,8 @@ def test_rows_build_errors(shards, tmp_path):
         """
         out = [error(lambda: rows_plan(xs, ys[:1] * 3)),
                error(lambda: rows_plan(xs + [bad])),
-               error(lambda: rows_plan(xs, shuffle_buffer=0))]
+               error(lambda: rows_plan(xs, shuffle_buffer=0)),
+               error(lambda: rows_plan(xs, validation_split=0.01, subset="validation"))]
         """,
         xs=shards[0],
         ys=shards[1],
@@ -90,6 +91,11 @@ def test_rows_build_errors(shards, tmp_path):
         f"first file, {shards[0][0]})",
     ]
     assert out[2][0] == "ValueError" and "shuffle_buffer" in out[2][1]
+    # the split counts rows here, and says so
+    assert out[3] == [
+        "ValueError",
+        "validation_split=0.01 of 22 rows leaves the validation subset empty",
+    ]
 
 
 def test_pieces():
