@@ -170,6 +170,7 @@ def find_cycle(graph: Mapping[str, set[str]]) -> list[str] | None:
 #: The layers, bottom first: a module imports only modules of its own layer or of those below.
 LAYERS = (
     ("npyio.errors",),  # errors
+    ("npyio._tf",),  # TensorFlow's internals: raw ops, private names, its error text
     ("npyio._format",),  # the formats, no I/O: grammar, layouts, specs, paths, the wording
     ("npyio._io",),  # I/O, TF-free: listing, reading heads, .npz headers, writing shards
     ("npyio._graph",),  # graph ops: the parser, decoders, the .npz member
@@ -214,7 +215,8 @@ def test_upward_imports_finds_imports_of_higher_layers():
         "npyio._graph.decode -> npyio._data.paths",
         "npyio._read.api -> npyio",
     ]
-    assert layer_of("npyio._format") == 1 and layer_of("npyio._format.npy") == 1
+    assert layer_of("npyio._tf") == 1
+    assert layer_of("npyio._format") == 2 and layer_of("npyio._format.npy") == 2
     assert layer_of("npyio._io.header") == layer_of("npyio._format") + 1
     with pytest.raises(AssertionError, match="in no layer"):
         layer_of("elsewhere.x")
@@ -392,9 +394,9 @@ def test_importing_npyio_leaves_the_environment_alone():
 
 
 # --- TensorFlow's error text is read in one module --------------------------------------------
-#: Fragments of TensorFlow's error text; only `npyio._format.tf_errors` may hold them in code.
+#: Fragments of TensorFlow's error text; only `npyio._tf` may hold them in code.
 TF_TEXT = ("function_node", "[Op:", "assertion failed", "Detected at", "\n\t")
-TF_TEXT_MODULE = "npyio._format.tf_errors"
+TF_TEXT_MODULE = "npyio._tf"
 
 
 def tf_text_uses(source: str) -> list[str]:
