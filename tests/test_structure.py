@@ -171,6 +171,7 @@ def find_cycle(graph: Mapping[str, set[str]]) -> list[str] | None:
 #: The layers, bottom first: a module imports only modules of its own layer or of those below.
 LAYERS = (
     ("npyio.errors",),  # errors
+    ("npyio._tf",),  # TensorFlow's internals: raw ops, private names, its error text
     ("npyio._format",),  # the formats, no I/O: grammar, layouts, specs, paths, the wording
     ("npyio._io",),  # I/O, TF-free: listing, reading heads, .npz headers, writing shards
     ("npyio._graph",),  # graph ops: the parser, decoders, the .npz member
@@ -215,7 +216,8 @@ def test_upward_imports_finds_imports_of_higher_layers():
         "npyio._graph.decode -> npyio._data.paths",
         "npyio._read.api -> npyio",
     ]
-    assert layer_of("npyio._format") == 1 and layer_of("npyio._format.npy") == 1
+    assert layer_of("npyio._tf") == 1
+    assert layer_of("npyio._format") == 2 and layer_of("npyio._format.npy") == 2
     assert layer_of("npyio._io.header") == layer_of("npyio._format") + 1
     with pytest.raises(AssertionError, match="in no layer"):
         layer_of("elsewhere.x")
@@ -393,9 +395,9 @@ def test_importing_npyio_leaves_the_environment_alone():
 
 
 # --- TensorFlow's error text is read in one module --------------------------------------------
-#: Fragments of TensorFlow's error text; only `npyio._format.tf_errors` may hold them in code.
+#: Fragments of TensorFlow's error text; only `npyio._tf` may hold them in code.
 TF_TEXT = ("function_node", "[Op:", "assertion failed", "Detected at", "\n\t")
-TF_TEXT_MODULE = "npyio._format.tf_errors"
+TF_TEXT_MODULE = "npyio._tf"
 
 
 def tf_text_uses(source: str) -> list[str]:
@@ -431,6 +433,116 @@ def test_tensorflow_error_text_is_read_in_one_module():
         for use in tf_text_uses(path.read_text())
     ]
     assert not found, f"TensorFlow's error text read outside {TF_TEXT_MODULE}:\n" + "\n".join(found)
+
+
+# --- TensorFlow's internals are used in one module -------------------------------------------
+#: TensorFlow's raw ops and private or experimental names: only `npyio._tf` may use them (as an
+#: attribute, an import, a keyword or a string that is one of them), each with its reason.
+TF_INTERNALS = frozenset(
+    {
+        "raw_ops",
+        "experimental_ints_on_device",
+        "_noinline",
+        "inject_prefetch",
+        "experimental_external_state_policy",
+        "external_state_policy",
+        "from_variant",
+        "to_variant",
+    }
+)
+TF_INTERNALS_MODULE = "npyio._tf"
+
+
+def _is_compat_v1(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "v1"
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "compat"
+    )
+
+
+def _names_internal(module: str) -> bool:
+    """Whether the dotted ``module`` goes through one of `TF_INTERNALS` or ``compat.v1``."""
+    return bool(TF_INTERNALS & set(module.split("."))) or ".compat.v1." in f".{module}."
+
+
+def _tf_internal_use(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute) and (node.attr in TF_INTERNALS or _is_compat_v1(node)):
+        return _dotted_name(node) or f"....{node.attr}"
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names if _names_internal(a.name)]
+        return f"import {', '.join(names)}" if names else None
+    if isinstance(node, ast.ImportFrom) and node.module:
+        names = [a.name for a in node.names if _names_internal(f"{node.module}.{a.name}")]
+        return f"from {node.module} import {', '.join(names)}" if names else None
+    if isinstance(node, ast.keyword) and node.arg in TF_INTERNALS:
+        return f"{node.arg}="
+    if isinstance(node, ast.Constant) and node.value in TF_INTERNALS:
+        return repr(node.value)
+    return None
+
+
+def tf_internal_uses(source: str) -> list[str]:
+    """``"line N: what"`` for each use in ``source`` of `TF_INTERNALS` or ``compat.v1``: an
+    attribute (``tf.raw_ops.X``, ``tf.compat.v1.f``), an import of one, a keyword argument, or a
+    string constant that is one (``{"_noinline": True}``), in source order. Docstrings,
+    comments and prose in strings do not count."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        what = _tf_internal_use(node)
+        if what is not None:
+            found.append((getattr(node, "lineno", 0), getattr(node, "col_offset", 0), what))
+    return [f"line {line}: {what}" for line, _, what in sorted(found)]
+
+
+def test_tf_internal_uses_finds_planted_uses():
+    source = textwrap.dedent(
+        '''
+        """tf.raw_ops and tf.compat.v1 in a docstring, _noinline too."""
+        import tensorflow as tf
+        import tensorflow.compat.v1 as tf1
+        from tensorflow import raw_ops
+        from tensorflow.compat import v1
+
+        def f(x, options):
+            # tf.raw_ops.LowerBound in a comment
+            a = tf.raw_ops.LowerBound(sorted_inputs=x, values=x)
+            b = tf.compat.v1.get_seed(None)
+            options.experimental_optimization.inject_prefetch = False
+            g = tf.function(f, experimental_attributes={"_noinline": True})
+            h = dict(experimental_ints_on_device=True)
+            return tf.data.experimental.from_variant(a, b), "prose: tf.compat.v1 sessions"
+        '''
+    )
+    assert [x.split(": ", 1)[1] for x in tf_internal_uses(source)] == [
+        "import tensorflow.compat.v1",
+        "from tensorflow import raw_ops",
+        "from tensorflow.compat import v1",
+        "tf.raw_ops",
+        "tf.compat.v1",
+        "options.experimental_optimization.inject_prefetch",
+        "'_noinline'",
+        "experimental_ints_on_device=",
+        "tf.data.experimental.from_variant",
+    ]
+    assert tf_internal_uses("import tensorflow as tf\nx = tf.raw_opsx, tf.compat.v2\n") == []
+
+
+def test_tensorflow_internals_are_used_in_one_module():
+    """Raw ops and private or experimental TensorFlow names go through `npyio._tf`, where each
+    says why the public API does not serve (CONTRIBUTING.md, "Where a change goes")."""
+    files = module_files()
+    found = [
+        f"{name}: {use}"
+        for name, path in files.items()
+        if name != TF_INTERNALS_MODULE
+        for use in tf_internal_uses(path.read_text())
+    ]
+    assert not found, f"TensorFlow's internals used outside {TF_INTERNALS_MODULE}:\n" + "\n".join(
+        found
+    )
+    assert tf_internal_uses(files[TF_INTERNALS_MODULE].read_text()), "the finder finds nothing"
 
 
 # --- named steps: no long functions ------------------------------------------------------------

@@ -1,24 +1,16 @@
-"""``parallel_map``: ``Dataset.map`` whose function TensorFlow runs as a single-device function.
+"""``parallel_map`` and its kin: ``Dataset.map``, ``flat_map``, ``interleave`` and ``scan``
+whose functions TensorFlow runs as single-device functions.
 
-``Dataset.map`` marks every function it builds as a possible multi-device function. TensorFlow
-then runs Grappler over the function and its whole library, partitions it and places it, and it
-does all that again for every new iterator, so once per epoch. A function with
-``experimental_ints_on_device`` is instantiated as a plain single-device function instead: no
-Grappler, no partitioning, and a cheaper call per element. (tf.data's ``FunctionMetadata``
-turns multi-device execution off for functions with that attribute; on the CPU, where tf.data
-functions run, the attribute changes nothing else.)
-
-For npyio that is most of the cost of a short epoch: the full header parser (the fallback
-behind the header fast path) is a few hundred ops that were optimized at every iterator start,
-whether a file ever needed it or not (bench/README.md, "Where the time goes", has the figures).
+``Dataset.map`` marks every function it builds as a possible multi-device function, which
+TensorFlow optimizes again at every iterator start, so once per epoch; a single-device function
+skips that (`npyio._tf.single_device_function` says how and why; bench/README.md, "Where the
+time goes", has the figures). The maps here trace their functions so, and build the dataset ops
+themselves (`npyio._tf.map_dataset` and the others). The result is an ordinary dataset graph:
+it serializes, checkpoints, and runs on tf.data service workers like any other.
 
 One difference: TensorFlow keeps about 1 KiB for every error a single-device function raises
 (``Dataset.map``'s functions do not), so a pipeline that expects errors and carries on
 (``ignore_errors``) should use ``Dataset.map``.
-
-The map is built with ``tf.raw_ops.ParallelMapDatasetV2`` (``MapDataset`` without
-parallelism) and wrapped with ``tf.data.experimental.from_variant``. The result is an ordinary
-dataset graph: it serializes, checkpoints, and runs on tf.data service workers like any other.
 """
 
 from __future__ import annotations
@@ -28,11 +20,14 @@ from typing import Any
 
 import tensorflow as tf
 
-#: Attributes of every function npyio maps over a dataset: it runs on one device. (Not also
-#: ``_tf_data_function``, which ``Dataset.map`` sets: with both, a map function with an int32
-#: output among several, in a pipeline built inside a ``tf.function``, fails in tf.data's graph
-#: optimizations, "Expected only one fetch node".)
-ATTRIBUTES = {"experimental_ints_on_device": True}
+from npyio._tf import (
+    dataset_variant,
+    flat_map_dataset,
+    interleave_dataset,
+    map_dataset,
+    scan_dataset,
+    single_device_function,
+)
 
 
 def _spec(value: Any) -> tf.TensorSpec:
@@ -65,26 +60,8 @@ def _function(
         structures.append(structure)
         return flat
 
-    f = tf.function(
-        flat_fn,
-        input_signature=[*lead, *flat_in],
-        autograph=False,
-        experimental_attributes=ATTRIBUTES,
-    ).get_concrete_function()
+    f = single_device_function(flat_fn, [*lead, *flat_in])
     return f, structures[-1]
-
-
-def _op_arguments(ds: tf.data.Dataset, f: Any, structure: Any) -> dict[str, Any]:
-    """The arguments every dataset op with a function takes: the input, the function and its
-    captures, and the types and shapes of the elements it makes."""
-    flat_out = tf.nest.flatten(structure)
-    return dict(
-        input_dataset=tf.data.experimental.to_variant(ds),
-        other_arguments=f.captured_inputs,
-        f=f,
-        output_types=[s.dtype for s in flat_out],
-        output_shapes=[s.shape for s in flat_out],
-    )
 
 
 def parallel_map(
@@ -108,16 +85,7 @@ def parallel_map(
         return tf.nest.flatten(out), tf.nest.map_structure(_spec, out)
 
     f, structure = _function(ds, body)
-    common = dict(_op_arguments(ds, f, structure), preserve_cardinality=True)
-    if num_parallel_calls is None:
-        variant = tf.raw_ops.MapDataset(**common)
-    else:
-        variant = tf.raw_ops.ParallelMapDatasetV2(
-            num_parallel_calls=tf.constant(num_parallel_calls, tf.int64),
-            deterministic={None: "default", True: "true", False: "false"}[deterministic],
-            **common,
-        )
-    return tf.data.experimental.from_variant(variant, structure)
+    return map_dataset(ds, f, structure, num_parallel_calls, deterministic)
 
 
 def _dataset_function(ds: tf.data.Dataset, fn: Callable[..., tf.data.Dataset]) -> tuple[Any, Any]:
@@ -126,7 +94,7 @@ def _dataset_function(ds: tf.data.Dataset, fn: Callable[..., tf.data.Dataset]) -
 
     def body(element: Any) -> tuple[tf.Tensor, Any]:
         inner = _apply(fn, element)
-        return tf.data.experimental.to_variant(inner), inner.element_spec
+        return dataset_variant(inner), inner.element_spec
 
     return _function(ds, body)
 
@@ -138,8 +106,7 @@ def flat_map(ds: tf.data.Dataset, fn: Callable[..., tf.data.Dataset]) -> tf.data
     returns a dataset, whose elements must be dense tensors.
     """
     f, structure = _dataset_function(ds, fn)
-    variant = tf.raw_ops.FlatMapDataset(**_op_arguments(ds, f, structure))
-    return tf.data.experimental.from_variant(variant, structure)
+    return flat_map_dataset(ds, f, structure)
 
 
 def interleave(
@@ -153,17 +120,7 @@ def interleave(
     ``fn`` run as a single-device function (see `parallel_map`): it makes the dataset of every
     element, so a multi-device one would be optimized again at each iterator start."""
     f, structure = _dataset_function(ds, fn)
-    autotune = tf.constant(tf.data.AUTOTUNE, tf.int64)
-    variant = tf.raw_ops.ParallelInterleaveDatasetV4(
-        cycle_length=tf.constant(cycle_length, tf.int64),
-        block_length=tf.constant(block_length, tf.int64),
-        buffer_output_elements=autotune,  # as Dataset.interleave
-        prefetch_input_elements=autotune,
-        num_parallel_calls=tf.constant(num_parallel_calls, tf.int64),
-        deterministic="true",
-        **_op_arguments(ds, f, structure),
-    )
-    return tf.data.experimental.from_variant(variant, structure)
+    return interleave_dataset(ds, f, structure, cycle_length, block_length, num_parallel_calls)
 
 
 def scan(
@@ -177,7 +134,4 @@ def scan(
         return [new_state, *tf.nest.flatten(out)], tf.nest.map_structure(_spec, out)
 
     f, structure = _function(ds, body, tf.TensorSpec(initial.shape, initial.dtype))
-    variant = tf.raw_ops.ScanDataset(
-        initial_state=[initial], preserve_cardinality=True, **_op_arguments(ds, f, structure)
-    )
-    return tf.data.experimental.from_variant(variant, structure)
+    return scan_dataset(ds, initial, f, structure)

@@ -45,6 +45,7 @@ from npyio._data.shuffle import IndexShuffle
 from npyio._format.files import is_remote
 from npyio._graph.ops import assert_verdict, decode_rows, require_tf2
 from npyio._read.objects import BLOCK_BYPASS
+from npyio._tf import fixed_length_records, ignore_external_state
 
 __all__ = ["rows"]
 
@@ -61,19 +62,15 @@ def _records(
     path: tf.Tensor, record: tf.Tensor, header: tf.Tensor, footer: tf.Tensor, buffer: int
 ) -> tf.data.Dataset:
     """The records of ``path`` (a scalar) between ``header`` and ``footer`` bytes: the
-    ``FixedLengthRecordDatasetV2`` op itself. ``tf.data.FixedLengthRecordDataset`` wraps it in a
-    ``flat_map`` over its file names, a multi-device function that TensorFlow optimizes again
-    for every piece read (`npyio._data.map` says why): for a one-shard pack that cost more
-    than reading its payload (bench/README.md, "Packing", has the figures)."""
-    variant = tf.raw_ops.FixedLengthRecordDatasetV2(
-        filenames=path,
-        header_bytes=tf.cast(header, tf.int64),
-        record_bytes=tf.cast(record, tf.int64),
-        footer_bytes=tf.cast(footer, tf.int64),
-        buffer_size=tf.constant(buffer, tf.int64),
-        compression_type="",
+    ``FixedLengthRecordDatasetV2`` op itself (`npyio._tf.fixed_length_records` says why not
+    ``tf.data.FixedLengthRecordDataset``)."""
+    return fixed_length_records(
+        path,
+        tf.cast(header, tf.int64),
+        tf.cast(record, tf.int64),
+        tf.cast(footer, tf.int64),
+        tf.constant(buffer, tf.int64),
     )
-    return tf.data.experimental.from_variant(variant, tf.TensorSpec([], tf.string))
 
 
 def _side_records(
@@ -391,16 +388,14 @@ def _shuffled_windows(
 
 def _window_options() -> tf.data.Options:
     """The options of a shuffled pipeline: its checkpoints leave out what its windows' reads
-    hold (``experimental_external_state_policy`` IGNORE).
+    hold (`npyio._tf.ignore_external_state`).
 
     A window is read whole by a dataset run to its end inside the ``flat_map``'s function
     (``get_single_element``), an op TensorFlow marks as stateful: under the default policy
     (FAIL) a checkpoint refuses any function that holds one. That op keeps nothing across
     calls: the function reads the same rows again for the same arguments, which is all a
     restore needs (files must not change while a dataset reads them)."""
-    options = tf.data.Options()
-    options.experimental_external_state_policy = tf.data.experimental.ExternalStatePolicy.IGNORE
-    return options
+    return ignore_external_state(tf.data.Options())
 
 
 def _length(plan: RowsPlan) -> int:

@@ -47,12 +47,11 @@ which `IndexShuffle` says why).
   Under tf.data service dynamic sharding a split is one block, taken on demand, so a block is
   also at most 1/64 of the epoch (`block_size`): a dataset has at least 64 splits to share out
   among workers, and a killed worker loses at most one split besides its prefetched batches.
-- **The kernel.** ``RandomIndexShuffle`` with 8 rounds (the public
-  ``tf.random.experimental.index_shuffle`` uses 4 and a 64-bit seed, whose orders fail a
-  chi-square test of uniformity). It sizes its cipher block from ``log2(max_index)``: for
-  ``max_index = 2**k`` with ``k`` even and at least 16 it is not a permutation (``max_index``
-  never comes and ``2**k`` collides with 0), so those sizes permute ``[0, n]`` and walk the one
-  position that lands on ``n``.
+- **The kernel.** ``RandomIndexShuffle`` with 8 rounds (`npyio._tf.random_index_shuffle` says
+  why not the public ``tf.random.experimental.index_shuffle``). It sizes its cipher block from
+  ``log2(max_index)``: for ``max_index = 2**k`` with ``k`` even and at least 16 it is not a
+  permutation (``max_index`` never comes and ``2**k`` collides with 0), so those sizes permute
+  ``[0, n]`` and walk the one position that lands on ``n``.
 """
 
 from __future__ import annotations
@@ -64,6 +63,7 @@ from typing import Any
 import tensorflow as tf
 
 from npyio._data.map import flat_map, parallel_map, scan
+from npyio._tf import get_seed, no_injected_prefetch, random_index_shuffle
 
 __all__ = [
     "MAX_BLOCK",
@@ -96,10 +96,10 @@ def resolve_seed(seed: int | None) -> int:
 
 def _resolve(seed: int | None) -> tuple[int, bool]:
     """(`resolve_seed`, whether another process would resolve it alike: False only for a
-    seed drawn at random). One call: tf.compat.v1.get_seed counts its calls."""
+    seed drawn at random). One call: `npyio._tf.get_seed` counts its calls."""
     if seed is not None:
         return int(seed), True
-    global_seed, op_seed = tf.compat.v1.get_seed(None)
+    global_seed, op_seed = get_seed()
     if global_seed is None:
         return secrets.randbits(62), False
     return (int(global_seed) * 1_000_003 + int(op_seed)) % 2**62, True
@@ -138,9 +138,7 @@ def permute(positions: tf.Tensor, key: tf.Tensor, n: int) -> tf.Tensor:
     ``key`` (int64 [3]) gives; ``n >= 2``."""
 
     def cipher(x: tf.Tensor, max_index: int) -> tf.Tensor:
-        return tf.raw_ops.RandomIndexShuffle(
-            index=x, seed=key, max_index=tf.constant(max_index, tf.int64), rounds=ROUNDS
-        )
+        return random_index_shuffle(x, key, max_index, ROUNDS)
 
     if _misses_max_index(n - 1):  # a permutation of [0, n]; the one position on n walks on
         out = cipher(positions, n)
@@ -334,9 +332,7 @@ class IndexShuffle:
         # No prefetch injected above the scan (class docstring). The pipeline below has its
         # own prefetch; the option goes with the dataset, and a caller's later with_options
         # can turn it back on.
-        options = tf.data.Options()
-        options.experimental_optimization.inject_prefetch = False
-        return anchored.with_options(options)
+        return anchored.with_options(no_injected_prefetch(tf.data.Options()))
 
 
 def shuffled_indices(

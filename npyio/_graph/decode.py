@@ -34,6 +34,7 @@ from npyio._graph.ops import (
     static_shape,
 )
 from npyio._graph.parser import Declared, Files, SizeLimits, parser
+from npyio._tf import print_to_stderr, stateless_call
 
 __all__ = [
     "SKIP_PREFIX",
@@ -65,15 +66,8 @@ def _parse(
         else:
             names = tf.constant(["<bytes>"])
     args = (Files(contents, names), Declared.of(dt, shape), SizeLimits.of(limits))
-    parse = parser()
-    if tf.executing_eagerly():
-        raw, dims, ok, message = parse(*args)
-    else:
-        raw, dims, ok, message = tf.raw_ops.PartitionedCall(
-            args=[*tf.nest.flatten(args), *parse.captured_inputs],
-            Tout=[tf.uint8, tf.int64, tf.bool, tf.string],
-            f=parse,
-        )
+    out_types = [tf.uint8, tf.int64, tf.bool, tf.string]
+    raw, dims, ok, message = stateless_call(parser(), args, out_types)
     return raw, dims, ok, message
 
 
@@ -127,7 +121,8 @@ def report_then_assert(verdicts: Sequence[tuple[tf.Tensor, tf.Tensor]]) -> list[
 
     For ``npyio.dataset(..., ignore_errors=True)``: TensorFlow logs the errors it skips only
     through its C++ logger, which ``TF_CPP_MIN_LOG_LEVEL`` >= 2 silences, while a PrintV2 op
-    (``tf.print``'s: no Python, serializable) writes to stderr whatever the log level. Every
+    (`npyio._tf.print_to_stderr`: no Python, serializable) writes to stderr whatever the log
+    level. Every
     assertion waits for every print, so a pair whose input and label are both bad names both.
     Graph mode only (a dataset function).
     """
@@ -140,9 +135,8 @@ def report_then_assert(verdicts: Sequence[tuple[tf.Tensor, tf.Tensor]]) -> list[
         # labels would otherwise be named twice when it is missing.
         refused = tf.unique(tf.boolean_mask(messages, bad)).y
         lines = tf.strings.reduce_join(tf.strings.join([SKIP_PREFIX, refused, "\n"]))
-        # The PrintV2 op itself, not tf.print, which would quote and escape a string tensor;
-        # one write for all the lines of an element, so that parallel calls do not mix them.
-        printed = tf.raw_ops.PrintV2(input=lines, output_stream="stderr", end="")
+        # One write for all the lines of an element, so that parallel calls do not mix them.
+        printed = print_to_stderr(lines)
         with tf.control_dependencies([printed]):
             return tf.constant(False)
 

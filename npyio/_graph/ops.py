@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from npyio._format import npy
 from npyio._format.files import one_path
+from npyio._tf import executing_eagerly_outside_functions
 
 __all__ = [
     "HEX",
@@ -292,7 +293,7 @@ def require_tf2() -> None:
     """Refuses to build graph ops in a TF1-style graph (``tf.Graph().as_default()``, a session,
     ``disable_eager_execution``), where ``tensor == value`` compares identities, not values:
     the checks would be wrong there, so npyio says so instead of failing obscurely."""
-    if not tf.compat.v1.executing_eagerly_outside_functions():
+    if not executing_eagerly_outside_functions():
         raise RuntimeError(
             "npyio builds its ops for TensorFlow 2 (eager execution, tf.function, tf.data); "
             "it does not support TF1-style graphs (tf.Graph().as_default(), tf.compat.v1 "

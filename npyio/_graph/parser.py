@@ -38,6 +38,7 @@ from npyio._graph.ops import (
     group,
     reason_words,
 )
+from npyio._tf import split_values
 
 __all__ = [
     "CHECKS",
@@ -422,10 +423,7 @@ def _parse_dims(header: Header, declared: Declared, k: Consts) -> Dims:
     checked later)."""
     axis0, c1 = k.i32(0), k(1)
     canon0 = _at(header.canon, k(0), k)
-    # (the raw op: tf.strings.split of a scalar adds ~40 ops of ragged bookkeeping)
-    tokens = tf.raw_ops.StringSplitV2(
-        input=tf.expand_dims(canon0, axis0), sep=k.str(","), maxsplit=-1
-    ).values
+    tokens = split_values(tf.expand_dims(canon0, axis0), k.str(","))
     ndim = tf.where(canon0 == k.str(""), k(0), tf.size(tokens, out_type=tf.int64))
     tokens = _upto(tokens, ndim, k)
     tokens_ok = full_match(tokens, f"-?[0-9]{{1,{npy.MAX_DIM_DIGITS}}}")
@@ -546,9 +544,7 @@ def _splice_message(name: tf.Tensor, wording: tf.Tensor, words: Words, k: Consts
 
 def _canon_dims(canon: tf.Tensor, k: Consts) -> tuple[tf.Tensor, tf.Tensor]:
     """``(tokens, rank)`` of a canonical shape text: "52,20" -> (["52", "20"], 2)."""
-    tokens = tf.raw_ops.StringSplitV2(
-        input=tf.expand_dims(canon, k.i32(0)), sep=k.str(","), maxsplit=-1
-    ).values
+    tokens = split_values(tf.expand_dims(canon, k.i32(0)), k.str(","))
     return tokens, tf.where(canon == k.str(""), k(0), tf.size(tokens, out_type=tf.int64))
 
 

@@ -84,7 +84,6 @@ from npyio._format.npz import (
     not_a_zip,
     stored_sizes,
 )
-from npyio._format.tf_errors import function_reason
 from npyio._graph.ops import (
     Consts,
     as_str,
@@ -97,6 +96,7 @@ from npyio._graph.ops import (
     padded_bytes,
     require_tf2,
 )
+from npyio._tf import function_reason, lower_bound
 
 __all__ = ["checked_member", "key_tensor", "npz_member"]
 
@@ -191,9 +191,7 @@ def _index_at(at: tf.Tensor, positions: tf.Tensor, k: Consts) -> tf.Tensor:
     """For each of ``positions`` [N], the index in the ascending ``at`` [C] that holds it, or
     C where none does."""
     count = tf.size(at, out_type=tf.int64)
-    i = tf.raw_ops.LowerBound(
-        sorted_inputs=tf.expand_dims(at, 0), values=tf.expand_dims(positions, 0), out_type=tf.int64
-    )[0]
+    i = lower_bound(at, positions)
     return tf.where(tf.gather(tf.concat([at, k([-1])], k.i32(0)), i) == positions, i, count)
 
 

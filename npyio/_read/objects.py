@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from npyio._tf import fixed_length_records
+
 __all__ = ["BLOCK_BYPASS", "read_sized"]
 
 #: The read buffer of `read_sized`: above TensorFlow's largest usual GCS block (64 MiB, its
@@ -51,14 +53,12 @@ LANES = 64
 def _first_records(path: tf.Tensor, size: int) -> tf.Tensor:
     """An empty string, then up to two records of ``size`` bytes of ``path`` (one element,
     even for an object of no record)."""
-    variant = tf.raw_ops.FixedLengthRecordDatasetV2(
-        filenames=path,
-        header_bytes=tf.constant(0, tf.int64),
-        record_bytes=tf.constant(size, tf.int64),
-        footer_bytes=tf.constant(0, tf.int64),
-        buffer_size=tf.constant(max(size, BLOCK_BYPASS), tf.int64),
-        compression_type="",
+    records = fixed_length_records(
+        path,
+        tf.constant(0, tf.int64),
+        tf.constant(size, tf.int64),
+        tf.constant(0, tf.int64),
+        tf.constant(max(size, BLOCK_BYPASS), tf.int64),
     )
-    records = tf.data.experimental.from_variant(variant, tf.TensorSpec([], tf.string))
     empty = tf.data.Dataset.from_tensors(tf.constant(b""))
     return empty.concatenate(records.take(2)).batch(3).get_single_element()

@@ -23,11 +23,11 @@ import tensorflow as tf
 
 from npyio._format.files import NO_SUCH_FILE
 from npyio._format.spec import Spec
-from npyio._format.tf_errors import undecorated
 from npyio._graph.decode import Part, decode_group, report_then_assert
 from npyio._graph.zip import checked_member, npz_member
 from npyio._read import CAPABILITIES, Capabilities
 from npyio._read.objects import read_sized
+from npyio._tf import undecorated
 
 __all__ = [
     "Fetched",

@@ -48,6 +48,7 @@ from npyio._format.spec import Spec
 from npyio._graph.ops import padded_bytes
 from npyio._read import CAPABILITIES
 from npyio._read.part import GraphReader, PathReader
+from npyio._tf import noinline_function, split_values, stateless_call
 from npyio.errors import BackendUnavailableError
 
 __all__ = ["TFIO_DTYPES", "TfioOps", "TfioRead", "TfioReader", "load_ops", "read_tfio", "read_with"]
@@ -202,10 +203,7 @@ def _smoke_test(ops: TfioOps) -> None:
 def _has_zip_signature(tail: tf.Tensor) -> tf.Tensor:
     """Whether ``tail`` holds ``PK\\x05\\x06`` or ``PK\\x06\\x07`` (a byte-exact search)."""
     row = tf.reshape(tail, [1])
-    found = [
-        tf.size(tf.raw_ops.StringSplitV2(input=row, sep=sig, maxsplit=1).values) > 1
-        for sig in ZIP_SIGNATURES
-    ]
+    found = [tf.size(split_values(row, sig, maxsplit=1)) > 1 for sig in ZIP_SIGNATURES]
     return tf.logical_or(*found)
 
 
@@ -363,27 +361,26 @@ def _decide(
 @functools.lru_cache(maxsize=256)
 def _decide_call(how: TfioRead) -> Callable[..., tf.Tensor]:
     """`_decide` as a graph function that is never inlined (one op in a ``tf.cond`` branch)."""
-    function = tf.function(
+    function = noinline_function(
         lambda path, head, size, zip_found: _decide(path, head, size, zip_found, how),
-        input_signature=[
+        [
             tf.TensorSpec([], tf.string),
             tf.TensorSpec([], tf.string),
             tf.TensorSpec([], tf.int64),
             tf.TensorSpec([], tf.bool),
         ],
-        autograph=False,
-        experimental_attributes={"_noinline": True},
-    ).get_concrete_function()
+    )
     return _caller(function, tf.as_dtype(how.dt), how.shape)
 
 
 def _caller(function: Any, out_type: tf.DType, shape: tf.TensorShape) -> Callable[..., tf.Tensor]:
+    """``function`` as a call op that tf.data can checkpoint (`npyio._tf.stateless_call`),
+    its output shaped ``shape``."""
+
     def call(*args: tf.Tensor) -> tf.Tensor:
-        if tf.executing_eagerly():
-            return function(*args)
-        # PartitionedCall, not StatefulPartitionedCall: tf.data checkpoints iterators over it.
-        out = tf.raw_ops.PartitionedCall(args=list(args), Tout=[out_type], f=function)[0]
-        out.set_shape(shape)
+        out = stateless_call(function, args, [out_type])[0]
+        if not tf.executing_eagerly():  # a call op's output has no static shape
+            out.set_shape(shape)
         return out
 
     return call
@@ -588,9 +585,9 @@ def _refuse_all(path: tf.Tensor, how: TfioRead, zip_found: tf.Tensor) -> tf.Tens
 def _graph_branch(how: TfioRead) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor]:
     """The branch for files tfio is not given: the graph reader, or the refusal.
 
-    It is a graph function that is never inlined, so that in the ``tf.cond`` it stays one call
-    op: files that tfio decodes then pay nothing for the graph parser's ops (a lowered branch
-    would run them all as dead ops on every element).
+    It is a graph function that is never inlined (`npyio._tf.noinline_function`), so that in
+    the ``tf.cond`` it stays one call op: files that tfio decodes then pay nothing for the
+    graph parser's ops.
     """
 
     def body(path: tf.Tensor, zip_found: tf.Tensor) -> tf.Tensor:
@@ -598,12 +595,7 @@ def _graph_branch(how: TfioRead) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor]:
             return _read_graph(path, how, how.report)
         return _refuse_all(path, how, zip_found)
 
-    function = tf.function(
-        body,
-        input_signature=[tf.TensorSpec([], tf.string), tf.TensorSpec([], tf.bool)],
-        autograph=False,
-        experimental_attributes={"_noinline": True},
-    ).get_concrete_function()
+    function = noinline_function(body, [tf.TensorSpec([], tf.string), tf.TensorSpec([], tf.bool)])
     return _caller(function, tf.as_dtype(how.dt), how.shape)
 
 

@@ -28,9 +28,9 @@ from npyio._format import npy
 from npyio._format.files import NO_SUCH_FILE
 from npyio._format.header import Checked, Limits
 from npyio._format.spec import Spec
-from npyio._format.tf_errors import graph_assertion, last_line
 from npyio._io.header import check_files
 from npyio._io.spec import derive_spec
+from npyio._tf import graph_assertion, last_line
 from npyio.cli import pack, report
 from npyio.cli.args import (
     DEFAULT_JOBS,

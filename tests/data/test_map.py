@@ -8,7 +8,8 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio._data.map import ATTRIBUTES, flat_map, interleave, parallel_map
+from npyio._data.map import flat_map, interleave, parallel_map
+from npyio._tf import SINGLE_DEVICE
 from tests._graph_util import graph_def
 
 
@@ -57,7 +58,7 @@ def test_refuses_ragged_elements():
 def test_function_carries_the_single_device_attributes():
     ds = parallel_map(tf.data.Dataset.range(3), lambda i: i * 2, 2)
     (f,) = _map_functions(ds)
-    for key, value in ATTRIBUTES.items():
+    for key, value in SINGLE_DEVICE.items():
         assert f.attr[key].b is value, key
 
 
