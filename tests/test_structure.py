@@ -686,8 +686,9 @@ def mirror_of(directory: Path, package: Path, tests: Path) -> Path:
 
 
 def module_name(path: Path) -> str:
-    """The name a module's test modules carry: its stem, ``init`` for an ``__init__.py``."""
-    return "init" if path.stem == "__init__" else path.stem
+    """The name a module's test modules carry: its stem with any leading underscore dropped,
+    as for directories (``_tf.py`` -> ``test_tf.py``), ``init`` for an ``__init__.py``."""
+    return "init" if path.stem == "__init__" else path.stem.lstrip("_")
 
 
 def has_logic(source: str) -> bool:
@@ -745,13 +746,16 @@ def _plant(root: Path, files: list[str]) -> None:
 def test_missing_test_modules_finds_a_module_without_one(tmp_path):
     planted = """npyio/__init__.py npyio/errors.py npyio/_io/__init__.py npyio/_io/spec.py
         npyio/_io/files.py tests/test_init.py tests/test_errors.py tests/io/test_spec_matrix.py
-        tests/io/test_files.py"""
+        tests/io/test_files.py npyio/_tf.py tests/test_tf.py npyio/_io/_raw.py"""
     _plant(tmp_path, planted.split())
     (tmp_path / "npyio/_io/__init__.py").write_text(
         '"""Re-exports: no logic."""\nfrom x import y\n'
     )
     found = missing_test_modules(tmp_path / "npyio", tmp_path / "tests")
-    assert found == ["npyio/_io/spec.py: tests/io/test_spec.py"]
+    assert found == [
+        "npyio/_io/_raw.py: tests/io/test_raw.py",
+        "npyio/_io/spec.py: tests/io/test_spec.py",
+    ]
 
 
 def test_stray_tests_finds_stray_files_and_directories(tmp_path):
