@@ -7,6 +7,7 @@ import ast
 import codecs
 import functools
 import io
+import itertools
 import re
 from pathlib import Path
 
@@ -208,3 +209,20 @@ def tf_message(err: tf.errors.OpError) -> str:
         raw, _ = codecs.escape_decode(m.group(1).encode("utf-8"))
         return raw.decode("utf-8", "replace")
     return message
+
+
+#: The conformance cases of every reader (tests/read/): each stored dtype in a few shapes,
+#: both orders and both format versions.
+SHAPES = [(), (0, 3), (5,), (2, 3, 4)]
+CASES = [
+    (stored, shape, fortran, version)
+    for _name, stored in STORED_DTYPES
+    for shape, fortran, version in itertools.product(SHAPES, (False, True), ((1, 0), (3, 0)))
+]
+
+
+def case_id(case: tuple[str, tuple[int, ...], bool, tuple[int, int]]) -> str:
+    """A conformance case's test id: dtype, dims, order and format version."""
+    dtype, shape, fortran, version = case
+    dims = "x".join(map(str, shape)) or "scalar"
+    return f"{dtype}-{dims}-{'F' if fortran else 'C'}-v{version[0]}"

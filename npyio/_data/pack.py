@@ -2,20 +2,22 @@
 
 The sources are planned by `npyio.dataset`'s own `plan_dataset` (pairing, splits, the order), so
 a pack holds exactly the elements, in exactly the order, that `npyio.dataset` of the same
-sources yields. Local ``.npy`` files are then read in Python (`_from_local_files`: each through
+sources yields. Local ``.npy`` files are then read in Python (`LocalReader`: each through
 `check_file`, the reader and checks of ``npyio verify``, and `npy.payload_array`), a few
 times faster for small files than through tf.data (bench/README.md, "Packing"); other sources
-(object storage, ``.npz`` members) are read by `npyio.dataset`'s graph (`build`); tests keep the two
-writing the same bytes. TensorFlow is imported only for those, for class folders and for a
+(object storage, ``.npz`` members) are read by `npyio.dataset`'s graph (`build`). The
+reader is held to the backends' conformance cases, and tests keep the two writing the same
+bytes. TensorFlow is imported only for those, for class folders and for a
 shuffled order (`npyio.dataset`'s permutation): packing local ``.npy`` files in their order
 imports none. Rows are written with numpy's header and plain writes
 (`npyio._format.packed`), a batch of about `WRITE_BATCH_BYTES` at a time, so memory is bounded
 by a few batches whatever the dataset's size. Reading a pack back is `npyio._data.packed`.
 
 Before anything is written every file's header is checked against its part's spec, the check
-`npyio verify` makes (`check_files` and `Spec.reason`): a part that mixes shapes or dtypes is
-refused naming the first odd file. ``None`` dims are refused: a shard stacks rows of one shape,
-and `npyio.dataset` pads variable shapes per batch, which a pack cannot store.
+`npyio verify` makes (`check_files`, and the spec's verdict through `LocalReader.reason`): a
+part that mixes shapes or dtypes is refused naming the first odd file. ``None`` dims are
+refused: a shard stacks rows of one shape, and `npyio.dataset` pads variable shapes per batch,
+which a pack cannot store.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from npyio._data.plan import DatasetPlan, plan_dataset
 from npyio._data.structure import LEAF, flatten, leaf_names
 from npyio._format import npy
 from npyio._format.files import is_local, is_remote, join, one_path, parent
-from npyio._format.header import CHUNK, Checked, HeaderCache
+from npyio._format.header import CHUNK
 from npyio._format.packed import (
     INCOMPLETE,
     INDEX,
@@ -54,10 +56,10 @@ from npyio._format.packed import (
     shard_name,
     structure_to_json,
 )
-from npyio._format.spec import Spec
 from npyio._io.files import makedirs, open_write, remove
-from npyio._io.header import check_file, check_files
+from npyio._io.header import check_files
 from npyio._io.packed import ShardFile, ours, state, write_index
+from npyio._read.local import LocalReader
 from npyio.errors import NpyFormatError
 
 __all__ = ["WRITE_BATCH_BYTES", "PackSummary", "pack"]
@@ -123,16 +125,6 @@ def _refuse_variable(plan: DatasetPlan, names: list[str]) -> None:
             )
 
 
-def _reason(spec: Spec, checked: Checked, verdicts: dict[npy.NpyHeader, str | None]) -> str | None:
-    """Why a checked file is bad or does not load as ``spec`` (None: it does); ``verdicts``
-    holds ``spec.reason`` of each header seen (a dataset's files share a few)."""
-    if checked.reason is not None or checked.header is None:
-        return checked.reason
-    if checked.header not in verdicts:
-        verdicts[checked.header] = spec.reason(checked.header, checked.path)
-    return verdicts[checked.header]
-
-
 def _check_headers(plan: DatasetPlan, names: list[str]) -> None:
     """Every file of every part against its spec, before anything is written.
 
@@ -152,7 +144,7 @@ def _check_headers(plan: DatasetPlan, names: list[str]) -> None:
         # in one thread and 490 ms in six (bench/README.md, "Packing"). On object storage each
         # check mostly waits on a request, so `REMOTE_THREADS` wait at once.
         jobs = REMOTE_THREADS if remote else 1
-        verdicts: dict[npy.NpyHeader, str | None] = {}
+        read = LocalReader(spec, names[p])  # its verdicts: one per distinct header
         # a slice of files at a time, so that the verdicts held do not grow with the dataset
         for start in range(0, len(column), _CHECK_SLICE):
             files = column[start : start + _CHECK_SLICE]
@@ -163,14 +155,14 @@ def _check_headers(plan: DatasetPlan, names: list[str]) -> None:
                 (
                     (start + i, checked, reason)
                     for i, checked in enumerate(checks)
-                    if (reason := _reason(spec, checked, verdicts)) is not None
+                    if (reason := read.reason(checked)) is not None
                 ),
                 None,
             )
             if bad is not None:
                 i, checked, reason = bad
                 if first is None or (i, p) < first[:2]:
-                    first = (i, p, NpyFormatError(checked.path, f"{reason} ({names[p]})"))
+                    first = (i, p, read.error(checked, reason))
                 break
     if first is not None:
         raise first[2]
@@ -215,29 +207,19 @@ def _local(plan: DatasetPlan) -> bool:
 
 
 def _from_local_files(plan: DatasetPlan, names: list[str]) -> Iterator[Rows]:
-    """The rows of `_from_graph`, read in Python: on local files a pair of small files costs
-    a fraction of tf.data's per-file path (bench/README.md, "Packing", has the figures), and a
-    pack is about reading every file once.
-
-    Each file goes through `check_file`, the reader and checks of `npyio verify` (limits, the
-    header grammar, the size), and its spec (`Spec.reason`), so a bad or odd file fails the
-    pack naming it, as the decoder would; `npy.payload_array` is numpy's reading of the payload.
-    """
+    """The rows of `_from_graph`, read in Python by `LocalReader` (a bad or odd file fails
+    the pack naming it, as the decoder would): on local files a pair of small files costs a
+    fraction of tf.data's per-file path, and a pack is about reading every file once."""
     order = _order(plan)
-    caches: list[HeaderCache] = [{} for _ in plan.columns]
-    verdicts: list[dict[npy.NpyHeader, str | None]] = [{} for _ in plan.columns]
+    readers = [LocalReader(spec, name) for spec, name in zip(plan.specs, names)]
     batch = plan.loader.batch_size or 1
     for at in range(0, plan.count, batch):
         rows = order[at : at + batch]
         arrays = []
-        for p, (column, spec, cache) in enumerate(zip(plan.columns, plan.specs, caches)):
+        for column, spec, read in zip(plan.columns, plan.specs, readers):
             out = np.empty((len(rows), *(int(d or 0) for d in spec.shape or ())), spec.dtype)
             for j, i in enumerate(rows):
-                checked = check_file(column[i], cache, spec.limits, data=True)
-                reason = _reason(spec, checked, verdicts[p])
-                if reason is not None or checked.header is None:
-                    raise NpyFormatError(checked.path, f"{reason} ({names[p]})")
-                out[j] = npy.payload_array(checked.header, checked.data)
+                out[j] = read.read(column[i])
             arrays.append(out)
         if plan.label_values is not None:
             arrays.append(plan.label_values[rows])

@@ -8,7 +8,6 @@ tfio venv (``NPYIO_TFIO=1``); elsewhere its cases are deselected (tests/conftest
 from __future__ import annotations
 
 import dataclasses
-import itertools
 
 import numpy as np
 import pytest
@@ -21,38 +20,13 @@ from npyio._format.spec import Spec
 from npyio._read import CAPABILITIES
 from npyio._read.backends import Reader, reader
 from tests._corpus import CORPUS, CORPUS_IDS
-from tests._npy_testing import STORED_DTYPES, assert_same, npy_bytes, sample, write_file
+from tests._npy_testing import assert_same, case_id, write_file
 
 BACKENDS = [
     pytest.param("graph", id="graph"),
     pytest.param("py_function", id="py_function"),
     pytest.param("tfio", id="tfio", marks=pytest.mark.tfio),
 ]
-SHAPES = [(), (0, 3), (5,), (2, 3, 4)]
-CASES = [
-    (stored, shape, fortran, version)
-    for _name, stored in STORED_DTYPES
-    for shape, fortran, version in itertools.product(SHAPES, (False, True), ((1, 0), (3, 0)))
-]
-
-
-def _case_id(case) -> str:
-    dtype, shape, fortran, version = case
-    dims = "x".join(map(str, shape)) or "scalar"
-    return f"{dtype}-{dims}-{'F' if fortran else 'C'}-v{version[0]}"
-
-
-@pytest.fixture(scope="module")
-def files(tmp_path_factory):
-    root = tmp_path_factory.mktemp("conformance")
-    out = {}
-    for i, case in enumerate(CASES):
-        dtype, shape, fortran, version = case
-        arr = sample(dtype, shape, seed=i)
-        if fortran:
-            arr = np.asfortranarray(arr)
-        out[case] = (write_file(root, f"{i}.npy", npy_bytes(arr, version)), arr)
-    return out
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -66,7 +40,7 @@ def test_every_backend_decodes_what_numpy_writes(backend, files):
             )
         got = readers[key](tf.constant(path))
         assert got.shape == arr.shape
-        assert_same(got, arr, _case_id(case))
+        assert_same(got, arr, case_id(case))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
