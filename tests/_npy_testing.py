@@ -213,11 +213,11 @@ def tf_message(err: tf.errors.OpError) -> str:
 
 #: The conformance cases of every reader (tests/read/): each stored dtype in a few shapes,
 #: both orders and both format versions.
-SHAPES = [(), (0, 3), (5,), (2, 3, 4)]
+CASE_SHAPES = [(), (0, 3), (5,), (2, 3, 4)]
 CASES = [
     (stored, shape, fortran, version)
     for _name, stored in STORED_DTYPES
-    for shape, fortran, version in itertools.product(SHAPES, (False, True), ((1, 0), (3, 0)))
+    for shape, fortran, version in itertools.product(CASE_SHAPES, (False, True), ((1, 0), (3, 0)))
 ]
 
 
