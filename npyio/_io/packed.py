@@ -53,8 +53,9 @@ def ours(directory: str) -> list[str]:
 
 
 def state(directory: str) -> str | None:
-    """``"complete"`` (the index is there), ``"incomplete"`` (the marker, a temporary file or
-    a shard without the index), or None (nothing of a pack)."""
+    """``"complete"`` (the index is there), ``"incomplete"`` (no index, but the marker a pack
+    writes first or a temporary shard), or None (neither: shards alone, their index and marker
+    gone, are not recognised here)."""
     if exists(join(directory, INDEX)):
         return "complete"
     names = listdir(directory)
@@ -68,10 +69,10 @@ def load_index(directory: str) -> PackIndex:
     not read.
 
     Raises:
-        IncompletePackError: for an interrupted pack (no index, but the marker, temporary
-            files or shards).
+        IncompletePackError: for an interrupted pack (no index, but the marker or temporary
+            files).
         PackIndexError: for an index that is not valid.
-        FileNotFoundError: for a directory with nothing of a pack.
+        FileNotFoundError: for a directory with neither index nor marker nor temporary files.
     """
     found = state(directory)
     if found == "incomplete":
