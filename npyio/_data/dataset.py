@@ -345,9 +345,12 @@ def dataset(
             (without ``labels``, both from the same archives). Needs ``backend="graph"``.
         max_file_size: Refuse files larger than this many bytes (not with ``key``).
         max_header_size: Refuse headers longer than this many bytes (10,000, as numpy).
-        validation_split, subset: Hold out the last ``int(validation_split * n)`` files
-            (after a shuffle with ``seed``, when ``shuffle``), as Keras does; ``subset`` is
-            ``"training"``, ``"validation"`` or ``"both"`` (a tuple of the two datasets).
+        validation_split, subset: Hold out ``int(validation_split * n)`` files (Keras's
+            count), drawn with ``seed``, which a split needs; ``subset`` is ``"training"``,
+            ``"validation"`` or ``"both"`` (a tuple of the two datasets). Which files are held
+            out depends only on the files, ``validation_split`` and ``seed``: a training call
+            and a validation call with the same seed get disjoint subsets covering every file,
+            whatever their other options (``shuffle`` only orders each subset).
         with_paths: Add the (first) input file's path as the last component of each element.
         padding_value: What pads parts with ``None`` dims in a batch (zeros by default), as
             ``Dataset.padded_batch``'s ``padding_values``: one number for every part with a

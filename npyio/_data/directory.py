@@ -305,11 +305,14 @@ def dataset_from_directory(
             that gives their indices (default: all of them, in alphanumeric order).
         batch_size: Batches of this size (32 by default); ``None`` yields single elements.
         shuffle: Shuffle the files, every epoch (a full uniform shuffle of the file list).
-        seed: The shuffle (and split) seed.
-        validation_split: A fraction in (0, 1) of the files to hold out, with ``subset``: the
-            files are shuffled with ``seed`` (when ``shuffle``) and the last
-            ``int(validation_split * n)`` are the validation subset, exactly as Keras cuts
-            them. The same seed gives the same split on every call.
+        seed: The shuffle and split seed (a split needs one).
+        validation_split: A fraction in (0, 1) of the files to hold out, with ``subset`` and
+            ``seed``: ``int(validation_split * n)`` files, drawn with ``seed``. With class
+            folders the split is stratified: each class gives its share, in proportion to its
+            size. Which files are held out depends only on the files, ``validation_split`` and
+            ``seed``, never on ``shuffle`` or another option, so a training call and a
+            validation call with the same seed always get disjoint subsets that cover every
+            file (Keras's split moves with ``shuffle``: see docs/shuffling.md).
         subset: ``"training"``, ``"validation"`` or ``"both"`` (a tuple of the two datasets;
             the validation one is not shuffled, as in Keras).
         follow_links: Enter subdirectories that are symbolic links (as Keras).
@@ -325,7 +328,7 @@ def dataset_from_directory(
         A dataset of ``(x, y)`` (``x`` alone when ``label_mode`` or ``labels`` is None; then
         the input's path with ``with_paths``), or a tuple (training, validation) for
         ``subset="both"``. Each has Keras's attributes ``class_names`` (None without labels)
-        and ``file_paths`` (its files: after the split and shard, in the split's order).
+        and ``file_paths`` (its files: after the split and shard, in alphanumeric order).
 
     Raises:
         ValueError: For a ``directory`` that does not exist, is no directory or is a pack
@@ -335,7 +338,7 @@ def dataset_from_directory(
             no files at all, a ``labels`` list whose length is not the number of files,
             ``label_mode="binary"`` without exactly two classes, and the split errors of
             `npyio.dataset` (a ``validation_split`` outside (0, 1), a ``subset`` without it,
-            a split while shuffling without a ``seed``, an empty subset); plus
+            a split without a ``seed``, an empty subset); plus
             `npyio.dataset`'s errors for the files.
 
     Differences from Keras, each on purpose:
@@ -343,9 +346,13 @@ def dataset_from_directory(
     - Files are read as they are: ``dtype``/``shape`` declare (or are read from the first
       header) what every file holds, instead of Keras's image resizing and color modes.
     - The shuffle is a full uniform shuffle of the file list every epoch, not a buffer of
-      ``8 * batch_size`` over a list shuffled once. Without a split, ``file_paths`` is in
-      alphanumeric order (Keras's is that list shuffled once, an order the dataset does not
-      follow either).
+      ``8 * batch_size`` over a list shuffled once. ``file_paths`` is in alphanumeric order
+      (Keras's is that list shuffled once, an order the dataset does not follow either).
+    - The split needs a ``seed``, whatever ``shuffle`` is, and does not move with
+      ``shuffle``: Keras holds out the last files of the list, shuffled with the seed only
+      when ``shuffle=True``, so a training call with ``shuffle=True`` and a validation call
+      with ``shuffle=False`` share files, and an unshuffled validation subset holds only the
+      last classes. Here the subsets are stratified by class and disjoint across calls.
     - A class directory with no ``.npy`` files, a subset left empty, ``validation_split=0``,
       duplicate ``class_names``, a symlink loop with ``follow_links``, and a directory that
       cannot be listed are errors (Keras skips, returns an empty dataset or loops).
@@ -393,7 +400,9 @@ def dataset_from_directory(
     _check_label_mode(index, values, label_mode)
     if verbose:
         _print_found(index, options.split)
-    plans = plan_dataset(index.paths, index.labels, options)
+    # class folders: the split is stratified, every class in its proportion in each subset
+    strata = index.labels if isinstance(wanted, str) else None
+    plans = plan_dataset(index.paths, index.labels, options, strata)
     names = index.class_names
     if isinstance(plans, tuple):
         # as Keras: the validation subset of "both" is not shuffled

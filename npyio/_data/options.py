@@ -336,13 +336,14 @@ class SplitOptions:
     def __post_init__(self) -> None:
         _check_fields(self)
 
-    def check(self, shuffle: bool, seed: int | None) -> None:
-        """The split arguments together, and with the shuffle (before any file is listed).
+    def check(self, seed: int | None) -> None:
+        """The split arguments together, and with the seed (before any file is listed).
 
         Raises:
             ValueError: for a ``subset`` without a ``validation_split`` (or the reverse), or
-                a split while shuffling without a ``seed`` (the subsets would overlap from
-                one call to the next).
+                a split without a ``seed``: the subsets are a seeded permutation of the
+                samples, so that the training call and the validation call, each with the
+                same seed, cut the same split whatever their other options.
         """
         fraction, subset = self.validation_split, self.subset
         if fraction is None:
@@ -354,10 +355,11 @@ class SplitOptions:
             raise ValueError(
                 "subset must be 'training', 'validation' or 'both' with validation_split, got None"
             )
-        if shuffle and seed is None:
+        if seed is None:
             raise ValueError(
-                "validation_split with shuffle=True needs a seed: without one, the training "
-                "and validation subsets of two calls would overlap"
+                f"validation_split={fraction} needs a seed: the validation subset is a seeded "
+                "draw of the samples, so pass the same seed (e.g. seed=0) to the training and "
+                "the validation call; shuffle only orders each subset"
             )
 
 
@@ -370,7 +372,7 @@ class DatasetOptions:
     split: SplitOptions = SplitOptions()
 
     def __post_init__(self) -> None:
-        self.split.check(self.loader.shuffle, self.loader.seed)
+        self.split.check(self.loader.seed)
         capabilities.refuse(self.read.kind, self.given())  # the kind the options decide
 
     def given(self) -> dict[str, object]:
@@ -415,7 +417,7 @@ class RowsOptions:
 
     def __post_init__(self) -> None:
         _check_fields(self)
-        self.split.check(self.shuffle_buffer is not None, self.seed)
+        self.split.check(self.seed)
 
     @property
     def split(self) -> SplitOptions:
@@ -436,28 +438,53 @@ class RowsOptions:
 
 # --- validation splits ------------------------------------------------------------------------
 def split(
-    n: int, options: SplitOptions, shuffle: bool, seed: int | None, samples: str = "files"
+    n: int,
+    options: SplitOptions,
+    seed: int | None,
+    samples: str = "files",
+    strata: np.ndarray | None = None,
 ) -> list[np.ndarray]:
-    """Indices of the subsets of ``n`` samples, as Keras's ``*_dataset_from_directory`` cuts
-    them: the samples are shuffled with ``seed`` (when ``shuffle``), then the last
-    ``int(validation_split * n)`` are the validation subset and the rest the training subset.
-    The same seed gives the same split on every call. Returns one array (``"training"``,
-    ``"validation"``, or all samples without a split) or two (``"both"``).
+    """Indices of the subsets of ``n`` samples, each ascending.
 
-    The arguments were checked when ``options`` was made (`SplitOptions.check`). The samples
-    are files, or rows (`npyio.rows`, a pack), as ``samples`` names them in the error.
+    Which samples are validation depends only on ``n``, ``validation_split``, ``seed`` and
+    ``strata``: never on ``shuffle``, ``batch_size`` or any other option, so a training call
+    and a validation call that differ in those still cut disjoint subsets that cover every
+    sample. The samples are drawn in the seeded permutation ``RandomState(seed)``, and the
+    last ``int(validation_split * n)`` of it are the validation subset (Keras's count). With
+    ``strata`` (one class per sample: class folders), each class gives its share of them,
+    in proportion to its size (the largest remainders get the rounding), again the last of
+    its samples in the permutation. Each subset comes in ascending order: the dataset's
+    ``shuffle`` orders it. Returns one array (``"training"``, ``"validation"``, or all
+    samples without a split) or two (``"both"``).
+
+    The arguments were checked when ``options`` was made (`SplitOptions.check`: a split
+    needs a seed). The samples are files, or rows (`npyio.rows`, a pack), as ``samples``
+    names them in the error.
 
     Raises:
         ValueError: for a subset left empty.
+
+    Example:
+        >>> training, validation = split(10, SplitOptions(0.3, "both"), seed=0)
+        >>> validation.tolist(), len(training)
+        ([0, 3, 5], 7)
     """
     validation_split, subset = options.validation_split, options.subset
     if validation_split is None:
         return [np.arange(n)]
-    order = np.arange(n)
-    if shuffle:
-        order = np.random.RandomState(seed).permutation(n)
+    order = np.random.RandomState(seed).permutation(n)
     n_val = int(validation_split * n)
-    training, validation = order[: n - n_val], order[n - n_val :]
+    held = np.zeros(n, dtype=bool)
+    if strata is None:
+        held[order[n - n_val :]] = True
+    else:
+        ranked = strata[order]  # each sample's class, in the permutation's order
+        classes, sizes = np.unique(ranked, return_counts=True)
+        quotas = _quotas(sizes, validation_split, n_val)
+        for cls, quota in zip(classes, quotas):
+            if quota:
+                held[order[np.flatnonzero(ranked == cls)[-quota:]]] = True
+    training, validation = np.flatnonzero(~held), np.flatnonzero(held)
     for name, part in (("training", training), ("validation", validation)):
         if subset in (name, "both") and len(part) == 0:
             raise ValueError(
@@ -467,6 +494,20 @@ def split(
     if subset == "training":
         return [training]
     return [validation] if subset == "validation" else [training, validation]
+
+
+def _quotas(sizes: np.ndarray, fraction: float, total: int) -> np.ndarray:
+    """Each class's share of ``total`` held-out samples, in proportion to its size: the floors
+    of ``fraction * size``, then one more for the classes with the largest remainders (the
+    first class on a tie) until they add up to ``total``."""
+    exact = fraction * sizes.astype(np.float64)
+    quotas = np.minimum(np.floor(exact).astype(np.int64), sizes)
+    short = total - int(quotas.sum())
+    if short > 0:
+        room = quotas < sizes
+        remainders = np.where(room, exact - quotas, -1.0)
+        quotas[np.argsort(-remainders, kind="stable")[:short]] += 1
+    return quotas
 
 
 #: ``npyio pack``'s default shard size: 256 MB (``--shard-size``).

@@ -22,9 +22,8 @@ parts of a piece are zipped. What `npyio.dataset`'s options mean here:
   sequential reads of 1 MiB, which is what makes packed data fast (``pack --shuffle`` mixes
   the rows once more, when written).
 - **Split.** ``validation_split``/``subset`` hold out exactly the rows `npyio.dataset` holds
-  out of the sources (the last ``int(split * n)``, after the seeded shuffle when
-  ``shuffle``); unshuffled that is one run of rows, shuffled many short runs (slower to read:
-  pack with ``--shuffle`` and split unshuffled for speed).
+  out of the sources: ``int(split * n)`` rows drawn with ``seed``, whatever ``shuffle`` is
+  (`npyio._data.options.split`).
 - **Shard** (``shard=``/``InputContext``): by row, as `npyio.rows` does: host ``i`` of ``n``
   reads the contiguous rows ``[total * i // n, total * (i + 1) // n)`` of its subset, so hosts
   differ by at most one row (sharding by shard file would leave hosts idle when the shards
@@ -188,6 +187,6 @@ def plan_packed(
     loader = options.loader
     plans = [
         PackPlan(index, _plan(index, sides, rows, options), loader)
-        for rows in split(index.count, options.split, loader.shuffle, loader.seed, "rows")
+        for rows in split(index.count, options.split, loader.seed, "rows")
     ]
     return plans[0] if len(plans) == 1 else (plans[0], plans[1])

@@ -240,12 +240,15 @@ def _padding(
 
 
 def _subsets(
-    columns: list[list[str]], values: np.ndarray | None, options: DatasetOptions
+    columns: list[list[str]],
+    values: np.ndarray | None,
+    options: DatasetOptions,
+    strata: np.ndarray | None,
 ) -> list[tuple[list[list[str]], np.ndarray | None]]:
     """Split, then shard: every shard of a subset is a part of that subset."""
     out = []
     loader = options.loader
-    for indices in split(len(columns[0]), options.split, loader.shuffle, loader.seed):
+    for indices in split(len(columns[0]), options.split, loader.seed, strata=strata):
         if options.split.validation_split is None:  # all files, in order: nothing to gather
             cols, vals = columns, values
         else:
@@ -264,10 +267,14 @@ def _subsets(
 
 
 def plan_dataset(
-    inputs: PathSpec, labels: PathSpec | None = None, options: DatasetOptions = DatasetOptions()
+    inputs: PathSpec,
+    labels: PathSpec | None = None,
+    options: DatasetOptions = DatasetOptions(),
+    strata: np.ndarray | None = None,
 ) -> DatasetPlan | tuple[DatasetPlan, DatasetPlan]:
     """Resolves, pairs, splits and shards the sources and derives the specs (see
-    `npyio.dataset`). Two plans for ``subset="both"``: training, validation."""
+    `npyio.dataset`). Two plans for ``subset="both"``: training, validation. ``strata`` (a
+    class per file: class folders) makes the split stratified (`npyio._data.options.split`)."""
     read, loader = options.read, options.loader
     parts = _resolve_parts(inputs, labels, read)
     values = _checked_values(labels, len(parts.columns[0]), read)
@@ -286,7 +293,7 @@ def plan_dataset(
             loader=loader,
             read=read,
         )
-        for cols, vals in _subsets(parts.columns, values, options)
+        for cols, vals in _subsets(parts.columns, values, options, strata)
     ]
     return plans[0] if options.split.subset != "both" else (plans[0], plans[1])
 

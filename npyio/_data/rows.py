@@ -223,11 +223,12 @@ def rows(
             autotuned parallelism). Also how many chunks are decoded in parallel.
         shard: ``(num_shards, index)`` or a ``tf.distribute.InputContext``: keep only this
             worker's range of rows (see above).
-        validation_split, subset: Hold out the last ``int(validation_split * n)`` of the
-            ``n`` rows (after a shuffle of the rows with ``seed``, when ``shuffle_buffer`` is
-            set), as `npyio.dataset` holds out files and as a pack holds out rows; ``subset``
-            is ``"training"``, ``"validation"`` or ``"both"`` (a tuple of the two datasets).
-            Each subset is then sharded by row.
+        validation_split, subset: Hold out ``int(validation_split * n)`` of the ``n`` rows,
+            drawn with ``seed`` (which a split needs), as `npyio.dataset` holds out files and
+            as a pack holds out rows: which rows depends only on the rows,
+            ``validation_split`` and ``seed``, never on the shuffle or another option;
+            ``subset`` is ``"training"``, ``"validation"`` or ``"both"`` (a tuple of the two
+            datasets). Each subset is then sharded by row.
 
     Returns:
         A dataset of rows ``x[i]`` (or pairs ``(x[i], y[i])``), or of batches of them, with

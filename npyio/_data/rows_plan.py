@@ -221,10 +221,8 @@ def plan_rows(
     if options.validation_split is None:
         subsets = [[(0, total)]]
     else:
-        shuffled = options.shuffle_buffer is not None
         subsets = [
-            row_runs(indices)
-            for indices in split(total, options.split, shuffled, options.seed, "rows")
+            row_runs(indices) for indices in split(total, options.split, options.seed, "rows")
         ]
 
     widest = max(max(s.row_bytes for s in sides), 1)

@@ -41,8 +41,8 @@ SAMPLES: dict[str, dict[str, object]] = {
     "ignore_errors": {"ignore_errors": True},
     "max_file_size": {"max_file_size": 10**6},
     "max_header_size": {"max_header_size": 20_000},
-    "validation_split": {"validation_split": 0.5, "subset": "training"},
-    "subset": {"validation_split": 0.5, "subset": "both"},
+    "validation_split": {"validation_split": 0.5, "subset": "training", "seed": 0},
+    "subset": {"validation_split": 0.5, "subset": "both", "seed": 0},
     "shuffle_buffer": {"shuffle_buffer": 4},
     "num_parallel_reads": {"num_parallel_reads": 2},
 }
@@ -50,12 +50,17 @@ SAMPLES: dict[str, dict[str, object]] = {
 
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory) -> dict[str, object]:
-    """One small source per kind: N files of (3, 2) float32 inputs and (3,) int64 labels,
-    the same as ``.npz`` archives and as a pack; `npyio.rows` reads their rows."""
-    root = tmp_path_factory.mktemp("kinds")
+    """One small source per kind (`write_sources`)."""
+    return write_sources(tmp_path_factory.mktemp("kinds"), N)
+
+
+def write_sources(root: Path, n: int) -> dict[str, object]:
+    """One source per kind: ``n`` files of (3, 2) float32 inputs (file ``i`` all ``i``) and
+    (3,) int64 labels (``3 * i`` to ``3 * i + 2``: row ``r`` of the labels is ``r``), the same
+    as ``.npz`` archives and as a pack; `npyio.rows` reads their rows."""
     for side in ("x", "y", "z"):
         (root / side).mkdir()
-    for i in range(N):
+    for i in range(n):
         x = np.full((3, 2), i, np.float32)
         y = np.arange(3, dtype=np.int64) + 3 * i
         np.save(root / "x" / f"{i}.npy", x)
@@ -144,12 +149,13 @@ def labels_of(ds) -> list[int]:
 
 def test_rows_hold_out_rows_as_a_pack_does(sources):
     x, y, n = sources["x"], sources["y"], 3 * N  # label i is row i
-    train, val = npyio.rows(x, y, validation_split=0.25, subset="both")
-    assert labels_of(train) == list(range(n - 3)) and labels_of(val) == [9, 10, 11]
+    held = sorted(np.random.RandomState(3).permutation(n)[n - 3 :].tolist())  # as files are
+    train, val = npyio.rows(x, y, validation_split=0.25, subset="both", seed=3)
+    assert labels_of(val) == held  # unshuffled: in row order
+    assert labels_of(train) == [r for r in range(n) if r not in held]
     shuffled = dict(validation_split=0.25, shuffle_buffer=4, seed=3)
-    order = np.random.RandomState(3).permutation(n)  # as npyio.dataset splits files
     val = npyio.rows(x, y, subset="validation", **shuffled)
-    assert sorted(labels_of(val)) == sorted(order[n - 3 :].tolist())
+    assert sorted(labels_of(val)) == held  # the shuffle does not move the split
     # each subset is then sharded by row: shard 0 of 2 reads the first 4 of its 9 rows
     train = npyio.rows(x, y, subset="training", shard=(2, 0), **shuffled)
-    assert sorted(labels_of(train)) == sorted(order[: n - 3].tolist())[:4]
+    assert sorted(labels_of(train)) == [r for r in range(n) if r not in held][:4]

@@ -132,9 +132,12 @@ def test_split_is_disjoint_complete_and_reproducible(root):
     assert sorted(_all_ids(other)) != sorted(v)
 
 
-def test_split_without_shuffle_holds_out_the_last_files(root):
-    val = npyio.dataset(f"{root}/img", validation_split=0.2, subset="validation")
-    assert [int(x[0, 0]) for x in val] == list(range(N - int(0.2 * N), N))
+def test_split_does_not_move_with_shuffle_and_comes_in_file_order_unshuffled(root):
+    kw = dict(validation_split=0.3, subset="validation", seed=3, batch_size=None)
+    plain = [int(x[0, 0]) for x in npyio.dataset(f"{root}/img", **kw)]
+    shuffled = [int(x[0, 0]) for x in npyio.dataset(f"{root}/img", shuffle=True, **kw)]
+    assert plain == sorted(shuffled) and len(plain) == int(0.3 * N)
+    assert plain != list(range(N - len(plain), N))  # drawn, not the last files (Keras's)
 
 
 @pytest.mark.parametrize(
@@ -146,9 +149,19 @@ def test_split_without_shuffle_holds_out_the_last_files(root):
         (dict(validation_split=0.2), "subset must be"),
         (dict(validation_split=0.2, subset="train"), "subset must be"),
         (dict(validation_split=0.2, subset="both", shuffle=True), "needs a seed"),
-        (dict(validation_split=0.01, subset="validation"), "validation subset empty"),
+        (dict(validation_split=0.2, subset="validation"), "needs a seed"),
+        (dict(validation_split=0.01, subset="validation", seed=0), "validation subset empty"),
     ],
-    ids=["one", "zero", "subset-alone", "split-alone", "bad-subset", "no-seed", "empty"],
+    ids=[
+        "one",
+        "zero",
+        "subset-alone",
+        "split-alone",
+        "bad-subset",
+        "no-seed",
+        "no-seed-unshuffled",
+        "empty",
+    ],
 )
 def test_split_errors(root, kw, message):
     with pytest.raises(ValueError, match=message):
@@ -184,6 +197,6 @@ def test_nested_values_and_splits_run_no_python(root):
         {"image": f"{root}/img", "mask": f"{root}/mask"}, f"{root}/labels", batch_size=4
     )
     values = npyio.dataset(f"{root}/img", np.arange(N), batch_size=4, shuffle=True, seed=0)
-    train = npyio.dataset(f"{root}/img", validation_split=0.2, subset="training")
+    train = npyio.dataset(f"{root}/img", validation_split=0.2, subset="training", seed=0)
     for ds in (nested, values, train):
         assert not python_ops(ds)

@@ -256,7 +256,8 @@ def test_labels_list_matches_keras(tree, capsys):
 
 @pytest.mark.parametrize("subset", ["training", "validation", "both"])
 @pytest.mark.parametrize("shuffle", [True, False], ids=["shuffled", "sorted"])
-def test_split_matches_keras(tree, capsys, subset, shuffle):
+def test_split_counts_and_messages_match_keras(tree, capsys, subset, shuffle):
+    # Keras's counts and words; its files differ on purpose (stratified, not moved by shuffle)
     root, _ = tree
     kw = {"validation_split": 0.3, "subset": subset, "seed": 5, "shuffle": shuffle}
     theirs = _keras_text(root, batch_size=4, **kw)
@@ -265,17 +266,33 @@ def test_split_matches_keras(tree, capsys, subset, shuffle):
     assert capsys.readouterr().out == keras_out
     theirs = list(theirs) if subset == "both" else [theirs]
     ours_list = list(ours) if subset == "both" else [ours]
-    # the files of each subset, as Keras's index_directory and split give them
-    paths, _, _ = keras_index(root, "inferred", shuffle=shuffle, seed=5)
-    n_val = int(0.3 * len(paths))
-    want = {"training": paths[:-n_val], "validation": paths[-n_val:]}
-    names = ["training", "validation"] if subset == "both" else [subset]
-    for name, mine, keras_ds in zip(names, ours_list, theirs):
-        assert mine.file_paths == want[name]
-        assert sorted(_ids(mine)) == sorted(_keras_ids(keras_ds))
-        if not shuffle or (subset == "both" and name == "validation"):  # not shuffled: as Keras
-            assert _ids(mine) == _keras_ids(keras_ds)
-            assert _labels(mine) == _labels(keras_ds)
+    for mine, keras_ds in zip(ours_list, theirs):
+        assert len(_ids(mine)) == len(_keras_ids(keras_ds))
+        assert mine.file_paths == sorted(mine.file_paths)  # alphanumeric, as without a split
+        assert sorted(_ids(mine)) == sorted(int(np.load(p)[0]) for p in mine.file_paths)
+
+
+def test_split_is_stratified_and_does_not_move_with_other_options(tree):
+    root, owner = tree  # ant 5, bee 4, cow 6 files
+    base = {"validation_split": 0.3, "seed": 5, "verbose": False}
+    val = npyio.dataset_from_directory(root, subset="validation", shuffle=False, **base)
+    classes = Counter(owner[i] for i in _ids(val))
+    # int(0.3 * 15) = 4: the floors of 1.5, 1.2 and 1.8, and cow's largest remainder
+    assert classes == {"ant": 1, "bee": 1, "cow": 2}
+    variants = [
+        {"shuffle": True},
+        {"shuffle": False, "batch_size": 1},
+        {"shuffle": True, "batch_size": None, "num_parallel_calls": 1, "deterministic": False},
+        {"shuffle": True, "label_mode": "categorical", "with_paths": True, "prefetch": 0},
+    ]
+    for other in variants:
+        train = npyio.dataset_from_directory(root, subset="training", **base, **other)
+        assert set(train.file_paths).isdisjoint(val.file_paths), other
+        assert sorted(train.file_paths + val.file_paths) == sorted(
+            npyio.dataset_from_directory(root, verbose=False).file_paths
+        )
+        again = npyio.dataset_from_directory(root, subset="validation", **base, **other)
+        assert again.file_paths == val.file_paths, other
 
 
 # --- delivery ---------------------------------------------------------------------------------

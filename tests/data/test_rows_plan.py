@@ -78,7 +78,7 @@ def test_rows_build_errors(shards, tmp_path):
         out = [error(lambda: rows_plan(xs, ys[:1] * 3)),
                error(lambda: rows_plan(xs + [bad])),
                error(lambda: rows_plan(xs, shuffle_buffer=0)),
-               error(lambda: rows_plan(xs, validation_split=0.01, subset="validation"))]
+               error(lambda: rows_plan(xs, validation_split=0.01, subset="validation", seed=0))]
         """,
         xs=shards[0],
         ys=shards[1],
