@@ -19,7 +19,7 @@ import tensorflow as tf
 from npyio._data.dataset import build
 from npyio._data.options import AUTOTUNE, DatasetOptions, SplitOptions, parameters
 from npyio._data.packed import is_packed
-from npyio._data.paths import PathSpec, isdir
+from npyio._data.paths import PathSpec, isdir, refuse_text_order
 from npyio._data.plan import DatasetPlan, plan_dataset
 from npyio._format.files import is_local, named, one_path, short
 from npyio._io.files import exists, gfile
@@ -151,7 +151,8 @@ def index_directory(
     Raises:
         ValueError: for ``class_names`` that name no subdirectory (or one twice), a class
             directory with no ``.npy`` files, no class subdirectories, no ``.npy`` files at all,
-            or label values that are not one per file.
+            or label values that are not one per file or that would pair in a text order that is
+            not the numeric order of the names (`npyio._data.paths.refuse_text_order`).
     """
     if not (isinstance(labels, str) and labels == "inferred"):  # (an array == str is an array)
         paths = _npy_files(directory, follow_links)
@@ -168,6 +169,14 @@ def index_directory(
                 f"alphanumeric order of their paths: got {len(values)} labels for "
                 f"{len(paths)} files"
             )
+        refuse_text_order(
+            paths,
+            f"directory {directory!r}",
+            "labels",
+            "Reorder the labels to the alphanumeric order of the paths (Keras's order), or pass "
+            "the files in the labels' order to npyio.dataset, which keeps a list's order: "
+            "npyio.dataset(paths, labels); or zero-pad the names (f'{i:05d}.npy').",
+        )
         # as Keras: the class names are the distinct labels, sorted
         return Index(paths, values, [str(v) for v in np.unique(values).tolist()])
 

@@ -18,6 +18,11 @@ Rules:
   ``.`` (``.*.npy``), a file named on its own or a sequence still reads them.
 - A directory or glob that finds the shards of an interrupted ``npyio pack`` (no index: the
   marker or temporary files) stands for no file: its problem says the pack is incomplete.
+- Label *values* (an array or list, one per file) pair with a directory's or glob's files by
+  position in that sorted listing: text order. Where the names hold numbers that are not
+  zero-padded (``2.npy``, ``10.npy``), text order is not the order the values were written in,
+  and `refuse_text_order` refuses the pairing (a sequence of paths keeps its order, so passing
+  one is how to choose an order).
 - Local paths are listed with ``os.scandir`` and ``glob``; any other path (``gs://``,
   ``ram://``, ...) with ``tf.io.gfile``, imported only then: this module imports no TensorFlow.
 """
@@ -58,6 +63,7 @@ __all__ = [
     "by_name",
     "pair",
     "parse_shard",
+    "refuse_text_order",
     "resolve",
     "shard_list",
     "unpaired",
@@ -390,6 +396,75 @@ def pair_parts(sources: Sequence[Source], what: Sequence[str]) -> list[list[str]
         raise ValueError(f"{_joined(what)} do not pair up by file name: " + "; ".join(problems))
     order = sorted(everyone)
     return [[ix[n] for n in order] for ix in index]
+
+
+_NUMBER = re.compile(r"(\d+)")
+
+
+def _number_key(path: str) -> tuple[tuple[object, ...], tuple[object, ...]]:
+    """`_name_key` with each run of digits read as a number: ``2.npy`` before ``10.npy``."""
+
+    def key(text: str) -> tuple[object, ...]:
+        return tuple(int(t) if i % 2 else t for i, t in enumerate(_NUMBER.split(text)))
+
+    return key(basename(path)), key(path)
+
+
+def text_order_clash(paths: Sequence[str]) -> tuple[str, str] | None:
+    """The first two neighbours of ``paths`` (listed in text order) that numbers would order
+    the other way (``10.npy`` before ``2.npy``), or None when both orders agree."""
+    keys = [_number_key(p) for p in paths]
+    for (a, ka), (b, kb) in itertools.pairwise(zip(paths, keys)):
+        if ka > kb:
+            return a, b
+    return None
+
+
+def refuse_text_order(paths: Sequence[str], where: str, what: str, remedy: str) -> None:
+    """Refuses label values matched by position to ``paths``, listed in text order, when their
+    names hold numbers that are not zero-padded, so that text and numeric order differ.
+
+    Args:
+        paths: The files the values pair with, in the order they pair.
+        where: The source they were listed from, as the message names it.
+        what: The values, as the message names them (``labels``).
+        remedy: How to pass an explicit order, and how to accept text order knowingly.
+
+    Raises:
+        ValueError: naming two files that the two orders put the other way round.
+    """
+    clash = text_order_clash(paths)
+    if clash is None:
+        return
+    a, b = clash
+    raise ValueError(
+        f"{what}: the values pair with the files of {where} in the text order of their names, "
+        f"where {basename(a)!r} comes before {basename(b)!r} ({a}, {b}): the names hold "
+        f"numbers that are not zero-padded, so text order is not numeric order, and the "
+        f"values were most likely written in numeric order. {remedy}"
+    )
+
+
+def order_remedy(paths: Sequence[str], where: str) -> str:
+    """How to pass ``paths`` (from ``where``) in an explicit order, for `refuse_text_order`:
+    numeric order, or text order knowingly."""
+    pattern = where if GLOB_CHARS & set(where) else posixpath.join(where, "*" + _suffix(paths))
+    stems = [basename(p).rsplit(".", 1)[0] for p in paths]
+    if all(s.isdigit() for s in stems):
+        key = "lambda p: int(os.path.basename(p).split('.')[0])"
+    else:
+        key = r"lambda p: [int(t) if t.isdigit() else t for t in re.split(r'(\d+)', p)]"
+    return (
+        f"Pass the files as a list in the values' order (a list keeps its order): "
+        f"sorted(glob.glob({pattern!r}), key={key}) for numeric order, or "
+        f"sorted(glob.glob({pattern!r})) to take text order knowingly; or zero-pad the names "
+        f"(f'{{i:05d}}.npy')."
+    )
+
+
+def _suffix(paths: Sequence[str]) -> str:
+    name = basename(paths[0]) if paths else ""
+    return "." + name.rsplit(".", 1)[1] if "." in name else ""
 
 
 def pair(inputs: Source, labels: Source) -> tuple[list[str], list[str]]:

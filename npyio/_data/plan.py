@@ -15,7 +15,15 @@ import numpy as np
 
 from npyio._data.options import DatasetOptions, LoaderOptions, ReadOptions, split
 from npyio._data.packed import PackPlan, is_packed, plan_packed
-from npyio._data.paths import PathSpec, pair_parts, resolve, shard_list
+from npyio._data.paths import (
+    PathSpec,
+    Source,
+    order_remedy,
+    pair_parts,
+    refuse_text_order,
+    resolve,
+    shard_list,
+)
 from npyio._data.structure import LEAF, flatten, label_values, leaf_names, per_part, structure_of
 from npyio._format import npy
 from npyio._format.spec import Spec
@@ -114,6 +122,7 @@ class _Parts:
     sides: list[str]  # "inputs" or "labels", per part
     names: list[str]  # how errors name each part: inputs['image'], labels, ...
     members: list[str | None]  # the .npz member of each part
+    sources: list[Source]  # each file part's source, resolved
 
 
 def _resolve_parts(inputs: PathSpec, labels: PathSpec | None, read: ReadOptions) -> _Parts:
@@ -136,19 +145,26 @@ def _resolve_parts(inputs: PathSpec, labels: PathSpec | None, read: ReadOptions)
         sides.append("labels")
         names.append("labels")
         y_tmpl = LEAF
-    return _Parts(columns, x_tmpl, y_tmpl, sides, names, members)
+    return _Parts(columns, x_tmpl, y_tmpl, sides, names, members, sources)
 
 
-def _checked_values(labels: PathSpec | None, count: int, read: ReadOptions) -> np.ndarray | None:
+def _checked_values(labels: PathSpec | None, parts: _Parts, read: ReadOptions) -> np.ndarray | None:
     """Labels given as values (one per input file), cast and checked; None for label files.
 
     Raises:
-        ValueError: for a count other than one per input file, or a ``label_shape`` that
-            contradicts the values' rows.
+        ValueError: for values paired with a listing whose text order is not its numeric order
+            (`npyio._data.paths.refuse_text_order`), a count other than one per input file, or
+            a ``label_shape`` that contradicts the values' rows.
     """
+    count = len(parts.columns[0])
     values = None if labels is None else label_values(labels)
     if values is None:
         return None
+    listed = [s for s in parts.sources if s.by_name]
+    if listed:  # the values pair with files in their listed (text) order
+        where = listed[0].arg
+        column = parts.columns[0]
+        refuse_text_order(column, repr(where), "labels", order_remedy(column, where))
     if len(values) != count:
         raise ValueError(
             f"labels: expected one value (or row) per input file, got {len(values)} "
@@ -277,7 +293,7 @@ def plan_dataset(
     class per file: class folders) makes the split stratified (`npyio._data.options.split`)."""
     read, loader = options.read, options.loader
     parts = _resolve_parts(inputs, labels, read)
-    values = _checked_values(labels, len(parts.columns[0]), read)
+    values = _checked_values(labels, parts, read)
     specs = _derive_specs(parts, read, paired=parts.labels is not None or values is not None)
     strategy = choose_strategy(specs, loader.batch_size, read.ignore_errors, read.backend)
     padding = _padding(parts, specs, values, loader.padding_value)
