@@ -52,10 +52,10 @@ def _load_average() -> float | None:
 
 
 def load(before: float | None, after: float | None) -> str:
-    """The cores and the 1-minute load average before and after the timed epochs, which a ratio
-    of two timings needs to be read: the py_function pipeline slows far more than npyio's when
-    other work takes the cores. The figure after includes the demo's own threads; the one
-    before is mostly other work's."""
+    """The cores and the 1-minute load average before and after the timed epochs, without which
+    the ratio of two timings cannot be read: npyio's pipeline uses every core, the py_function
+    one mostly one (the GIL), so other work on the cores moves the ratio. The figure after
+    includes the demo's own threads; the one before is mostly other work's."""
     cores = os.cpu_count() or "?"
     if before is None or after is None:
         return f"{cores} cores, load average unknown"
