@@ -2,7 +2,11 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.npyio-installed
+# Two stamps, so that each install runs once: npyio and its dependencies alone (what `make demo`
+# and `make bench` need), then the test and docs extras on top (what `make test`, `lint`, `docs`
+# and `fuzz` need; after `make demo`, it installs only those).
+STAMP     := $(VENV)/.npyio-installed
+DEV_STAMP := $(VENV)/.npyio-dev-installed
 # tensorflow-io 0.37.1 (the last release) loads only with TensorFlow 2.16.x: its backend is
 # tested in a second venv with that pairing.
 TFIO_VENV  := .venv-tfio
@@ -21,8 +25,12 @@ TFIO_TEST_TOOLS := "pytest>=8" "pytest-benchmark>=4" "hypothesis>=6.100" matplot
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,docs]'
+	$(PY) -m pip install --quiet -e .
 	@touch $(STAMP)
+
+$(DEV_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,docs]'
+	@touch $(DEV_STAMP)
 
 $(TFIO_STAMP): pyproject.toml
 	@test -x $(TFIO_PY) || $(PYTHON) -m venv $(TFIO_VENV)
@@ -38,12 +46,12 @@ demo: $(STAMP)
 ## make test: the lint, the strict docs build, the whole suite on the current TensorFlow, then
 ## the whole suite again on the oldest supported one (TF 2.16), where tensorflow-io's tests run
 ## too (and fail, not skip, if its ops do not load)
-test: lint docs $(TFIO_STAMP)
+test: lint docs $(DEV_STAMP) $(TFIO_STAMP)
 	$(PY) -m pytest
 	NPYIO_TFIO=1 $(TFIO_PY) -m pytest
 
 ## make lint: ruff (check and format) and mypy
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check npyio tests bench docs/gen
 	$(VENV)/bin/ruff format --check npyio tests bench docs/gen
 	$(VENV)/bin/mypy
@@ -51,7 +59,7 @@ lint: $(STAMP)
 ## make docs: redraw the pipeline diagram and the benchmark chart (docs/gen/), then build the
 ## guide and API reference into site/, strictly: a broken link or reference, or a docstring that
 ## does not parse, fails it
-docs: $(STAMP)
+docs: $(DEV_STAMP)
 	$(PY) docs/gen/diagram.py
 	$(PY) docs/gen/chart.py
 	$(VENV)/bin/mkdocs build --strict --quiet
@@ -64,7 +72,7 @@ bench: $(STAMP)
 ## failures are saved under tests/fuzz/regressions/ (FUZZERS=damaged,batch picks targets)
 FUZZ_SECONDS ?= 300
 FUZZERS ?=
-fuzz: $(STAMP)
+fuzz: $(DEV_STAMP)
 	$(PY) -m tests.fuzz --seconds $(FUZZ_SECONDS) $(if $(FUZZERS),--fuzzers $(FUZZERS))
 
 clean:

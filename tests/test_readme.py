@@ -1,16 +1,20 @@
-"""Every Python example in README.md and in the guide (docs/**/*.md) runs, on the sample tree
-they describe; so do the shell commands of the CLI page, and the pictures' scripts.
+"""Every Python example in README.md and in the guide (docs/**/*.md) runs; so do the shell
+commands of the README's install check and of the CLI page, and the pictures' scripts.
 
 A block preceded by ``<!-- not run: REASON -->`` is skipped (servers, other machines, minutes of
-work), and the reason must be given; every other ```` ```python ```` block of a page runs, in
-order, in one namespace per page, in a temporary directory holding ``data/`` as the pages lay it
-out. Examples rot silently otherwise.
+work, installs), and the reason must be given. The README's blocks run exactly as printed, in
+order, each in a fresh namespace, in an empty temporary directory: its first example writes the
+data the others read, so they run on anyone's machine as pasted. The guide's run in order in one
+namespace per page, in a temporary directory holding ``data/`` as the pages lay it out. Examples
+rot silently otherwise.
 """
 
 from __future__ import annotations
 
+import contextlib
 import doctest
 import importlib.util
+import io
 import json
 import os
 import re
@@ -78,31 +82,62 @@ def make_data(root: Path, n: int = 12) -> None:
     np.save(data / "train_y.npy", np.arange(n * 1000) % 2)
 
 
+def _run_block(page: Path, block: Block, namespace: dict[str, object]) -> str:
+    """Run one Python block in ``namespace``; returns what it printed."""
+    out = io.StringIO()
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(out):
+            # Keras 3 warns that fit's default shuffle=True is ignored for a tf.data
+            # dataset (npyio shuffles): its noise, not the example's.
+            warnings.filterwarnings("ignore", "`shuffle=True` was passed", UserWarning)
+            exec(compile(block.code, f"{_name(page)}:{block.line}", "exec"), namespace)
+    except Exception as e:
+        raise AssertionError(f"{_name(page)} line {block.line}: {type(e).__name__}: {e}") from e
+    return out.getvalue()
+
+
 def _run_page(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> int:
     """Run the page's Python blocks in order, in one namespace; returns how many ran."""
     make_data(tmp_path)
     monkeypatch.chdir(tmp_path)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     namespace: dict[str, object] = {"__name__": "docs"}
-    ran = 0
-    for line, _, code, runs in blocks(page):
-        if not runs:
-            continue
-        try:
-            with warnings.catch_warnings():
-                # Keras 3 warns that fit's default shuffle=True is ignored for a tf.data
-                # dataset (npyio shuffles): its noise, not the example's.
-                warnings.filterwarnings("ignore", "`shuffle=True` was passed", UserWarning)
-                exec(compile(code, f"{_name(page)}:{line}", "exec"), namespace)
-        except Exception as e:
-            raise AssertionError(f"{_name(page)} line {line}: {type(e).__name__}: {e}") from e
-        ran += 1
-    return ran
+    runnable = [b for b in blocks(page) if b.runs]
+    for block in runnable:
+        _run_block(page, block, namespace)
+    return len(runnable)
+
+
+_PRINTED = re.compile(r"^print\(.*\)[ \t]+#[ \t]+(.+)$", re.MULTILINE)
+
+
+def printed_claims(code: str) -> list[str]:
+    """What a block's ``print(...)  # OUTPUT`` lines say they print, in order."""
+    return _PRINTED.findall(code)
+
+
+def test_printed_claims_are_found():
+    code = "x = 1\nprint(x)  # 1\nprint(x, 'a')  # 1 a\nprint(x)\n# print(x)  # 2\n"
+    assert printed_claims(code) == ["1", "1 a"]
 
 
 @pytest.mark.slow
-def test_readme_examples_run(tmp_path, monkeypatch):
-    assert _run_page(README, tmp_path, monkeypatch) >= 5, "the README's examples are not found"
+def test_readme_examples_run_as_printed(tmp_path, monkeypatch):
+    """The README's Python blocks, each in a fresh namespace, in order, in an empty directory:
+    as a reader pastes them. Each prints what its ``# OUTPUT`` comments say."""
+    monkeypatch.chdir(tmp_path)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    runnable = [b for b in blocks(README) if b.runs]
+    assert len(runnable) >= 5, "the README's examples are not found"
+    claims = 0
+    for block in runnable:
+        printed = iter(_run_block(README, block, {"__name__": "__main__"}).splitlines())
+        expected = printed_claims(block.code)
+        # each claim is a line it printed, in order (npyio may print more: "Found 12 files")
+        missing = [claim for claim in expected if claim not in printed]
+        assert not missing, f"README.md line {block.line} did not print {missing}"
+        claims += len(expected)
+    assert claims >= 4, "the README's printed claims are not found"
 
 
 _GUIDE = [p for p in PAGES[1:] if any(b.runs for b in blocks(p))]
@@ -139,19 +174,41 @@ def test_the_cli_page_commands_run(tmp_path):
     make_data(tmp_path)
     commands = [c for b in blocks(DOCS / "cli.md", "sh") if b.runs for c in _commands(b)]
     assert len(commands) >= 4
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
     for command in commands:
-        argv = shlex.split(command)
-        assert argv[0] == "npyio", command
-        done = subprocess.run(
-            [sys.executable, "-m", "npyio", *argv[1:]],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        assert shlex.split(command)[0] == "npyio", command
+        done = _shell(command, tmp_path)
         assert done.returncode == 0, f"{command}: exit {done.returncode}\n{done.stderr}"
+
+
+def _shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run a documented ``python ...`` or ``npyio ...`` line as this Python, with this checkout's
+    npyio first on its path."""
+    argv = shlex.split(command)
+    prefix = {"python": [sys.executable], "npyio": [sys.executable, "-m", "npyio"]}
+    assert argv[0] in prefix, command
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        prefix[argv[0]] + argv[1:], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.mark.slow
+def test_the_readme_install_check_prints_what_it_says(tmp_path):
+    """The README's install check, line by line, in an empty directory: each exits 0, the first
+    prints the version, the second what the README says it prints."""
+    import npyio
+
+    (block,) = [b for b in blocks(README, "sh") if b.runs]
+    commands = _commands(block)
+    assert len(commands) == 3, commands
+    done = [_shell(command, tmp_path) for command in commands]
+    for command, run in zip(commands, done):
+        assert run.returncode == 0, f"{command}: exit {run.returncode}\n{run.stderr}"
+    claim = re.search(r"The second line prints `([^`]+)`", README.read_text())
+    assert claim, "the README no longer says what the install check prints"
+    assert done[0].stdout.strip() == npyio.__version__
+    assert done[1].stdout.strip() == claim.group(1)
+    assert "usage: npyio" in done[2].stdout
 
 
 def _load(name: str):

@@ -21,7 +21,8 @@ def command(args: argparse.Namespace) -> int:
 
     Writes ``args.count`` pairs (`npyio.cli.sample.DEMO`) under ``args.cache``, prints the
     dataset's element spec and first batch, then drains one epoch of npyio and one of the
-    py_function pipeline, files already in the page cache, and prints their rates.
+    py_function pipeline, files already in the page cache, and prints their rates and ratio,
+    with the machine's cores and load average (`load`).
     """
     profile = dataclasses.replace(sample.DEMO, count=args.count)
     root = sample.ensure(profile, args.cache)
@@ -35,9 +36,30 @@ def command(args: argparse.Namespace) -> int:
         f"first batch: inputs {tuple(x.shape)} {x.dtype.name}, labels {tuple(y.shape)} "
         f"{y.dtype.name}"
     )
+    before = _load_average()
     rates = _one_epoch_each(profile, root, ds, args.batch_size)
-    print(f"  npyio / py_function: {rates[_NPYIO] / rates[_PY_FUNCTION]:.2f}x")
+    ratio = rates[_NPYIO] / rates[_PY_FUNCTION]
+    print(f"  npyio / py_function: {ratio:.2f}x ({load(before, _load_average())})")
     return 0
+
+
+def _load_average() -> float | None:
+    """The 1-minute load average, or None where the system has none (Windows)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
+def load(before: float | None, after: float | None) -> str:
+    """The cores and the 1-minute load average before and after the timed epochs, without which
+    the ratio of two timings cannot be read: npyio's pipeline uses every core, the py_function
+    one mostly one (the GIL), so other work on the cores moves the ratio. The figure after
+    includes the demo's own threads; the one before is mostly other work's."""
+    cores = os.cpu_count() or "?"
+    if before is None or after is None:
+        return f"{cores} cores, load average unknown"
+    return f"{cores} cores, 1-min load average {before:.2f} before the epochs, {after:.2f} after"
 
 
 def _one_epoch_each(

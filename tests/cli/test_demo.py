@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import re
+
+from npyio.cli import demo
 from npyio.cli import main as cli
 
 
@@ -17,7 +21,9 @@ def test_demo_end_to_end(tmp_path, capsys):
     lines = [line.split() for line in out.splitlines() if "samples/s" in line]
     assert [line[0] for line in lines] == ["npyio", "py_function(np.load)"]
     assert all(line[1] == "20" for line in lines), lines
-    assert "npyio / py_function: " in out
+    # the ratio names the load it was measured under (whatever its value)
+    load = r"\d+ cores, 1-min load average \d+\.\d\d before the epochs, \d+\.\d\d after"
+    assert re.search(rf"^  npyio / py_function: \d+\.\d\dx \({load}\)$", out, re.MULTILINE), out
     written = sorted(p.name for p in (tmp_path / "demo-64x64x3-n20" / "inputs").iterdir())
     assert len(written) == 20
     assert cli.main(argv) == 0  # the second run reuses the data
@@ -30,3 +36,17 @@ def test_demo_batch_size(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "first batch: inputs (2, 64, 64, 3) float32, labels (2, 10) float32" in out
     assert "one epoch, batches of 2 " in out
+
+
+def test_demo_load(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert demo.load(1.5, 10.0) == "2 cores, 1-min load average 1.50 before the epochs, 10.00 after"
+    assert demo.load(None, None) == "2 cores, load average unknown"
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.25, 1.0, 0.5))
+    assert demo._load_average() == 2.25
+
+    def unavailable() -> tuple[float, float, float]:
+        raise OSError("no load average")
+
+    monkeypatch.setattr(os, "getloadavg", unavailable)
+    assert demo._load_average() is None
