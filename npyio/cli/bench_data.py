@@ -10,10 +10,12 @@ the sample (`npyio.pack` into a temporary directory, removed afterwards) and the
 over that pack's shards.
 
 **Files or bytes.** The two floors read the same bytes, loose and packed in a few shards; what
-the loose floor spends beyond the packed one is per-file cost (listing, opening, a request per
-object). `files_share` is that share of the loose floor's time, ``1 - packed / loose`` in
-seconds per sample; at `FILES_BOUND` or more the pipeline is files-bound (a pack can help),
-below it bytes-bound (a pack will not help much). `suggest` turns the ratios into advice; it is
+the loose floor spends beyond the packed one is per-file cost (opening, a request per object).
+`files_share` is that share of the loose floor's time, both less the fixed cost of an epoch (a
+``Dataset.reduce`` finalizes the pipeline each time: the floor over one sample measures it),
+which would otherwise hide the per-file cost of a short sample's epoch; at `FILES_BOUND` or
+more the pipeline is files-bound (a pack can help), below it bytes-bound (a pack will not
+help much). `suggest` turns the ratios into advice; it is
 a pure function of the numbers, as are its thresholds.
 """
 
@@ -25,6 +27,7 @@ import functools
 import os
 import shlex
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -66,6 +69,8 @@ FILES_BOUND = 0.5
 
 PACKED = "npyio on a pack of the sample"
 PACKED_FLOOR = "floor over the pack's shards"
+#: The floor over the sample's first pair alone: the fixed cost of an epoch (not a row).
+FIXED = "floor over one sample"
 #: The profile bench's options, refused with sources (and this mode's, refused without).
 PROFILE_OPTIONS = ("profiles", "count", "cache", "plot", "peers", "mallopt")
 
@@ -115,15 +120,18 @@ def take_sample(inputs: str, labels: str | None, size: int) -> Sample:
     )
 
 
-def files_share(floor_per_s: float, packed_floor_per_s: float) -> float:
-    """The share of per-file cost in the loose floor's time: 1 minus the packed floor's
-    seconds per sample over the loose floor's, 0 when the loose floor is the faster.
+def files_share(loose: float, packed: float, fixed: float) -> float:
+    """The share of per-file cost in the loose floor's time: what it spends beyond the packed
+    floor, over its own time, both without the fixed cost of an epoch (seconds each: the floor
+    over the loose sample, over the pack's shards, and over one sample). Between 0 and 1.
 
     Example:
-        >>> files_share(100.0, 400.0), files_share(100.0, 90.0)
+        >>> files_share(0.05, 0.02, 0.01), files_share(0.05, 0.06, 0.01)
         (0.75, 0.0)
     """
-    return max(0.0, 1.0 - floor_per_s / packed_floor_per_s)
+    if loose <= fixed:
+        return 0.0
+    return min(1.0, max(0.0, 1.0 - max(0.0, packed - fixed) / (loose - fixed)))
 
 
 def suggest(npyio_vs_py: float, pack_vs_loose: float, share: float, pack_command: str) -> list[str]:
@@ -167,6 +175,7 @@ class Measurement:
     pack_shards: int
     pack_where: str
     share: float = 0.0
+    fixed_seconds: float = 0.0
     pack_vs_loose: float = 0.0
     suggestions: list[str] = field(default_factory=list)
 
@@ -249,13 +258,18 @@ def measure(
         )
         shard_floor = functools.partial(pipelines.drain, pipelines.floor_pipeline(shards, None, 1))
         runs[PACKED_FLOOR] = functools.partial(_as_sample, shard_floor, count)
+        one = pipelines.floor_pipeline(xs[:1], None if ys is None else ys[:1], batch_size)
+        runs[FIXED] = functools.partial(_as_sample, functools.partial(pipelines.drain, one), count)
         rows = bench.measure_rounds("sample", count, runs, rounds, log)
+    fixed = statistics.median(rows.pop(FIXED).seconds)
     bench.set_rates(rows.values(), count, total_bytes / count)
     where_said = "local temporary folder" if pack_dir is None else pack_dir
     m = Measurement(
         smp, batch_size, rounds, list(rows.values()), total_bytes / count, len(shards), where_said
     )
-    m.share = files_share(rows[bench.FLOOR].samples_per_s, rows[PACKED_FLOOR].samples_per_s)
+    m.fixed_seconds = fixed
+    loose, packed = (statistics.median(rows[k].seconds) for k in (bench.FLOOR, PACKED_FLOOR))
+    m.share = files_share(loose, packed, fixed)
     m.pack_vs_loose = rows[PACKED].samples_per_s / rows[bench.NPYIO].samples_per_s
     return m
 
@@ -293,7 +307,8 @@ def report(m: Measurement) -> str:
         f"{floor.samples_per_s * s.files_per_sample:,.0f} files/s ({floor.mb_per_s:,.1f} MB/s) "
         f"loose, {packed_floor.samples_per_s / floor.samples_per_s:.2f}x that from the pack's "
         f"{m.pack_shards} shard file{'s' * (m.pack_shards != 1)}: per-file cost is "
-        f"{m.share:.0%} of its time (files-bound from {FILES_BOUND:.0%})",
+        f"{m.share:.0%} of its time beyond the fixed {m.fixed_seconds * 1e3:.0f} ms of an epoch "
+        f"(files-bound from {FILES_BOUND:.0%})",
         f"pack: npyio reads the packed sample {m.pack_vs_loose:.2f}x as fast as the loose files "
         f"(packed in the {m.pack_where}, removed)",
     ]
@@ -329,6 +344,7 @@ def to_json(m: Measurement) -> dict[str, object]:
         "rounds": m.rounds,
         "bytes_per_sample": m.bytes_per_sample,
         "files_share": m.share,
+        "fixed_seconds": m.fixed_seconds,
         "bound": "files" if m.share >= FILES_BOUND else "bytes",
         "pack_vs_loose": m.pack_vs_loose,
         "suggestions": m.suggestions,

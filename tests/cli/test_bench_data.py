@@ -54,10 +54,17 @@ def test_the_sample_is_bounded_and_reads_no_file(thousand, monkeypatch):
 
 
 @pytest.mark.parametrize(
-    ("floor", "packed", "share"), [(100.0, 400.0, 0.75), (100.0, 100.0, 0.0), (100.0, 50.0, 0.0)]
+    ("loose", "packed", "fixed", "share"),
+    [
+        (0.05, 0.02, 0.01, 0.75),  # 40 ms beyond the fixed cost, 10 of them bytes
+        (0.05, 0.05, 0.0, 0.0),
+        (0.05, 0.06, 0.01, 0.0),  # the packed floor slower: no per-file cost
+        (0.05, 0.005, 0.01, 1.0),  # the packed floor within the fixed cost: all per-file
+        (0.01, 0.01, 0.02, 0.0),  # noise: the loose floor within the fixed cost
+    ],
 )
-def test_files_share_is_the_loose_floors_time_beyond_the_packed_one(floor, packed, share):
-    assert bench_data.files_share(floor, packed) == pytest.approx(share)
+def test_files_share_is_the_loose_floors_time_beyond_the_packed_one(loose, packed, fixed, share):
+    assert bench_data.files_share(loose, packed, fixed) == pytest.approx(share)
 
 
 CMD = "npyio pack x y --out DIR"
@@ -110,6 +117,8 @@ def test_bench_of_a_thousand_files_measures_the_sample_only(thousand, tmp_path, 
     assert rows[bench.PY_FUNCTION][3] == "1.00x" and rows[bench.FLOOR][4] == "1.00x"
     assert all(cells[3].endswith("x") and cells[4].endswith("x") for cells in table[2:])
     assert "bound: " in out and "files/s" in out and "from the pack's 2 shard files" in out
+    assert " ms of an epoch (files-bound from 50%)" in out
+    assert bench_data.FIXED not in rows  # a measurement of the rule, not a pipeline
     assert "pack: npyio reads the packed sample " in out and "removed" in out
     suggestion = out.split("suggestion:\n", 1)[1].splitlines()
     assert len(suggestion) == 2 and suggestion[0].startswith("  - npyio reads ")
