@@ -34,6 +34,7 @@ import tensorflow as tf
 
 from npyio._data.dataset import dataset
 from npyio.cli import peers, pipelines, sample
+from npyio.cli.args import usage_error
 
 BATCH = 8
 #: Generators in the interleaved from_generator pipeline. Each generator's Python (its loop,
@@ -305,11 +306,11 @@ def drains(
         )
     floor = pipelines.floor_pipeline(xs, ys, BATCH)
     out[FLOOR] = functools.partial(pipelines.drain, floor)
-    out[NUMPY_LOOP] = functools.partial(_timed, pipelines.numpy_loop, xs, ys)
+    out[NUMPY_LOOP] = functools.partial(timed, pipelines.numpy_loop, xs, ys)
     return out
 
 
-def _timed(load: Callable[..., int], *args: Any) -> tuple[int, float]:
+def timed(load: Callable[..., int], *args: Any) -> tuple[int, float]:
     """``load(*args)``'s sample count and the seconds it took."""
     start = time.perf_counter()
     n = load(*args)
@@ -373,34 +374,39 @@ def run(
                 profile = dataclasses.replace(profile, count=counts[name])
             where = sample.ensure(profile, root)
             runs = drains(profile, where, backends, worker, peer_workers)
-            rows = _measure(profile, runs, rounds, log)
-            _set_rates(rows.values(), profile)
+            rows = measure_rounds(profile.name, profile.count, runs, rounds, log)
+            set_rates(rows.values(), profile.count, profile.pair_bytes)
             results.extend(rows.values())
     return results
 
 
-def _measure(
-    profile: sample.Profile,
+def measure_rounds(
+    name: str,
+    count: int,
     runs: dict[str, Callable[[], tuple[int, float]]],
     rounds: int,
     log: Callable[[str], None],
 ) -> dict[str, Result]:
     """A warm-up round, then ``rounds`` rounds of every drain in turn: their seconds and peak
-    RSS (the worker's for its drains, else this process's)."""
+    RSS (the worker's for its drains, else this process's), as rows of the profile ``name``.
+
+    Raises:
+        RuntimeError: a drain delivered another number of samples than ``count``.
+    """
     notes = _notes()
-    rows = {k: Result(profile.name, k, profile.count, note=notes.get(k, "")) for k in runs}
+    rows = {k: Result(name, k, count, note=notes.get(k, "")) for k in runs}
     for drain in runs.values():  # warm-up: traces functions, fills the page cache
         drain()
     for r in range(rounds):
         for key, drain in runs.items():
             with peers.PeakRss() as rss:
                 n, seconds = drain()
-            if n != profile.count:
-                raise RuntimeError(f"{key} delivered {n} samples, expected {profile.count}")
+            if n != count:
+                raise RuntimeError(f"{key} delivered {n} samples, expected {count}")
             peak = getattr(drain, "peak_rss", 0) or rss.peak
             rows[key].seconds.append(seconds)
             rows[key].peak_rss_mib = max(rows[key].peak_rss_mib, peak / 2**20)
-        log(f"  {profile.name}: round {r + 1}/{rounds} done")
+        log(f"  {name}: round {r + 1}/{rounds} done")
     return rows
 
 
@@ -409,19 +415,20 @@ def _notes() -> dict[str, str]:
     return NOTES | {p.name: p.note for p in peers.PEERS.values()}
 
 
-def _set_rates(rows: Iterable[Result], profile: sample.Profile) -> None:
-    """Each row's median rates, and its ratios to py_function, the floor and the faster
-    from_generator pipeline of the profile (the user's best: which wins depends on the files)."""
+def set_rates(rows: Iterable[Result], count: int, pair_bytes: float) -> None:
+    """Each row's median rates (``count`` samples of ``pair_bytes`` each), and its ratios to
+    py_function, the floor and, where they ran, the faster from_generator pipeline (the
+    user's best: which wins depends on the files)."""
     by_name = {row.pipeline: row for row in rows}
     for row in by_name.values():
         median = statistics.median(row.seconds)
-        row.samples_per_s = profile.count / median
-        row.mb_per_s = profile.count * profile.pair_bytes / median / 1e6
-    best_generator = max(by_name[k].samples_per_s for k in GENERATOR_KEYS)
+        row.samples_per_s = count / median
+        row.mb_per_s = count * pair_bytes / median / 1e6
+    generators = [by_name[k].samples_per_s for k in GENERATOR_KEYS if k in by_name]
     for row in by_name.values():
         row.vs_py_function = row.samples_per_s / by_name[PY_FUNCTION].samples_per_s
         row.vs_floor = row.samples_per_s / by_name[FLOOR].samples_per_s
-        row.vs_generator = row.samples_per_s / best_generator
+        row.vs_generator = row.samples_per_s / max(generators) if generators else 0.0
         if NPYIO in by_name:
             row.npyio_over = by_name[NPYIO].samples_per_s / row.samples_per_s
 
@@ -562,10 +569,15 @@ def _counts(args: Sequence[str] | None) -> dict[str, int]:
 
 
 def command(args: argparse.Namespace) -> int:
-    """``npyio bench``: run the benchmarks and print (or plot) the results."""
+    """``npyio bench`` without INPUTS: run the benchmarks on the sample profiles and print (or
+    plot) the results."""
+    given = [f"--{o}" for o in ("sample", "batch_size", "pack_dir") if getattr(args, o, None)]
+    if given:
+        flags = ", ".join(g.replace("_", "-") for g in given)
+        usage_error(args, f"{flags}: for your own files, give INPUTS [LABELS]")
     log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr))
     results = run(
-        args.profiles,
+        args.profiles or list(sample.PROFILES),
         rounds=args.rounds,
         root=args.cache,
         counts=_counts(args.count),

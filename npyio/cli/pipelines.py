@@ -5,6 +5,10 @@
 (``Dataset.from_generator``, optionally several generators interleaved); ``floor_pipeline`` reads
 every byte of both files and decodes nothing, the floor no decoder can beat. ``numpy_loop`` is
 no pipeline at all: numpy's own reader in one Python thread, for scale only.
+
+``py_function_pipeline``, ``floor_pipeline`` and ``numpy_loop`` also take ``labels=None`` (inputs
+alone) and paths on any TensorFlow file system (``gs://``: opened with ``tf.io.gfile``, as a user's
+py_function would), so that ``npyio bench INPUTS [LABELS]`` measures a user's own files with them.
 """
 
 from __future__ import annotations
@@ -15,33 +19,54 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import tensorflow as tf
 
+from npyio._format.files import is_local
+from npyio._io.files import open_read
 from npyio._read.py_function import np_load
 
 AUTOTUNE = tf.data.AUTOTUNE
 
 
+def _parts(inputs: Sequence[str], labels: Sequence[str] | None) -> tuple[list[str], ...]:
+    """The path lists a pipeline slices: inputs, and labels unless there are none."""
+    return (list(inputs),) if labels is None else (list(inputs), list(labels))
+
+
+def load_path(path: str) -> np.ndarray:
+    """``np.load`` of a path: by name locally, through ``tf.io.gfile`` elsewhere (numpy opens
+    no ``gs://``)."""
+    if is_local(path):
+        return np_load(path)
+    with open_read(path) as f:
+        return np_load(f)
+
+
 def py_function_pipeline(
     inputs: Sequence[str],
-    labels: Sequence[str],
-    input_shape: Sequence[int],
-    label_shape: Sequence[int],
+    labels: Sequence[str] | None,
+    input_shape: Sequence[int | None],
+    label_shape: Sequence[int | None] | None,
     batch_size: int = 8,
+    dtypes: Sequence[tf.DType] = (tf.float32, tf.float32),
 ) -> tf.data.Dataset:
-    """``tf.py_function(np.load)`` in a parallel map, then batch and prefetch."""
+    """``tf.py_function(np.load)`` in a parallel map, then batch and prefetch.
 
-    def load(x: tf.Tensor, y: tf.Tensor) -> tuple[np.ndarray, np.ndarray]:
-        return np_load(x.numpy().decode()), np_load(y.numpy().decode())
+    Elements are ``(input, label)``, or the input alone when ``labels`` is None; ``dtypes``
+    are theirs (the input's first).
+    """
+    parts = _parts(inputs, labels)
+    shapes = [input_shape, label_shape][: len(parts)]
+    tout = list(dtypes[: len(parts)])
 
-    def set_shapes(x: tf.Tensor, y: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        x.set_shape(input_shape)
-        y.set_shape(label_shape)
-        return x, y
+    def load(*paths: tf.Tensor) -> list[np.ndarray]:
+        return [load_path(p.numpy().decode()) for p in paths]
 
-    ds = tf.data.Dataset.from_tensor_slices((list(inputs), list(labels)))
-    ds = ds.map(
-        lambda x, y: tf.py_function(load, [x, y], [tf.float32, tf.float32]),
-        num_parallel_calls=AUTOTUNE,
-    )
+    def set_shapes(*tensors: tf.Tensor) -> tuple[tf.Tensor, ...] | tf.Tensor:
+        for t, shape in zip(tensors, shapes):
+            t.set_shape(shape)
+        return tensors if len(tensors) > 1 else tensors[0]
+
+    ds = tf.data.Dataset.from_tensor_slices(parts)
+    ds = ds.map(lambda *p: tuple(tf.py_function(load, p, tout)), num_parallel_calls=AUTOTUNE)
     return ds.map(set_shapes).batch(batch_size).prefetch(AUTOTUNE)
 
 
@@ -95,28 +120,30 @@ def generator_pipeline(
 
 
 def floor_pipeline(
-    inputs: Sequence[str], labels: Sequence[str], batch_size: int = 8
+    inputs: Sequence[str], labels: Sequence[str] | None, batch_size: int = 8
 ) -> tf.data.Dataset:
-    """``read_file`` of both files reduced to ``tf.strings.length``: all I/O, no decoding."""
+    """``read_file`` of both files (the input alone when ``labels`` is None) reduced to
+    ``tf.strings.length``: all I/O, no decoding. Each element is the bytes read for a sample."""
 
-    def read(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
-        return tf.strings.length(tf.io.read_file(x)) + tf.strings.length(tf.io.read_file(y))
+    def read(*paths: tf.Tensor) -> tf.Tensor:
+        return tf.add_n([tf.strings.length(tf.io.read_file(p)) for p in paths])
 
-    ds = tf.data.Dataset.from_tensor_slices((list(inputs), list(labels)))
+    ds = tf.data.Dataset.from_tensor_slices(_parts(inputs, labels))
     ds = ds.map(read, num_parallel_calls=AUTOTUNE)
     return ds.batch(batch_size).prefetch(AUTOTUNE)
 
 
-def numpy_loop(inputs: Sequence[str], labels: Sequence[str]) -> int:
-    """``np.load`` of every pair in a plain Python loop; returns the number of samples.
+def numpy_loop(inputs: Sequence[str], labels: Sequence[str] | None) -> int:
+    """``np.load`` of every pair (every input when ``labels`` is None) in a plain Python loop;
+    returns the number of samples.
 
     Not a tf.data alternative: no pipeline, no batching, no parallelism, no tensors; numpy
     reads each file straight into its own array. It shows what numpy's reader alone costs.
     """
     n = 0
-    for x, y in zip(inputs, labels):
-        np.load(x)
-        np.load(y)
+    for paths in zip(*_parts(inputs, labels)):
+        for path in paths:
+            load_path(path)
         n += 1
     return n
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from npyio.cli.progress import Progress
 
-__all__ = ["DEMO", "PROFILES", "Profile", "default_cache", "ensure", "paths"]
+__all__ = ["DEMO", "PROFILES", "USER_SAMPLE", "Profile", "default_cache", "ensure", "paths"]
 
 _DONE = ".complete"
 _SIDES = ("inputs", "labels")
@@ -63,6 +63,10 @@ PROFILES = {
     "medium": Profile("medium", (64, 64, 3), count=4000),
     "large": Profile("large", (256, 256, 16), count=400),
 }
+
+#: Samples ``npyio bench INPUTS [LABELS]`` takes of a user's files by default: enough for
+#: steady rates, few enough for seconds on any dataset.
+USER_SAMPLE = 512
 
 
 def default_cache() -> str:

@@ -247,3 +247,11 @@ def test_command_prints_the_results_and_writes_the_plot(json_out, tmp_path, monk
         assert ", batches of 8, median of 2 rounds\n\n| profile |" in out
         assert "a round done" in err
     assert png.stat().st_size > 0 and f"plot written to {png}" in err
+
+
+def test_command_without_profiles_runs_every_profile(monkeypatch, capsys):
+    seen = []
+    monkeypatch.setattr(bench, "run", lambda profiles, **kw: seen.append(profiles) or results())
+    args = argparse.Namespace(profiles=None, rounds=1, count=None, cache=None, json=True,
+                              plot=None, peers=None, mallopt=False)  # fmt: skip
+    assert bench.command(args) == 0 and seen == [["small", "medium", "large"]]

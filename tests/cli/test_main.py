@@ -53,7 +53,9 @@ def test_verify_options():
 
 def test_bench_and_demo_defaults_come_from_the_profiles():
     args = parse("bench")
-    assert args.profiles == list(sample.PROFILES) == ["small", "medium", "large"]
+    # No INPUTS: the profiles' bench, every profile (None: bench.command's default, tested there)
+    assert args.sources == [] and args.profiles is None
+    assert (args.sample, args.batch_size, args.pack_dir) == (None, None, None)
     assert (args.rounds, args.count, args.cache, args.json, args.plot) == (
         5,
         None,

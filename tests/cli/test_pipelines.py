@@ -95,3 +95,21 @@ def test_generator_pipelines_yield_every_pair_once_in_order(tmp_path):
         [sys.executable, "-c", _AGREE, args], capture_output=True, text=True, env=env
     )
     assert done.returncode == 0 and done.stdout.strip().endswith("agree"), done.stderr[-3000:]
+
+
+def test_without_labels_and_of_other_dtypes_on_any_file_system(tmp_path):
+    # What `npyio bench INPUTS` gives them: inputs alone, int16, paths on ram:// as on gs://.
+    root = f"ram://pipelines-{tmp_path.name}"
+    xs = [f"{root}/{i}.npy" for i in range(5)]
+    for i, x in enumerate(xs):
+        with tf.io.gfile.GFile(x, "wb") as f:
+            np.save(f, np.full((2, 3), i, np.int16))
+    ours = npyio.dataset(xs, batch_size=2)
+    theirs = pipelines.py_function_pipeline(xs, None, (2, 3), None, 2, [tf.int16])
+    assert theirs.element_spec == ours.element_spec
+    for a, b in zip(ours, theirs, strict=True):
+        tf.debugging.assert_equal(a, b)
+    lengths = np.concatenate([b.numpy() for b in pipelines.floor_pipeline(xs, None, 2)])
+    assert lengths.tolist() == [128 + 12] * 5  # header and payload of each input alone
+    assert pipelines.numpy_loop(xs, None) == 5
+    assert pipelines.load_path(xs[3]).tolist() == [[3] * 3] * 2

@@ -1,0 +1,377 @@
+"""``npyio bench INPUTS [LABELS]``: will npyio help on these files, and would a pack?
+
+The sources are listed and paired as `npyio.dataset` lists and pairs them (`npyio._data.paths`:
+names only, no header is read), and a bounded **sample** of the pairs is taken, evenly across
+the listing (`take_sample`), so that a million files cost their listing and seconds more. On
+the sample, in interleaved rounds after a warm-up (`npyio.cli.bench.measure_rounds`, as the
+profile bench measures), run: ``npyio.dataset``, the py_function pipeline, the read-only floor
+and the np.load loop (the builders of `npyio.cli.pipelines`), then ``npyio.dataset`` of a pack of
+the sample (`npyio.pack` into a temporary directory, removed afterwards) and the read-only floor
+over that pack's shards.
+
+**Files or bytes.** The two floors read the same bytes, loose and packed in a few shards; what
+the loose floor spends beyond the packed one is per-file cost (opening, a request per object).
+`files_share` is that share of the loose floor's time, both less the fixed cost of an epoch (a
+``Dataset.reduce`` finalizes the pipeline each time: the floor over one sample measures it),
+which would otherwise hide the per-file cost of a short sample's epoch; at `FILES_BOUND` or
+more the pipeline is files-bound (a pack can help), below it bytes-bound (a pack will not
+help much). `suggest` turns the ratios into advice; it is
+a pure function of the numbers, as are its thresholds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import os
+import shlex
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+
+import tensorflow as tf
+
+import npyio
+from npyio._data.paths import pair, resolve
+from npyio._format.files import is_local
+from npyio._io.packed import load_index
+from npyio.cli import bench, pipelines, sample
+from npyio.cli.args import print_json, usage_error
+from npyio.errors import NpyioError
+
+__all__ = [
+    "FILES_BOUND",
+    "PACK_WORTH",
+    "USE_NPYIO",
+    "Measurement",
+    "Sample",
+    "command",
+    "evenly",
+    "files_share",
+    "measure",
+    "report",
+    "suggest",
+    "take_sample",
+]
+
+#: npyio over py_function from which npyio is advised for speed (below its inverse, against).
+USE_NPYIO = 1.2
+#: A pack read this many times faster than the loose files is worth making.
+PACK_WORTH = 1.5
+#: The share of per-file cost in the loose floor's time from which it is files-bound.
+FILES_BOUND = 0.5
+
+PACKED = "npyio on a pack of the sample"
+PACKED_FLOOR = "floor over the pack's shards"
+#: The floor over the sample's first pair alone: the fixed cost of an epoch (not a row).
+FIXED = "floor over one sample"
+#: The profile bench's options, refused with sources (and this mode's, refused without).
+PROFILE_OPTIONS = ("profiles", "count", "cache", "plot", "peers", "mallopt")
+
+
+@dataclass
+class Sample:
+    """The pairs measured: ``inputs`` (and ``labels``, None without), taken evenly from
+    ``total`` pairs that took ``list_seconds`` to list and pair."""
+
+    inputs: list[str]
+    labels: list[str] | None
+    total: int
+    list_seconds: float
+
+    @property
+    def files_per_sample(self) -> int:
+        return 1 if self.labels is None else 2
+
+
+def evenly(total: int, size: int) -> list[int]:
+    """``size`` indices spread evenly over ``range(total)`` (all of them if ``size >= total``),
+    ascending, the first 0.
+
+    Example:
+        >>> evenly(10, 4), evenly(3, 8)
+        ([0, 2, 5, 7], [0, 1, 2])
+    """
+    size = min(size, total)
+    return [i * total // size for i in range(size)]
+
+
+def take_sample(inputs: str, labels: str | None, size: int) -> Sample:
+    """Lists and pairs the sources as `npyio.dataset` does, and takes ``size`` pairs evenly.
+
+    Raises:
+        ValueError: a source that names no file, or sources that do not pair up (named).
+    """
+    start = time.perf_counter()
+    source = resolve(inputs, "inputs")
+    xs, ys = source.paths, None
+    if labels is not None:
+        xs, ys = pair(source, resolve(labels, "labels"))
+    seconds = time.perf_counter() - start
+    chosen = evenly(len(xs), size)
+    return Sample(
+        [xs[i] for i in chosen], None if ys is None else [ys[i] for i in chosen], len(xs), seconds
+    )
+
+
+def files_share(loose: float, packed: float, fixed: float) -> float:
+    """The share of per-file cost in the loose floor's time: what it spends beyond the packed
+    floor, over its own time, both without the fixed cost of an epoch (seconds each: the floor
+    over the loose sample, over the pack's shards, and over one sample). Between 0 and 1.
+
+    Example:
+        >>> files_share(0.05, 0.02, 0.01), files_share(0.05, 0.06, 0.01)
+        (0.75, 0.0)
+    """
+    if loose <= fixed:
+        return 0.0
+    return min(1.0, max(0.0, 1.0 - max(0.0, packed - fixed) / (loose - fixed)))
+
+
+def suggest(npyio_vs_py: float, pack_vs_loose: float, share: float, pack_command: str) -> list[str]:
+    """The advice of a measurement: whether to use npyio (`USE_NPYIO`), and whether a pack
+    is worth making (`PACK_WORTH`), explained by the bound (`FILES_BOUND`).
+
+    Example:
+        >>> suggest(5.14, 9.0, 0.9, "npyio pack x y --out DIR")[0]
+        'npyio reads 5.1x py_function: use it'
+    """
+    if npyio_vs_py >= USE_NPYIO:
+        first = f"npyio reads {npyio_vs_py:.1f}x py_function: use it"
+    elif npyio_vs_py > 1 / USE_NPYIO:
+        first = f"npyio reads {npyio_vs_py:.2f}x py_function: no clear gain in speed on these files"
+    else:
+        first = f"npyio reads slower than py_function here ({npyio_vs_py:.2f}x): keep py_function"
+    files_bound = share >= FILES_BOUND
+    if pack_vs_loose >= PACK_WORTH:
+        why = "files are small and per-file cost dominates: " if files_bound else ""
+        second = f"{why}a pack reads {pack_vs_loose:.1f}x faster: `{pack_command}`"
+    elif files_bound:
+        second = (
+            f"per-file cost dominates the read-only floor, but npyio read a pack only "
+            f"{pack_vs_loose:.2f}x faster: a pack will not help much"
+        )
+    else:
+        second = f"bytes-bound: a pack will not help much ({pack_vs_loose:.2f}x measured)"
+    return [first, second]
+
+
+@dataclass
+class Measurement:
+    """What `measure` found: the rows (`npyio.cli.bench.Result`, the sample as their profile),
+    the bytes one round reads, the pack's shard files (of its parts), and the verdicts."""
+
+    sample: Sample
+    batch_size: int
+    rounds: int
+    rows: list[bench.Result]
+    bytes_per_sample: float
+    pack_shards: int
+    pack_where: str
+    share: float = 0.0
+    fixed_seconds: float = 0.0
+    pack_vs_loose: float = 0.0
+    suggestions: list[str] = field(default_factory=list)
+
+    def row(self, name: str) -> bench.Result:
+        return next(r for r in self.rows if r.pipeline == name)
+
+
+@contextlib.contextmanager
+def _temporary_pack_dir(under: str | None) -> Iterator[str]:
+    """A directory for the pack that does not exist yet, under ``under`` (any TensorFlow file
+    system) or the local temporary folder; removed with what is in it on exit."""
+    if under is None or is_local(under):
+        parent = tempfile.mkdtemp(prefix="npyio-bench-", dir=under)
+        try:
+            yield os.path.join(parent, "pack")
+        finally:
+            shutil.rmtree(parent, ignore_errors=True)
+        return
+    where = f"{under.rstrip('/')}/npyio-bench-{uuid.uuid4().hex[:12]}"
+    try:
+        yield where
+    finally:
+        if tf.io.gfile.exists(where):
+            tf.io.gfile.rmtree(where)
+
+
+def _bytes_read(floor: tf.data.Dataset) -> int:
+    """The bytes the floor pipeline reads in one pass (which also warms the page cache)."""
+    total = floor.reduce(
+        tf.constant(0, tf.int64), lambda t, b: t + tf.reduce_sum(tf.cast(b, tf.int64))
+    )
+    return int(total.numpy())
+
+
+def _as_sample(drain: Callable[[], tuple[int, float]], count: int) -> tuple[int, float]:
+    """A drain of the pack's shards, counted as the ``count`` samples they hold."""
+    return count, drain()[1]
+
+
+def measure(
+    smp: Sample,
+    batch_size: int = bench.BATCH,
+    rounds: int = 5,
+    pack_dir: str | None = None,
+    log: Callable[[str], None] = print,
+) -> Measurement:
+    """Measures every pipeline on the sample, and a pack of it (see the module docstring).
+
+    Raises:
+        npyio.NpyioError, ValueError, OSError: what ``npyio.dataset`` or ``npyio.pack``
+            raises for the sample's files (a bad file, mixed shapes).
+        RuntimeError: a pipeline delivered another number of samples.
+    """
+    xs, ys = smp.inputs, smp.labels
+    loose = npyio.dataset(xs, ys, batch_size=batch_size)
+    assert isinstance(loose, tf.data.Dataset), "no validation_split: one dataset"
+    specs = tf.nest.flatten(loose.element_spec)
+    shapes = [s.shape[1:] for s in specs]
+    floor = pipelines.floor_pipeline(xs, ys, batch_size)
+    runs: dict[str, Callable[[], tuple[int, float]]] = {
+        bench.NPYIO: functools.partial(pipelines.drain, loose),
+        bench.PY_FUNCTION: functools.partial(
+            pipelines.drain,
+            pipelines.py_function_pipeline(
+                xs, ys, shapes[0], shapes[-1] if ys else None, batch_size, [s.dtype for s in specs]
+            ),
+        ),
+        bench.FLOOR: functools.partial(pipelines.drain, floor),
+        bench.NUMPY_LOOP: functools.partial(bench.timed, pipelines.numpy_loop, xs, ys),
+    }
+    total_bytes = _bytes_read(floor)
+    count = len(xs)
+    with _temporary_pack_dir(pack_dir) as where:
+        npyio.pack(xs, ys, out=where)
+        index = load_index(where)
+        # The parts' shards, not the last part's (``order``, which npyio.dataset does not read).
+        shards = [path for i in range(len(index.parts) - 1) for path in index.paths(i)]
+        runs[PACKED] = functools.partial(
+            pipelines.drain, npyio.dataset(where, batch_size=batch_size)
+        )
+        shard_floor = functools.partial(pipelines.drain, pipelines.floor_pipeline(shards, None, 1))
+        runs[PACKED_FLOOR] = functools.partial(_as_sample, shard_floor, count)
+        one = pipelines.floor_pipeline(xs[:1], None if ys is None else ys[:1], batch_size)
+        runs[FIXED] = functools.partial(_as_sample, functools.partial(pipelines.drain, one), count)
+        rows = bench.measure_rounds("sample", count, runs, rounds, log)
+    fixed = statistics.median(rows.pop(FIXED).seconds)
+    bench.set_rates(rows.values(), count, total_bytes / count)
+    where_said = "local temporary folder" if pack_dir is None else pack_dir
+    m = Measurement(
+        smp, batch_size, rounds, list(rows.values()), total_bytes / count, len(shards), where_said
+    )
+    m.fixed_seconds = fixed
+    loose, packed = (statistics.median(rows[k].seconds) for k in (bench.FLOOR, PACKED_FLOOR))
+    m.share = files_share(loose, packed, fixed)
+    m.pack_vs_loose = rows[PACKED].samples_per_s / rows[bench.NPYIO].samples_per_s
+    return m
+
+
+def pack_command(inputs: str, labels: str | None) -> str:
+    """The ``npyio pack`` command of the user's sources."""
+    sources = [inputs] + ([] if labels is None else [labels])
+    return " ".join(["npyio pack", *map(shlex.quote, sources), "--out DIR"])
+
+
+def report(m: Measurement) -> str:
+    """The measurement as text: the sample, a table of the pipelines, the bound, the pack and
+    the suggestions."""
+    s = m.sample
+    per_file = m.bytes_per_sample / s.files_per_sample
+    files = f"{s.files_per_sample} files per sample" if s.labels else "1 file per sample"
+    lines = [
+        f"{bench.machine()}; batches of {m.batch_size}, median of {m.rounds} rounds",
+        f"sample: {len(s.inputs):,} of {s.total:,} samples, taken evenly (listed and paired "
+        f"in {s.list_seconds:.2f} s); {files}, mean file {_size(per_file)}",
+        "",
+        "| pipeline | samples/s | MB/s | vs py_function | vs floor |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for r in m.rows:
+        lines.append(
+            f"| {r.pipeline} | {r.samples_per_s:,.0f} | {r.mb_per_s:,.1f} | "
+            f"{r.vs_py_function:.2f}x | {r.vs_floor:.2f}x |"
+        )
+    floor, packed_floor = m.row(bench.FLOOR), m.row(PACKED_FLOOR)
+    bound = "files" if m.share >= FILES_BOUND else "bytes"
+    lines += [
+        "",
+        f"bound: {bound} -- the read-only floor reads "
+        f"{floor.samples_per_s * s.files_per_sample:,.0f} files/s ({floor.mb_per_s:,.1f} MB/s) "
+        f"loose, {packed_floor.samples_per_s / floor.samples_per_s:.2f}x that from the pack's "
+        f"{m.pack_shards} shard file{'s' * (m.pack_shards != 1)}: per-file cost is "
+        f"{m.share:.0%} of its time beyond the fixed {m.fixed_seconds * 1e3:.0f} ms of an epoch "
+        f"(files-bound from {FILES_BOUND:.0%})",
+        f"pack: npyio reads the packed sample {m.pack_vs_loose:.2f}x as fast as the loose files "
+        f"(packed in the {m.pack_where}, removed)",
+    ]
+    if not is_local(s.inputs[0]) and m.pack_where == "local temporary folder":
+        lines.append(
+            "  (the loose files are remote, the pack local: --pack-dir puts it beside them)"
+        )
+    lines += ["", "suggestion:", *(f"  - {line}" for line in m.suggestions)]
+    return "\n".join(lines)
+
+
+def _size(n: float) -> str:
+    """``1.1 kB``, ``4.2 MB``: a byte count for the report.
+
+    Example:
+        >>> _size(900), _size(4194432)
+        ('900 B', '4.2 MB')
+    """
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def to_json(m: Measurement) -> dict[str, object]:
+    """The measurement as ``--json`` prints it."""
+    return {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": bench.machine(),
+        "sample": len(m.sample.inputs),
+        "total": m.sample.total,
+        "batch_size": m.batch_size,
+        "rounds": m.rounds,
+        "bytes_per_sample": m.bytes_per_sample,
+        "files_share": m.share,
+        "fixed_seconds": m.fixed_seconds,
+        "bound": "files" if m.share >= FILES_BOUND else "bytes",
+        "pack_vs_loose": m.pack_vs_loose,
+        "suggestions": m.suggestions,
+        "results": [asdict(r) for r in m.rows],
+    }
+
+
+def command(args: argparse.Namespace) -> int:
+    """``npyio bench INPUTS [LABELS]``: 0 when measured, 1 when the files cannot be read (the
+    reason on stderr), 2 on a usage error."""
+    if len(args.sources) > 2:
+        usage_error(args, f"expected INPUTS [LABELS], got {len(args.sources)} paths")
+    given = [f"--{o}" for o in PROFILE_OPTIONS if getattr(args, o, None) not in (None, False)]
+    if given:
+        usage_error(args, f"{', '.join(given)}: for the sample profiles, not with INPUTS")
+    inputs, labels = args.sources[0], (args.sources[1:] or [None])[0]
+    log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr))
+    try:
+        smp = take_sample(inputs, labels, args.sample or sample.USER_SAMPLE)
+        m = measure(smp, args.batch_size or bench.BATCH, args.rounds, args.pack_dir, log)
+    except (NpyioError, ValueError, TypeError, OSError, tf.errors.OpError) as e:
+        print(f"npyio bench: {e}", file=sys.stderr)
+        return 1
+    npyio_vs_py = m.row(bench.NPYIO).vs_py_function
+    m.suggestions = suggest(npyio_vs_py, m.pack_vs_loose, m.share, pack_command(inputs, labels))
+    if args.json:
+        print_json(to_json(m))
+    else:
+        print(report(m))
+    return 0

@@ -1,0 +1,175 @@
+"""``npyio bench INPUTS [LABELS]`` (`npyio.cli.bench_data`): the sample's bound, the rules of
+the suggestion on fixed numbers, and the report of a real run on a few files (no timing is
+asserted: only that every line and ratio is there)."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import tempfile
+import uuid
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from npyio.cli import bench, bench_data
+from npyio.cli import main as cli
+
+N = 1000
+
+
+@pytest.fixture(scope="module")
+def thousand(tmp_path_factory) -> str:
+    """``x/NNNN.npy`` (float32 (4,)) and ``y/NNNN.npy`` (int64), 1,000 pairs."""
+    root = tmp_path_factory.mktemp("thousand")
+    for side in ("x", "y"):
+        (root / side).mkdir()
+    for i in range(N):
+        np.save(root / "x" / f"{i:04d}.npy", np.full((4,), i, np.float32))
+        np.save(root / "y" / f"{i:04d}.npy", np.int64(i % 3))
+    return str(root)
+
+
+@pytest.mark.parametrize(
+    ("total", "size", "expected"),
+    [(10, 4, [0, 2, 5, 7]), (3, 8, [0, 1, 2]), (5, 5, [0, 1, 2, 3, 4]), (7, 1, [0])],
+)
+def test_evenly_spreads_the_sample_over_the_listing(total, size, expected):
+    assert bench_data.evenly(total, size) == expected
+
+
+def test_the_sample_is_bounded_and_reads_no_file(thousand, monkeypatch):
+    def no_open(*args, **kwargs):
+        raise AssertionError(f"a file was opened: {args}")
+
+    monkeypatch.setattr(builtins, "open", no_open)  # listing and pairing read no header
+    smp = bench_data.take_sample(f"{thousand}/x", f"{thousand}/y", 16)
+    monkeypatch.undo()
+    assert smp.total == N and len(smp.inputs) == len(smp.labels) == 16
+    names = [os.path.basename(p) for p in smp.inputs]
+    assert names[:3] == ["0000.npy", "0062.npy", "0125.npy"] and names[-1] == "0937.npy"
+    assert [os.path.basename(p) for p in smp.labels] == names  # paired by name
+
+
+@pytest.mark.parametrize(
+    ("loose", "packed", "fixed", "share"),
+    [
+        (0.05, 0.02, 0.01, 0.75),  # 40 ms beyond the fixed cost, 10 of them bytes
+        (0.05, 0.05, 0.0, 0.0),
+        (0.05, 0.06, 0.01, 0.0),  # the packed floor slower: no per-file cost
+        (0.05, 0.005, 0.01, 1.0),  # the packed floor within the fixed cost: all per-file
+        (0.01, 0.01, 0.02, 0.0),  # noise: the loose floor within the fixed cost
+    ],
+)
+def test_files_share_is_the_loose_floors_time_beyond_the_packed_one(loose, packed, fixed, share):
+    assert bench_data.files_share(loose, packed, fixed) == pytest.approx(share)
+
+
+CMD = "npyio pack x y --out DIR"
+
+
+@pytest.mark.parametrize(
+    ("npyio_vs_py", "pack", "share", "expected"),
+    [
+        (5.14, 9.0, 0.9, ["npyio reads 5.1x py_function: use it",
+                          f"files are small and per-file cost dominates: a pack reads 9.0x "
+                          f"faster: `{CMD}`"]),
+        (1.0, 2.0, 0.1, ["npyio reads 1.00x py_function: no clear gain in speed on these files",
+                         f"a pack reads 2.0x faster: `{CMD}`"]),
+        (0.5, 1.1, 0.2, ["npyio reads slower than py_function here (0.50x): keep py_function",
+                         "bytes-bound: a pack will not help much (1.10x measured)"]),
+        (1.3, 1.2, 0.6, ["npyio reads 1.3x py_function: use it",
+                         "per-file cost dominates the read-only floor, but npyio read a pack "
+                         "only 1.20x faster: a pack will not help much"]),
+    ],
+    ids=["files-bound", "no-gain", "slower", "files-bound-pack-no-help"],
+)  # fmt: skip
+def test_suggest_on_fixed_numbers(npyio_vs_py, pack, share, expected):
+    assert bench_data.suggest(npyio_vs_py, pack, share, CMD) == expected
+
+
+def test_the_thresholds_are_the_edges():
+    assert bench_data.suggest(bench_data.USE_NPYIO, bench_data.PACK_WORTH, 0.0, CMD)[1] == (
+        f"a pack reads 1.5x faster: `{CMD}`"
+    )
+    assert "use it" in bench_data.suggest(bench_data.USE_NPYIO, 1.0, 0.0, CMD)[0]
+    assert "files are small" in bench_data.suggest(1.0, 2.0, bench_data.FILES_BOUND, CMD)[1]
+    assert bench_data.pack_command("my dir/x", None) == "npyio pack 'my dir/x' --out DIR"
+
+
+def test_bench_of_a_thousand_files_measures_the_sample_only(thousand, tmp_path, monkeypatch,
+                                                            capsys):  # fmt: skip
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the pack goes
+    argv = ["bench", f"{thousand}/x", f"{thousand}/y", "--sample", "16", "--rounds", "1"]
+    assert cli.main(argv) == cli.EXIT_OK
+    out = capsys.readouterr().out
+    assert "sample: 16 of 1,000 samples, taken evenly" in out
+    # 128-byte headers, float32 (4,) and int64 (): 144 and 136 B, the 16 pairs' bytes only
+    assert "2 files per sample, mean file 140 B" in out
+    table = [line.strip("| ").split(" | ") for line in out.splitlines() if line.startswith("| ")]
+    rows = {cells[0]: cells for cells in table}
+    names = [bench.NPYIO, bench.PY_FUNCTION, bench.FLOOR, bench.NUMPY_LOOP,
+             bench_data.PACKED, bench_data.PACKED_FLOOR]  # fmt: skip
+    assert list(rows)[1:] == names
+    assert rows["pipeline"][3:] == ["vs py_function", "vs floor"]
+    assert rows[bench.PY_FUNCTION][3] == "1.00x" and rows[bench.FLOOR][4] == "1.00x"
+    assert all(cells[3].endswith("x") and cells[4].endswith("x") for cells in table[2:])
+    assert "bound: " in out and "files/s" in out and "from the pack's 2 shard files" in out
+    assert " ms of an epoch (files-bound from 50%)" in out
+    assert bench_data.FIXED not in rows  # a measurement of the rule, not a pipeline
+    assert "pack: npyio reads the packed sample " in out and "removed" in out
+    suggestion = out.split("suggestion:\n", 1)[1].splitlines()
+    assert len(suggestion) == 2 and suggestion[0].startswith("  - npyio reads ")
+    # the temporary pack is gone (autograph leaves its own files there)
+    assert not [n for n in os.listdir(tmp_path) if n.startswith("npyio-bench-")]
+
+
+def test_inputs_alone_on_a_remote_file_system_with_the_pack_beside_them(capsys):
+    root = f"ram://npyio-bench-{uuid.uuid4().hex}"
+    tf.io.gfile.makedirs(f"{root}/x")
+    for i in range(6):
+        with tf.io.gfile.GFile(f"{root}/x/{i:04d}.npy", "wb") as f:
+            np.save(f, np.full((2, 3), i, np.int16))
+    argv = ["bench", f"{root}/x", "--sample", "4", "--rounds", "1", "--json",
+            "--batch-size", "3", "--pack-dir", f"{root}/tmp"]  # fmt: skip
+    tf.io.gfile.makedirs(f"{root}/tmp")
+    assert cli.main(argv) == cli.EXIT_OK
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["sample"], doc["total"], doc["batch_size"]) == (4, 6, 3)
+    assert doc["bytes_per_sample"] == 128 + 12  # one file: header and 2x3 int16
+    assert {r["pipeline"] for r in doc["results"]} >= {bench.NPYIO, bench_data.PACKED}
+    assert all(r["samples"] == 4 and r["samples_per_s"] > 0 for r in doc["results"])
+    assert doc["bound"] in ("files", "bytes") and len(doc["suggestions"]) == 2
+    assert tf.io.gfile.listdir(f"{root}/tmp") == []  # the pack is removed from there too
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["bench", "a", "b", "c"], "expected INPUTS [LABELS], got 3 paths"),
+        (["bench", "a", "--profiles", "small"], "--profiles: for the sample profiles"),
+        (["bench", "--sample", "4"], "--sample: for your own files, give INPUTS [LABELS]"),
+        (["bench", "--pack-dir", "d"], "--pack-dir: for your own files"),
+    ],
+)
+def test_options_of_the_other_mode_are_usage_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(argv)
+    assert e.value.code == cli.EXIT_USAGE and message in capsys.readouterr().err
+
+
+def test_a_missing_source_exits_1_naming_it(tmp_path, capsys):
+    assert cli.main(["bench", str(tmp_path / "no"), "--rounds", "1"]) == 1
+    assert f"npyio bench: inputs: '{tmp_path / 'no'}' does not exist" in capsys.readouterr().err
+
+
+def test_the_help_states_the_rules_as_the_code_has_them():
+    text = " ".join(cli.BENCH.description.split())
+    assert f"from {bench_data.FILES_BOUND:.0%} of its time the pipeline is files-bound" in text
+    assert f"npyio is advised from {bench_data.USE_NPYIO}x py_function" in text
+    assert f"a pack from {bench_data.PACK_WORTH}x the loose files" in text
+    assert f"taken evenly ({cli.sample.USER_SAMPLE})" in " ".join(
+        o.settings.get("help", "") for o in cli.BENCH.options
+    )
