@@ -71,8 +71,8 @@ NOTES = {
     ),
     TUNED: (
         "npyio.dataset in a worker process of its own that raised glibc's mmap and trim "
-        "thresholds first (mallopt, issue 34's values): freed blocks stay for reuse, and the "
-        "process holds more memory (its peak RSS is reported)"
+        "thresholds first (mallopt: 256 MiB mmap, 1 GiB trim, 256 MiB top pad): freed blocks "
+        "stay for reuse, and the process holds more memory (its peak RSS is reported)"
     ),
     NUMPY_LOOP: (
         "not a tf.data pipeline: np.load of each pair in a plain Python loop, no batching, "

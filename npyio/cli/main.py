@@ -184,8 +184,8 @@ BENCH = CommandSpec(
         option(
             "--mallopt",
             action="store_true",
-            help="also measure npyio with glibc's mmap/trim thresholds raised (issue 34), in a "
-            "process of its own",
+            help="also measure npyio with glibc's mmap/trim thresholds raised (256 MiB mmap, 1 "
+            "GiB trim), in a process of its own",
         ),
     ),
     run=_bench,

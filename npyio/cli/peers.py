@@ -14,7 +14,7 @@ Peers (``pip install 'npyio[peers]'``):
 - ``grain``: Grain's ``MapDataset`` over ``np.load`` of each pair, batched by Grain
   (``np.stack``), read by ``GRAIN_THREADS`` threads.
 
-`mallopt` sets issue 34's glibc allocator thresholds in a process, for the benchmarks that
+`mallopt` raises glibc's allocator thresholds (`MALLOPT`) in a process, for the benchmarks that
 measure whether they pay (``npyio bench --mallopt``, ``bench/where.py``).
 """
 
@@ -48,7 +48,7 @@ __all__ = [
 
 Drain = Callable[[], tuple[int, float]]
 
-#: Grain's read threads, as in the figures that opened issue 34: many more than the 2 cores,
+#: Grain's read threads, as in bench/README.md's first peer figures: many more than the 2 cores,
 #: since np.load lets go of the GIL while it reads a payload.
 GRAIN_THREADS = 16
 
@@ -178,7 +178,7 @@ def grain_drain(inputs: Sequence[str], labels: Sequence[str], batch_size: int) -
     return drain
 
 
-#: glibc ``mallopt`` parameters (malloc.h) and the values of issue 34's environment variables
+#: glibc ``mallopt`` parameters (malloc.h) and the values of the environment variables
 #: ``MALLOC_MMAP_THRESHOLD_=256 MiB``, ``MALLOC_TRIM_THRESHOLD_=1 GiB``, ``MALLOC_TOP_PAD_=256
 #: MiB``: freed blocks up to 256 MiB stay in the heap for reuse instead of being unmapped.
 MALLOPT = {"M_MMAP_THRESHOLD": (-3, 256 << 20), "M_TRIM_THRESHOLD": (-1, 1 << 30),
