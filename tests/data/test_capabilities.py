@@ -43,7 +43,7 @@ SAMPLES: dict[str, dict[str, object]] = {
     "max_header_size": {"max_header_size": 20_000},
     "validation_split": {"validation_split": 0.5, "subset": "training"},
     "subset": {"validation_split": 0.5, "subset": "both"},
-    "shuffle_buffer": {"shuffle_buffer": 4},
+    "shuffle_buffer": {"shuffle": True, "shuffle_buffer": 4},
     "num_parallel_reads": {"num_parallel_reads": 2},
 }
 
@@ -146,7 +146,7 @@ def test_rows_hold_out_rows_as_a_pack_does(sources):
     x, y, n = sources["x"], sources["y"], 3 * N  # label i is row i
     train, val = npyio.rows(x, y, validation_split=0.25, subset="both")
     assert labels_of(train) == list(range(n - 3)) and labels_of(val) == [9, 10, 11]
-    shuffled = dict(validation_split=0.25, shuffle_buffer=4, seed=3)
+    shuffled = dict(validation_split=0.25, shuffle=True, shuffle_buffer=4, seed=3)
     order = np.random.RandomState(3).permutation(n)  # as npyio.dataset splits files
     val = npyio.rows(x, y, subset="validation", **shuffled)
     assert sorted(labels_of(val)) == sorted(order[n - 3 :].tolist())
