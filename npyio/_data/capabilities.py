@@ -102,10 +102,13 @@ TABLE: dict[str, dict[str, Use]] = {
     "shuffle": _same(
         _honoured("files in a full uniform shuffle, anew each epoch"),
         _honoured("blocks of rows in a new order each epoch, rows permuted within windows of 8"),
-        _absent("`npyio.rows` (`shuffle_buffer`)"),
+        _honoured(
+            "a windowed shuffle: pieces in a new order each epoch, rows permuted within "
+            "windows of 8 pieces (`num_parallel_reads`)"
+        ),
     ),
     "seed": _same(_honoured(), _honoured(), _honoured()),
-    "reshuffle_each_iteration": _same(_honoured(), _honoured()),
+    "reshuffle_each_iteration": _same(_honoured(), _honoured(), _honoured()),
     "shard": _same(
         _honoured("by file (every n-th file)"),
         _honoured("by row (contiguous ranges of rows)"),
@@ -171,7 +174,7 @@ TABLE: dict[str, dict[str, Use]] = {
     "validation_split": _same(_honoured(), _honoured(), _honoured()),
     "subset": _same(_honoured(), _honoured(), _honoured()),
     "shuffle_buffer": _same(
-        _NOT_DATASET, _NOT_DATASET, _honoured("rows in a window, permuted by index")
+        _NOT_DATASET, _NOT_DATASET, _honoured("with `shuffle`: the rows of a window")
     ),
     "num_parallel_reads": _same(
         _NOT_DATASET, _NOT_DATASET, _honoured("pieces read at once, chunks decoded at once")

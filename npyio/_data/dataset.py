@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import tensorflow as tf
 
 from npyio._data.map import parallel_map
-from npyio._data.options import AUTOTUNE, DatasetOptions, parameters
+from npyio._data.options import AUTOTUNE, DatasetOptions, entry_point, parameters
 from npyio._data.packed import PackPlan
 from npyio._data.paths import PathSpec
 from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, Plan, plan
@@ -239,7 +239,6 @@ def build_packed(plan: PackPlan) -> tf.data.Dataset:
 
     return build_rows(
         plan.rows,
-        reshuffle_each_iteration=loader.reshuffle_each_iteration,
         finish=finish,
         prefetch=loader.prefetch,
     )
@@ -277,6 +276,7 @@ def build_all(
     return build(plans, finish)
 
 
+@entry_point
 def dataset(
     inputs: PathSpec,
     labels: PathSpec | None = None,
@@ -322,7 +322,11 @@ def dataset(
         labels: Like ``inputs``, or an array or list of values, one (or one row) per input
             file, or ``None``. Sources pair by file name when any is a directory or a glob,
             by position otherwise.
-        batch_size: Yield batches of this size; ``None`` yields single elements.
+        batch_size: Yield batches of this size; ``None``, the default, yields single elements
+            (as ``tf.data`` sources do; ``dataset_from_directory`` batches by 32, as Keras's).
+            For Keras's ``fit``, give one: an unbatched element fails there as "Expected shape
+            (None, 8, 8), but input has incompatible shape (8, 8)" (docs/options.md, "The
+            default batch_size").
         shuffle: Shuffle the files, a full uniform shuffle, anew each epoch.
         seed: The shuffle and split seed: the same seed gives the same sequence of orders.
         reshuffle_each_iteration: Give each epoch a new order (when shuffling).
@@ -352,6 +356,8 @@ def dataset(
             and a validation call with the same seed get disjoint subsets covering every file,
             whatever their other options (``shuffle`` only orders each subset).
         with_paths: Add the (first) input file's path as the last component of each element.
+            Keras's ``fit`` would take it for sample weights ("Cast string to float is not
+            supported"): drop it first, ``ds.map(lambda x, y, path: (x, y))``.
         padding_value: What pads parts with ``None`` dims in a batch (zeros by default), as
             ``Dataset.padded_batch``'s ``padding_values``: one number for every part with a
             ``None`` dim, or a structure like the elements' (``x``, or ``(x, y)``; ``None``
@@ -370,7 +376,9 @@ def dataset(
             ``shape`` is not given), a first file whose size is not the one its header
             declares, or a header that contradicts them, naming the file.
         TypeError: When the dataset is built: an argument of the wrong type (``shuffle`` not
-            a bool, ``seed`` not an int), an unsupported dtype or a bad shape.
+            a bool, ``seed`` not an int), an unsupported dtype or a bad shape; a keyword
+            ``dataset`` has not (the message names the nearest one, or which entry point has
+            it and what ``dataset`` calls it).
         tf.errors.InvalidArgumentError: When iterated: a bad file, or one that differs from
             the element spec; the message's first line ends with ``[PATH: reason]``.
 

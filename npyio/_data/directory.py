@@ -17,7 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 from npyio._data.dataset import build
-from npyio._data.options import AUTOTUNE, DatasetOptions, SplitOptions, parameters
+from npyio._data.options import AUTOTUNE, DatasetOptions, SplitOptions, entry_point, parameters
 from npyio._data.packed import is_packed
 from npyio._data.paths import PathSpec, isdir, refuse_text_order
 from npyio._data.plan import DatasetPlan, plan_dataset
@@ -255,6 +255,7 @@ def _encode_labels(ds: tf.data.Dataset, label_mode: str, num_classes: int) -> tf
     )
 
 
+@entry_point
 def dataset_from_directory(
     directory: PathSpec,
     labels: object = "inferred",
@@ -330,7 +331,8 @@ def dataset_from_directory(
         shape: The inputs' shape; ``None`` dims allow variable sizes (batches are then padded).
         num_parallel_calls, deterministic, prefetch, drop_remainder, ignore_errors, shard,
         backend, with_paths, padding_value: As for `npyio.dataset`. ``shard`` cuts each
-            subset after the split.
+            subset after the split. With ``with_paths``, drop the paths before Keras's
+            ``fit``: ``ds.map(lambda x, y, path: (x, y))``.
         verbose: Print how many files and classes were found (and the split), as Keras does.
 
     Returns:

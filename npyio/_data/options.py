@@ -26,11 +26,12 @@ TF-free.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -53,9 +54,12 @@ __all__ = [
     "RowsOptions",
     "SplitOptions",
     "checked_by",
+    "entry_point",
+    "entry_points",
     "parameters",
     "positive",
     "split",
+    "unknown_option",
 ]
 
 #: ``tf.data.AUTOTUNE``, without importing TensorFlow.
@@ -68,6 +72,7 @@ SOURCES = frozenset(
 )
 
 T = TypeVar("T")
+P = ParamSpec("P")
 #: A field's check: (value, the argument's name) -> the value to keep; raises naming it.
 Check = Callable[[Any, str], Any]
 
@@ -245,16 +250,92 @@ def _equal(value: object, default: object) -> bool:
     return type(value) is type(default) and bool(value == default)
 
 
-def _refuse_unknown(arguments: Mapping[str, Any], *classes: type) -> None:
-    """Raises TypeError for an argument that no class has a field for (and that is no
-    source): a name would otherwise be dropped without a word."""
-    known = set(SOURCES).union(
+#: One idea that the entry points name differently, by entry point: a name given to the wrong
+#: one is answered with what that one calls it.
+SAME_IDEA: tuple[dict[str, str], ...] = (
+    {
+        "dataset": "num_parallel_calls",
+        "dataset_from_directory": "num_parallel_calls",
+        "rows": "num_parallel_reads",
+    },
+    {
+        "dataset": "inputs",
+        "dataset_from_directory": "directory",
+        "rows": "inputs",
+        "pack": "inputs",
+    },
+)
+
+
+def _fields(*classes: type) -> frozenset[str]:
+    return frozenset().union(
         *({f.name for f in dataclasses.fields(cls) if f.init} for cls in classes)
     )
+
+
+def entry_points() -> dict[str, frozenset[str]]:
+    """The public functions' keyword arguments, by function name, from their options classes
+    (``tests/data/test_options.py`` holds them to the signatures): written here, not gathered
+    as each function is imported, since ``npyio`` imports them lazily."""
+    sources = frozenset({"inputs", "labels"})
+    dataset = _fields(ReadOptions, LoaderOptions, SplitOptions) | sources
+    # dataset_from_directory reads .npy files of class folders, as Keras's reads images
+    not_directory = {"key", "label_key", "label_dtype", "label_shape", "max_file_size"}
+    not_directory |= {"max_header_size", "reshuffle_each_iteration", "inputs"}
+    return {
+        "dataset": dataset,
+        "dataset_from_directory": (dataset - not_directory) | SOURCES - {"inputs"},
+        "rows": _fields(RowsOptions) | sources,
+        "pack": _fields(PackOptions, ReadOptions) - {"backend", "ignore_errors"}
+        | sources
+        | {"out", "progress"},
+    }
+
+
+def unknown_option(function: str, name: str, known: frozenset[str] | None = None) -> str:
+    """The message for ``name``, which ``npyio.{function}`` has not (its names are ``known``,
+    or `entry_points`'): what it calls that idea when another entry point has ``name``
+    (`SAME_IDEA`), or that it has no such option; else the nearest of its own names (difflib);
+    else all of them."""
+    table = entry_points()
+    own = sorted((table[function] if known is None else known) - SOURCES)
+    message = f"npyio.{function}() got an unexpected keyword argument {name!r}"
+    others = sorted(f"npyio.{f}" for f, names in table.items() if name in names)
+    whose = f"{name!r} is an option of {', '.join(others)}"
+    same = [idea[function] for idea in SAME_IDEA if function in idea and name in idea.values()]
+    if same:
+        return f"{message} -- did you mean {same[0]!r}? ({whose}; npyio.{function} calls it so)"
+    if others:
+        return f"{message} -- {whose}, not of npyio.{function}, whose options are {', '.join(own)}"
+    near = difflib.get_close_matches(name, own, n=1)
+    if near:
+        return f"{message} -- did you mean {near[0]!r}?"
+    return f"{message} -- expected one of {', '.join(own)}"
+
+
+def entry_point(function: Callable[P, T]) -> Callable[P, T]:
+    """A public function that answers a keyword it has not with `unknown_option`'s TypeError
+    (Python's own says nothing of the nearest one). Checked once per call, never per
+    element."""
+    names = frozenset(inspect.signature(function).parameters)
+
+    @functools.wraps(function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        for name in kwargs:
+            if name not in names:
+                raise TypeError(unknown_option(function.__name__, name))
+        return function(*args, **kwargs)
+
+    return call
+
+
+def _refuse_unknown(arguments: Mapping[str, Any], function: str, *classes: type) -> None:
+    """Raises TypeError for an argument that no class has a field for (and that is no
+    source): a name would otherwise be dropped without a word."""
+    known = SOURCES | _fields(*classes)
     unknown = sorted(set(arguments) - known)
     if unknown:
-        expected = ", ".join(sorted(known - SOURCES))
-        raise TypeError(f"unknown option {unknown[0]!r} -- expected one of {expected}")
+        raise TypeError(unknown_option(function, unknown[0], known))
 
 
 @dataclass(frozen=True)
@@ -393,7 +474,7 @@ class DatasetOptions:
         Raises:
             TypeError: for a name that is neither an option nor a source.
         """
-        _refuse_unknown(arguments, ReadOptions, LoaderOptions, SplitOptions)
+        _refuse_unknown(arguments, "dataset", ReadOptions, LoaderOptions, SplitOptions)
         return cls(
             _pick(ReadOptions, arguments),
             _pick(LoaderOptions, arguments),
@@ -403,11 +484,14 @@ class DatasetOptions:
 
 @dataclass(frozen=True)
 class RowsOptions:
-    """The options of `npyio.rows`: the row shuffle, batching, parallel reads, the shard and
-    the split (as `SplitOptions`; ``shuffle_buffer`` set is a shuffle)."""
+    """The options of `npyio.rows`: the row shuffle (``shuffle``, with ``shuffle_buffer`` the
+    rows of its window, `npyio._data.rows_plan.plan_rows` choosing when None), batching,
+    parallel reads, the shard and the split (as `SplitOptions`)."""
 
+    shuffle: bool = field(default=False, metadata=checked_by(_flag))
     shuffle_buffer: int | None = field(default=None, metadata=checked_by(positive))
     seed: int | None = field(default=None, metadata=checked_by(_seed))
+    reshuffle_each_iteration: bool = field(default=True, metadata=checked_by(_flag))
     batch_size: int | None = field(default=None, metadata=checked_by(positive))
     drop_remainder: bool = field(default=False, metadata=checked_by(_flag))
     num_parallel_reads: int | None = field(default=AUTOTUNE, metadata=checked_by(_parallelism))
@@ -417,6 +501,11 @@ class RowsOptions:
 
     def __post_init__(self) -> None:
         _check_fields(self)
+        if self.shuffle_buffer is not None and not self.shuffle:
+            raise ValueError(
+                f"shuffle_buffer={self.shuffle_buffer} is the size of the shuffle window, "
+                "which needs shuffle=True (without it rows come in order)"
+            )
         self.split.check(self.seed)
 
     @property
@@ -427,7 +516,7 @@ class RowsOptions:
     @classmethod
     def from_arguments(cls, arguments: Mapping[str, Any]) -> RowsOptions:
         """The options among `npyio.rows`'s ``arguments`` (see `DatasetOptions`)."""
-        _refuse_unknown(arguments, cls)
+        _refuse_unknown(arguments, "rows", cls)
         return _pick(cls, arguments)
 
     @property

@@ -40,6 +40,7 @@ from npyio._data.options import (
     PackOptions,
     ReadOptions,
     SplitOptions,
+    entry_point,
 )
 from npyio._data.paths import PathSpec
 from npyio._data.plan import DatasetPlan, plan_dataset
@@ -431,6 +432,7 @@ def _write_pack(
     return index
 
 
+@entry_point
 def pack(
     inputs: PathSpec,
     labels: PathSpec | None = None,
@@ -484,6 +486,8 @@ def pack(
         ValueError: for bad sources or arguments (as `npyio.dataset`), ``None`` dims, an
             ``out`` that holds source files or lies inside the class folders.
         NpyFormatError: for a bad file, or one whose dtype or shape differs from its part's.
+        TypeError: for a keyword ``pack`` has not (the message names the nearest one, or
+            which entry point has it).
         FileExistsError: when ``out`` holds a pack and not ``overwrite``.
         OSError: when writing fails (a full disk): no index is written, and the shards
             written so far are removed.

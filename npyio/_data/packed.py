@@ -154,8 +154,10 @@ def _plan(
         chunk = max(1, min(chunk, buffer // (2 * CYCLE)))
     cut = [p for a, e in runs for p in pieces(counts, a, e, block)]
     rows_options = RowsOptions(
+        shuffle=loader.shuffle,
         shuffle_buffer=buffer,
         seed=loader.seed,
+        reshuffle_each_iteration=loader.reshuffle_each_iteration,
         batch_size=loader.batch_size,
         drop_remainder=loader.drop_remainder,
         num_parallel_reads=loader.num_parallel_calls,

@@ -37,7 +37,7 @@ from collections.abc import Callable
 import tensorflow as tf
 
 from npyio._data.map import flat_map, interleave, parallel_map
-from npyio._data.options import AUTOTUNE, RowsOptions, parameters
+from npyio._data.options import AUTOTUNE, RowsOptions, entry_point, parameters
 from npyio._data.paths import PathSpec
 from npyio._data.remote import for_storage
 from npyio._data.rows_plan import RowsPlan, plan_rows
@@ -164,12 +164,15 @@ def _unbatch(ds: tf.data.Dataset, empty_rows: bool) -> tf.data.Dataset:
     )
 
 
+@entry_point
 def rows(
     inputs: PathSpec,
     labels: PathSpec | None = None,
     *,
+    shuffle: bool = False,
     shuffle_buffer: int | None = None,
     seed: int | None = None,
+    reshuffle_each_iteration: bool = True,
     batch_size: int | None = None,
     drop_remainder: bool = False,
     num_parallel_reads: int | None = AUTOTUNE,
@@ -187,19 +190,20 @@ def rows(
     element. Big-endian files decode to native order, and shards may differ in byte order and
     in header length.
 
-    Shuffling: with ``shuffle_buffer`` set, the files are cut into pieces of
-    ``shuffle_buffer / num_parallel_reads`` rows (kept within 4 to 8 MiB), the order of the
-    pieces is shuffled anew each epoch (by index, as ``npyio.dataset`` shuffles files: no
-    buffer of pieces), and
-    ``num_parallel_reads`` pieces (8 by default) at a time form a *window*: its rows (about
-    ``shuffle_buffer``, or more) are read together and come out in a uniformly random order.
-    This is not a full uniform shuffle (as ``npyio.dataset(..., shuffle=True)`` is, over
-    whole files): a row's neighbours in time come from the pieces of its window. It costs a
-    window's memory and reads files in long sequential runs; the alternative, a buffer
-    holding every row, costs the dataset's size in memory. For a better mix, raise
-    ``shuffle_buffer`` (or ``num_parallel_reads``). An iterator checkpoint holds positions,
-    not rows: a restore reads the window under way again.
-    With ``shuffle_buffer=None`` rows come strictly in order.
+    Shuffling: ``shuffle=True`` is a *windowed* shuffle of pieces, not a full uniform one
+    (as ``npyio.dataset(..., shuffle=True)`` is, over whole files). The files are cut into
+    pieces of ``shuffle_buffer / num_parallel_reads`` rows (kept within 4 to 8 MiB), the order
+    of the pieces is shuffled anew each epoch (by index, as ``npyio.dataset`` shuffles files:
+    no buffer of pieces), and ``num_parallel_reads`` pieces (8 by default) at a time form a
+    *window*: its rows (about ``shuffle_buffer``, or more) are read together and come out in a
+    uniformly random order. A row's neighbours in time come from the pieces of its window. It
+    costs a window's memory and reads files in long sequential runs; the alternative, a buffer
+    holding every row, costs the dataset's size in memory. ``shuffle_buffer`` sets the
+    window's size in rows; left None, a window is 8 pieces of 4 MiB (about 32 MiB of rows:
+    the smallest pieces that read well; a pack's window is 8 pieces of 1 MiB). For a better mix,
+    raise ``shuffle_buffer`` (or ``num_parallel_reads``). An iterator checkpoint holds
+    positions, not rows: a restore reads the window under way again. Without ``shuffle``,
+    rows come strictly in order, and a ``shuffle_buffer`` is refused (it would do nothing).
 
     Sharding: ``shard=(n, i)`` splits the rows, not the files: the rows of all files,
     numbered in order, are cut into ``n`` contiguous ranges that differ in length by at most
@@ -213,10 +217,14 @@ def rows(
         labels: Like ``inputs``, or ``None`` to yield inputs alone. Files pair by file name
             when either side is a directory or a glob, by position otherwise (as in
             `npyio.dataset`). Paired files must have the same number of rows.
-        shuffle_buffer: Rows shuffled together (a window); ``None`` for no shuffling.
-        seed: Seed of the shuffles (piece order and windows). The same seed gives the same
-            sequence of epoch orders.
-        batch_size: Yield batches of this many rows; ``None`` yields single rows.
+        shuffle: Shuffle the rows, a window at a time, anew each epoch (see above).
+        shuffle_buffer: With ``shuffle``, the rows of a window (about); ``None`` for
+            ``num_parallel_reads`` pieces (8 by default) of 4 MiB.
+        seed: Seed of the shuffles (piece order and windows) and of the split. The same seed
+            gives the same sequence of epoch orders.
+        reshuffle_each_iteration: Give each epoch a new order (when shuffling).
+        batch_size: Yield batches of this many rows; ``None``, the default, yields single
+            rows (give one for Keras's ``fit``).
         drop_remainder: Drop the last, smaller batch, which makes the batch dim static.
         num_parallel_reads: When shuffling, how many pieces are read at once (the
             interleave's cycle length and parallelism; AUTOTUNE, the default, reads 8 with
@@ -241,10 +249,11 @@ def rows(
             or row shape differs from the first file's. The message starts with the path.
         ValueError: When the dataset is built: no files found; inputs and labels that do not
             pair up, or a pair whose row counts differ (both files named); a bad ``shard``,
-            ``shuffle_buffer``, ``batch_size``, ``num_parallel_reads``, ``validation_split``
-            or ``subset``.
+            ``shuffle_buffer`` (or one without ``shuffle``), ``batch_size``,
+            ``num_parallel_reads``, ``validation_split`` or ``subset``.
         TypeError: When the dataset is built: an argument of the wrong type (a ``seed`` that
-            is not an int, a ``drop_remainder`` that is not a bool).
+            is not an int, a ``drop_remainder`` that is not a bool), or a keyword ``rows`` has
+            not (the message names the nearest one, or what ``rows`` calls that option).
         tf.errors.OpError: When iterated, if a file changed size after the dataset was built:
             ``InvalidArgumentError`` (from npyio's row count, naming the file, or from
             ``FixedLengthRecordDataset`` for a partial row, naming the file), or rarely an
@@ -329,7 +338,7 @@ def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
         expected = tf.data.Dataset.from_tensor_slices((rows, before, metas))
         return tf.data.Dataset.zip((expected, tuple(per_side)))
 
-    if options.shuffle_buffer is None:
+    if not options.shuffle:
         return flat_map(ds, read_piece)
     return interleave(ds, read_piece, plan.cycle, tf.data.AUTOTUNE if options.auto else plan.cycle)
 
@@ -413,7 +422,6 @@ def _length(plan: RowsPlan) -> int:
 def build_rows(
     plan: RowsPlan,
     *,
-    reshuffle_each_iteration: bool = True,
     finish: Callable[..., object] | None = None,
     prefetch: int | None = AUTOTUNE,
 ) -> tf.data.Dataset:
@@ -422,14 +430,14 @@ def build_rows(
     options = plan.options
     empty_rows = any(side.row_bytes == 0 for side in plan.sides)
     shuffle = None
-    if options.shuffle_buffer is None:
+    if not options.shuffle:
         ds = _decode_chunks(_read_pieces(_piece_columns(plan, None), plan), plan, finish)
         if options.batch_size is not None:
             ds = ds.rebatch(options.batch_size, drop_remainder=options.drop_remainder)
         else:
             ds = _unbatch(ds, empty_rows)
     else:
-        shuffle = IndexShuffle(len(plan.pieces), options.seed, reshuffle_each_iteration)
+        shuffle = IndexShuffle(len(plan.pieces), options.seed, options.reshuffle_each_iteration)
 
         def epoch(r: tf.Tensor) -> tf.data.Dataset:
             # The piece order and the rows' order in each window both draw from the epoch's

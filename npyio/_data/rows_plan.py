@@ -20,7 +20,8 @@ from npyio.errors import NpyFormatError
 CHUNK_BYTES = 1 << 20
 #: When shuffling, files are cut into pieces of at most about this many bytes (per side)...
 BLOCK_BYTES = 8 << 20
-#: ... and at least this many, when ``shuffle_buffer`` asks for smaller ones: a piece read at
+#: ... and at least this many, when ``shuffle_buffer`` asks for smaller ones (``cycle`` of
+#: them are the window of ``shuffle=True`` without a ``shuffle_buffer``): a piece read at
 #: an offset reads the bytes before it too (FixedLengthRecordDataset skips its header by
 #: reading it), so that small pieces of a large file cost far more than their rows.
 MIN_PIECE_BYTES = 4 << 20
@@ -229,11 +230,13 @@ def plan_rows(
     chunk = max(1, CHUNK_BYTES // widest)
     block = None
     cycle = CYCLE if options.auto else int(options.num_parallel_reads)  # type: ignore[arg-type]
-    if options.shuffle_buffer is not None:
+    if options.shuffle:
         # A window of ``cycle`` pieces holds about ``shuffle_buffer`` rows (or more, for pieces
-        # of at least MIN_PIECE_BYTES), each piece several chunks.
-        chunk = max(1, min(chunk, options.shuffle_buffer // (2 * cycle)))
-        wanted = max(-(-options.shuffle_buffer // cycle), MIN_PIECE_BYTES // widest)
+        # of at least MIN_PIECE_BYTES), each piece several chunks. Without a shuffle_buffer,
+        # the smallest window that reads well: ``cycle`` pieces of MIN_PIECE_BYTES.
+        buffer = options.shuffle_buffer or cycle * max(1, MIN_PIECE_BYTES // widest)
+        chunk = max(1, min(chunk, buffer // (2 * cycle)))
+        wanted = max(-(-buffer // cycle), MIN_PIECE_BYTES // widest)
         block = max(chunk, min(BLOCK_BYTES // widest, wanted))
     plans = [
         RowsPlan(sides, tuple(_pieces(counts, runs, options.shard, block)), chunk, cycle, options)

@@ -43,7 +43,7 @@ SAMPLES: dict[str, dict[str, object]] = {
     "max_header_size": {"max_header_size": 20_000},
     "validation_split": {"validation_split": 0.5, "subset": "training", "seed": 0},
     "subset": {"validation_split": 0.5, "subset": "both", "seed": 0},
-    "shuffle_buffer": {"shuffle_buffer": 4},
+    "shuffle_buffer": {"shuffle": True, "shuffle_buffer": 4},
     "num_parallel_reads": {"num_parallel_reads": 2},
 }
 
@@ -153,7 +153,7 @@ def test_rows_hold_out_rows_as_a_pack_does(sources):
     train, val = npyio.rows(x, y, validation_split=0.25, subset="both", seed=3)
     assert labels_of(val) == held  # unshuffled: in row order
     assert labels_of(train) == [r for r in range(n) if r not in held]
-    shuffled = dict(validation_split=0.25, shuffle_buffer=4, seed=3)
+    shuffled = dict(validation_split=0.25, shuffle=True, shuffle_buffer=4, seed=3)
     val = npyio.rows(x, y, subset="validation", **shuffled)
     assert sorted(labels_of(val)) == held  # the shuffle does not move the split
     # each subset is then sharded by row: shard 0 of 2 reads the first 4 of its 9 rows

@@ -130,7 +130,7 @@ def test_flat_map_and_interleave_give_dataset_s_elements(calls, cycle, block):
 def test_shuffled_rows_read_pieces_through_a_single_device_interleave(tmp_path):
     # the function that makes every piece's dataset, started again at each iterator start
     np.save(tmp_path / "x.npy", np.arange(64, dtype=np.float32).reshape(32, 2))
-    ds = npyio.rows(str(tmp_path / "x.npy"), shuffle_buffer=4, seed=1)
+    ds = npyio.rows(str(tmp_path / "x.npy"), shuffle=True, shuffle_buffer=4, seed=1)
     gd = graph_def(ds)
     names = {n.attr["f"].func.name for n in gd.node if "Interleave" in n.op}
     names |= {

@@ -18,6 +18,7 @@ from npyio._data.options import (
     ReadOptions,
     RowsOptions,
     SplitOptions,
+    entry_points,
 )
 
 DATASET_CLASSES = (ReadOptions, LoaderOptions, SplitOptions)
@@ -115,7 +116,7 @@ def test_limits_come_from_the_size_arguments():
 
 def test_rows_options_check_their_values():
     with pytest.raises(ValueError, match="shuffle_buffer must be a positive int"):
-        RowsOptions(shuffle_buffer=0)
+        RowsOptions(shuffle=True, shuffle_buffer=0)
     with pytest.raises(ValueError, match="num_parallel_reads must be a positive int"):
         RowsOptions(num_parallel_reads=0)
     assert RowsOptions().auto and not RowsOptions(num_parallel_reads=2).auto
@@ -149,7 +150,7 @@ def test_rows_options_check_their_values():
         ({"validation_split": "0.2", "subset": "both"}, ValueError, "validation_split must be"),
         ({"validation_split": 0.2, "subset": 1}, ValueError, "subset must be"),
         ({"padding_value": "0"}, TypeError, "padding_value must be a number"),
-        ({"batchsize": 4}, TypeError, "unknown option 'batchsize' -- expected one of "),
+        ({"batchsize": 4}, TypeError, "argument 'batchsize' -- did you mean 'batch_size'?"),
     ],
 )
 def test_every_argument_is_checked_at_the_boundary_naming_it(arguments, error, message):
@@ -179,9 +180,63 @@ def test_the_public_functions_refuse_a_bad_argument_before_reading_anything(tmp_
     with pytest.raises(ValueError, match="subset must be"):
         npyio.rows(missing, validation_split=0.5, subset="test")
     with pytest.raises(ValueError, match="needs a seed"):
-        npyio.rows(missing, validation_split=0.5, subset="both", shuffle_buffer=8)
+        npyio.rows(missing, validation_split=0.5, subset="both", shuffle=True, shuffle_buffer=8)
 
 
 def test_rows_options_refuse_unknown_names():
-    with pytest.raises(TypeError, match="unknown option 'shuffle'"):
-        RowsOptions.from_arguments({"inputs": "x", "shuffle": True})
+    with pytest.raises(TypeError, match=r"'with_paths' is an option of npyio.dataset, "):
+        RowsOptions.from_arguments({"inputs": "x", "with_paths": True})
+
+
+def test_rows_shuffle_buffer_needs_shuffle():
+    assert RowsOptions(shuffle=True).shuffle_buffer is None  # the plan picks the window
+    with pytest.raises(ValueError, match=r"shuffle_buffer=8 .* needs shuffle=True"):
+        RowsOptions(shuffle_buffer=8)
+    with pytest.raises(TypeError, match="shuffle must be a bool"):
+        RowsOptions(shuffle="yes")
+
+
+def test_entry_points_are_the_signatures():
+    for name, names in entry_points().items():
+        assert names == set(inspect.signature(getattr(npyio, name)).parameters), name
+
+
+#: A wrong keyword, and what each entry point's TypeError says of it.
+WRONG = [
+    (npyio.rows, {"shufle": True}, "argument 'shufle' -- did you mean 'shuffle'?"),
+    (npyio.dataset, {"batchsize": 2}, "argument 'batchsize' -- did you mean 'batch_size'?"),
+    (npyio.pack, {"sharde_size": 2}, "did you mean 'shard_size'?"),
+    (
+        npyio.rows,
+        {"num_parallel_calls": 2},
+        "did you mean 'num_parallel_reads'? ('num_parallel_calls' is an option of "
+        "npyio.dataset, npyio.dataset_from_directory; npyio.rows calls it so)",
+    ),
+    (npyio.dataset, {"num_parallel_reads": 2}, "did you mean 'num_parallel_calls'?"),
+    (npyio.dataset_from_directory, {"inputs": "x"}, "did you mean 'directory'?"),
+    (
+        npyio.rows,
+        {"key": "x"},
+        "'key' is an option of npyio.dataset, npyio.pack, not of npyio.rows, whose options "
+        "are batch_size, ",
+    ),
+    (npyio.dataset, {"shuffle_buffer": 8}, "'shuffle_buffer' is an option of npyio.rows, not"),
+    (npyio.pack, {"batch_size": 8}, "'batch_size' is an option of npyio.dataset, "),
+    (npyio.dataset, {"zzz": 1}, "argument 'zzz' -- expected one of backend, batch_size, "),
+]
+
+
+@pytest.mark.parametrize(
+    ("function", "arguments", "message"),
+    WRONG,
+    ids=[f"{f.__name__}-{next(iter(a))}" for f, a, _ in WRONG],
+)
+def test_a_wrong_keyword_names_the_nearest_or_the_entry_point_that_has_it(
+    tmp_path, function, arguments, message
+):
+    kw = {"out": str(tmp_path / "p")} if function is npyio.pack else {}
+    with pytest.raises(TypeError, match="^" + re.escape(f"npyio.{function.__name__}() got an ")):
+        function(str(tmp_path / "missing"), **kw, **arguments)
+    with pytest.raises(TypeError, match=re.escape(message)):
+        function(str(tmp_path / "missing"), **kw, **arguments)
+    assert not (tmp_path / "p").exists()  # refused before anything is read or written

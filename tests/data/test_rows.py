@@ -121,7 +121,7 @@ def test_zero_rows(tmp_path):
     assert ds.element_spec == tf.TensorSpec((4,), tf.float32)
     assert collect(ds) == []
     assert collect(npyio.rows(empty, batch_size=3)) == []
-    assert collect(npyio.rows(empty, shuffle_buffer=5, shard=(2, 1))) == []
+    assert collect(npyio.rows(empty, shuffle=True, shuffle_buffer=5, shard=(2, 1))) == []
 
 
 def test_rows_of_zero_bytes(tmp_path, small_chunks):
@@ -131,7 +131,7 @@ def test_rows_of_zero_bytes(tmp_path, small_chunks):
     got = collect(npyio.rows(x, y))
     assert [int(b) for _, b in got] == list(range(7))
     assert all(a.shape == (0, 2) for a, _ in got)
-    shuffled = collect(npyio.rows(x, y, shuffle_buffer=3, batch_size=4, seed=0))
+    shuffled = collect(npyio.rows(x, y, shuffle=True, shuffle_buffer=3, batch_size=4, seed=0))
     assert sorted(np.concatenate([b for _, b in shuffled]).tolist()) == list(range(7))
     assert [a.shape for a, _ in shuffled] == [(4, 0, 2), (3, 0, 2)]
     assert [a.shape for a in collect(npyio.rows(x))] == [(0, 2)] * 7
@@ -159,7 +159,13 @@ def test_batches(tmp_path, small_chunks, shuffle_buffer, drop_remainder):
     xs = [save(tmp_path / f"x{i}.npy", np.full((n, 3), i, np.int8)) for i, n in enumerate((9, 14))]
     ys = [save(tmp_path / f"y{i}.npy", np.full(n, i, np.int8)) for i, n in enumerate((9, 14))]
     ds = npyio.rows(
-        xs, ys, batch_size=5, drop_remainder=drop_remainder, shuffle_buffer=shuffle_buffer, seed=1
+        xs,
+        ys,
+        batch_size=5,
+        drop_remainder=drop_remainder,
+        shuffle=shuffle_buffer is not None,
+        shuffle_buffer=shuffle_buffer,
+        seed=1,
     )
     dim = 5 if drop_remainder else None
     assert ds.element_spec == (tf.TensorSpec((dim, 3), tf.int8), tf.TensorSpec((dim,), tf.int8))
@@ -196,21 +202,38 @@ def ids_of(ds: tf.data.Dataset) -> list[int]:
 
 def test_shuffle_exactly_once_seeded_and_reshuffled(tmp_path, small_chunks):
     sizes = (60, 7, 33)
-    ds = npyio.rows(*make_indexed(tmp_path, sizes), shuffle_buffer=16, seed=7, batch_size=4)
+    ds = npyio.rows(
+        *make_indexed(tmp_path, sizes), shuffle=True, shuffle_buffer=16, seed=7, batch_size=4
+    )
     first, second = ids_of(ds), ids_of(ds)
     assert sorted(first) == sorted(second) == list(range(sum(sizes)))
     assert first != list(range(sum(sizes)))
     assert first != second, "each epoch should get a new order"
-    again = npyio.rows(*make_indexed(tmp_path, sizes), shuffle_buffer=16, seed=7, batch_size=4)
+    again = npyio.rows(
+        *make_indexed(tmp_path, sizes), shuffle=True, shuffle_buffer=16, seed=7, batch_size=4
+    )
     assert ids_of(again) == first, "the same seed gives the same sequence of epochs"
 
 
 def test_shuffle_mixes_a_single_file(tmp_path, small_chunks):
     xs, ys = make_indexed(tmp_path, (400,))
-    ids = ids_of(npyio.rows(xs, ys, shuffle_buffer=8, seed=3))
+    ids = ids_of(npyio.rows(xs, ys, shuffle=True, shuffle_buffer=8, seed=3))
     assert sorted(ids) == list(range(400))
     # pieces from all over the file are read at once: early rows come from far apart
     assert max(ids[:40]) - min(ids[:40]) > 100
+
+
+def test_shuffle_alone_picks_its_window_and_holds_its_order_if_asked(tmp_path, small_chunks):
+    xs, ys = make_indexed(tmp_path, (60, 7, 33))
+    ds = npyio.rows(xs, ys, shuffle=True, seed=5)
+    first, second = ids_of(ds), ids_of(ds)
+    assert sorted(first) == list(range(100)) and first != list(range(100))
+    assert first != second, "each epoch should get a new order"
+    fixed = npyio.rows(xs, ys, shuffle=True, seed=5, reshuffle_each_iteration=False)
+    once = ids_of(fixed)
+    assert once != list(range(100)) and ids_of(fixed) == once, "the same order every epoch"
+    with pytest.raises(ValueError, match=r"shuffle_buffer=8 .* needs shuffle=True"):
+        npyio.rows(xs, ys, shuffle_buffer=8)
 
 
 def test_unshuffled_is_strictly_ordered(tmp_path, small_chunks):
@@ -228,7 +251,7 @@ def test_shard_rows_exactly_once(tmp_path, small_chunks, sizes, num_shards):
     assert [i for part in parts for i in part] == list(range(total))  # contiguous, in order
     assert max(map(len, parts)) - min(map(len, parts)) <= 1
     shuffled = [
-        ids_of(npyio.rows(xs, ys, shard=(num_shards, i), shuffle_buffer=4, seed=i))
+        ids_of(npyio.rows(xs, ys, shard=(num_shards, i), shuffle=True, shuffle_buffer=4, seed=i))
         for i in range(num_shards)
     ]
     assert [sorted(p) for p in shuffled] == parts
@@ -289,8 +312,8 @@ def test_row_counts_must_match(tmp_path):
         ({"shard": (2, 2)}, "shard"),
         ({"shard": "x"}, "shard"),
         ({"batch_size": 0}, "batch_size"),
-        ({"shuffle_buffer": 0}, "shuffle_buffer"),
-        ({"shuffle_buffer": 2.5}, "shuffle_buffer"),
+        ({"shuffle": True, "shuffle_buffer": 0}, "shuffle_buffer"),
+        ({"shuffle": True, "shuffle_buffer": 2.5}, "shuffle_buffer"),
         ({"num_parallel_reads": 0}, "num_parallel_reads"),
     ],
 )
@@ -339,7 +362,7 @@ def test_file_changed_after_build_is_an_error(tmp_path, monkeypatch, change, wor
     naming the file)."""
     monkeypatch.setattr(rows_plan, "CHUNK_BYTES", 10 * ROW)
     path = save(tmp_path / "a.npy", np.arange(4000, dtype=np.float32).reshape(1000, 4))
-    ds = npyio.rows(path, shuffle_buffer=shuffle_buffer, seed=0)
+    ds = npyio.rows(path, shuffle=shuffle_buffer is not None, shuffle_buffer=shuffle_buffer, seed=0)
     change(path)
     with pytest.raises(tf.errors.InvalidArgumentError) as e:
         collect(ds)
@@ -354,7 +377,7 @@ def test_file_changed_in_later_pieces_is_an_error(tmp_path, small_chunks):
     path = save(tmp_path / "a.npy", np.arange(400, dtype=np.float32).reshape(100, 4))
     for cut in (ROW, 30 * ROW, 99 * ROW):
         save(path, np.arange(400, dtype=np.float32).reshape(100, 4))
-        ds = npyio.rows(path, shuffle_buffer=4, seed=1)
+        ds = npyio.rows(path, shuffle=True, shuffle_buffer=4, seed=1)
         assert len(rows_plan.pieces([100], 0, 100, 700 // ROW)) > 2
         truncate(path, cut)
         with pytest.raises(tf.errors.OpError):
@@ -372,7 +395,7 @@ def test_file_removed_after_build(tmp_path):
 # --- graph only ---------------------------------------------------------------------------------
 def test_no_python_ops(tmp_path):
     xs, ys = make_indexed(tmp_path, (5, 3))
-    for kwargs in ({}, {"shuffle_buffer": 4, "batch_size": 2, "shard": (2, 1)}):
+    for kwargs in ({}, {"shuffle": True, "shuffle_buffer": 4, "batch_size": 2, "shard": (2, 1)}):
         ds = npyio.rows(xs, ys, **kwargs)
         types = op_types(ds)
         assert "FixedLengthRecordDatasetV2" in types
@@ -406,7 +429,8 @@ _STREAM = textwrap.dedent(
             pass
 
     out = {}
-    for name, kwargs in (("ordered", {}), ("shuffled", {"shuffle_buffer": 4096, "seed": 0})):
+    shuffled = {"shuffle": True, "shuffle_buffer": 4096, "seed": 0}
+    for name, kwargs in (("ordered", {}), ("shuffled", shuffled)):
         it = iter(npyio.rows(path, batch_size=512, **kwargs))
         first = next(it).numpy()
         n, total = len(first), float(first[:, 0].astype("float64").sum())

@@ -28,7 +28,7 @@ batch, steps = int(batch) or None, json.loads(steps)
 if kind == "small-pieces":  # pieces of 32 rows: windows of 256 rows, 32 of them an epoch
     npyio._data.packed.PIECE_BYTES = 32 << 10
 if kind == "rows":
-    ds = npyio.rows(f"{source}/x.npy", f"{source}/y.npy", shuffle_buffer=100_000,
+    ds = npyio.rows(f"{source}/x.npy", f"{source}/y.npy", shuffle=True, shuffle_buffer=100_000,
                     batch_size=batch, seed=3)
 else:
     ds = npyio.dataset(source, batch_size=batch, shuffle=True, seed=6)

@@ -86,7 +86,15 @@ def test_a_pack_knows_its_length(packed, shuffle, batch, subset):
 @pytest.mark.parametrize("shuffle", [None, 16], ids=["ordered", "shuffled"])
 def test_rows_know_their_length(big_arrays, shuffle, batch, shard):
     x, y = big_arrays
-    ds = npyio.rows(x, y, shuffle_buffer=shuffle, seed=2, shard=shard, **BATCHES[batch])
+    ds = npyio.rows(
+        x,
+        y,
+        shuffle=shuffle is not None,
+        shuffle_buffer=shuffle,
+        seed=2,
+        shard=shard,
+        **BATCHES[batch],
+    )
     assert_length_known(ds)
 
 
@@ -107,7 +115,7 @@ def test_keras_fit_counts_the_steps_and_does_not_run_out(packed, big_arrays, sou
     if source == "pack":
         ds = npyio.dataset(packed, batch_size=8, shuffle=True, seed=1)
     else:
-        ds = npyio.rows(*big_arrays, batch_size=8, shuffle_buffer=16, seed=1)
+        ds = npyio.rows(*big_arrays, batch_size=8, shuffle=True, shuffle_buffer=16, seed=1)
     steps = -(-N // 8)
     keras.utils.set_random_seed(0)
     model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2, activation="softmax")])

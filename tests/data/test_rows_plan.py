@@ -58,7 +58,7 @@ def test_rows_shuffle_cuts_pieces_in_blocks(shards):
     out = plan_json(
         """
         npyio._data.rows_plan.BLOCK_BYTES = 64  # blocks of 4 rows of 16 bytes, to see files cut
-        p = rows_plan(xs, shuffle_buffer=8, num_parallel_reads=2)
+        p = rows_plan(xs, shuffle=True, shuffle_buffer=8, num_parallel_reads=2)
         out = [p.pieces, p.chunk, p.cycle, p.auto]
         """,
         xs=shards[0],
@@ -71,13 +71,28 @@ def test_rows_shuffle_cuts_pieces_in_blocks(shards):
     ]  # fmt: skip
 
 
+def test_rows_shuffle_without_a_buffer_takes_pieces_of_the_smallest_size(shards):
+    out = plan_json(
+        """
+        npyio._data.rows_plan.MIN_PIECE_BYTES = 64  # pieces of 4 rows of 16 bytes
+        p = rows_plan(xs, shuffle=True, num_parallel_reads=2)
+        out = [p.pieces, p.chunk]
+        """,
+        xs=shards[0],
+    )
+    # a window of 2 such pieces, as shuffle_buffer=8 asks for in the test above
+    assert out == [
+        [[0, 0, 4], [0, 4, 8], [0, 8, 10], [1, 0, 4], [1, 4, 5], [2, 0, 4], [2, 4, 7]], 2
+    ]  # fmt: skip
+
+
 def test_rows_build_errors(shards, tmp_path):
     bad = save(tmp_path / "bad.npy", np.zeros((3, 5), np.float32))
     out = plan_json(
         """
         out = [error(lambda: rows_plan(xs, ys[:1] * 3)),
                error(lambda: rows_plan(xs + [bad])),
-               error(lambda: rows_plan(xs, shuffle_buffer=0)),
+               error(lambda: rows_plan(xs, shuffle=True, shuffle_buffer=0)),
                error(lambda: rows_plan(xs, validation_split=0.01, subset="validation", seed=0))]
         """,
         xs=shards[0],

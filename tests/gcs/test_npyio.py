@@ -138,7 +138,7 @@ ENTRY_POINTS = {
     """,
     "rows_shuffled_sharded": """
         ds = npyio.rows(f'{ROOT}/rows_x.npy', f'{ROOT}/rows_y.npy', batch_size=64,
-                        shuffle_buffer=100, seed=3, shard=(2, 1))
+                        shuffle=True, shuffle_buffer=100, seed=3, shard=(2, 1))
         result = drain(ds)
     """,
     "read_npy": """
