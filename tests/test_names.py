@@ -172,3 +172,56 @@ def test_every_backticked_npyio_name_resolves(path):
     found = docstring_names(path) if path.suffix == ".py" else names_in(path.read_text())
     bad = [f"line {line}: {name}" for line, name in found if not resolves(name)]
     assert not bad, f"{path.relative_to(REPO)}: names that do not resolve:\n" + "\n".join(bad)
+
+
+# --- cited files --------------------------------------------------------------------------------
+#: A repository path cited in a module, a test, a benchmark or a page: ``docs/keras.md``,
+#: ``tests/data/test_shuffle.py``, ``bench/README.md``, ``README.md``.
+CITED = re.compile(
+    r"(?<![\w./-])((?:docs|tests|bench|npyio|\.ci)/[\w./-]*\w\.(?:md|py|json|txt|svg|png|toml)"
+    r"|(?:README|CONTRIBUTING|SECURITY)\.md)(?![\w/])"
+)
+#: Paths that stand for any module in the mirror rule's wording (``npyio/_X/m.py``).
+PLACEHOLDER = re.compile(r"(?:^|/)_?X/|(?:^|/)(?:test_)?m(?:_topic)?\.py$")
+#: Texts whose paths are planted on purpose (the structure test's own fake trees).
+PLANTED = {"tests/test_structure.py"}
+
+
+def cited_paths(text: str) -> list[tuple[int, str]]:
+    """``(line, path)`` for each repository path ``text`` cites, placeholders left out."""
+    return [
+        (text.count("\n", 0, m.start()) + 1, m.group(1))
+        for m in CITED.finditer(text)
+        if not PLACEHOLDER.search(m.group(1))
+    ]
+
+
+def citing_texts() -> list[Path]:
+    found = [*REPO.glob("*.md"), *(REPO / "docs").rglob("*.md"), *(REPO / "bench").rglob("*.md")]
+    for top in ("npyio", "tests", "bench"):
+        found += (REPO / top).rglob("*.py")
+    return sorted(p for p in found if str(p.relative_to(REPO)) not in PLANTED)
+
+
+def test_cited_paths_finds_paths_and_skips_placeholders():
+    text = (
+        "see docs/keras.md, and `tests/data/test_shuffle.py`;\n"
+        "npyio/_X/m.py goes to tests/X/test_m.py (README.md, docs/img/pipeline.svg)\n"
+        "not a path: mydocs/x.md, docs/ alone, www.docs/x.md"
+    )
+    assert cited_paths(text) == [
+        (1, "docs/keras.md"),
+        (1, "tests/data/test_shuffle.py"),
+        (2, "README.md"),
+        (2, "docs/img/pipeline.svg"),
+    ]
+
+
+@pytest.mark.parametrize("path", citing_texts(), ids=lambda p: str(p.relative_to(REPO)))
+def test_every_cited_file_exists(path):
+    missing = [
+        f"{path.relative_to(REPO)}:{line}: {cited}"
+        for line, cited in cited_paths(path.read_text(encoding="utf-8"))
+        if not (REPO / cited).exists()
+    ]
+    assert not missing, "cited files that do not exist:\n" + "\n".join(missing)

@@ -7,7 +7,7 @@ honoured and what it means there (``shard``: by file or by row), refused with a 
 its value is one `Use.refuses`), or absent (not an argument of that kind's function).
 
 Everything else derives from the table: `refuse` (the options' checks call it with the kind
-the plan decided), `markdown` (the README's table) and ``tests/data/test_capabilities.py``
+the plan decided), `markdown` (the table in docs/options.md) and ``tests/data/test_capabilities.py``
 (which builds every option on every kind). A new source kind is a column here, a new option a
 row. TF-free.
 """
@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 FILES, NPZ, PACK, ROWS = "files", "npz", "pack", "rows"
-#: The source kinds, and how the README names them.
+#: The source kinds, and how docs/options.md names them.
 KINDS = {
     FILES: "`.npy` files",
     NPZ: "`.npz` members (`key=`)",
@@ -209,7 +209,7 @@ def _cell(use: Use) -> str:
 
 
 def markdown() -> str:
-    """The table as Markdown, one row per option, one column per kind (README.md holds it)."""
+    """The table as Markdown, one row per option, one column per kind (docs/options.md holds it)."""
     lines = [
         "| option | " + " | ".join(KINDS.values()) + " |",
         "|---" * (len(KINDS) + 1) + "|",

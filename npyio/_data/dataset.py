@@ -369,7 +369,7 @@ def dataset(
 
     Raises:
         ValueError: When the dataset is built: a bad argument, an option the source refuses
-            (README.md's table of options per source: `npyio._data.capabilities`), no files
+            (docs/options.md's table of options per source: `npyio._data.capabilities`), no files
             found, sources that do not pair (the first ten unpaired names listed), a
             ``padding_value`` not of its part's dtype.
         NpyFormatError: When the dataset is built: a bad first header (read when ``dtype`` or

@@ -1,13 +1,11 @@
-"""Reading ``.npy`` headers in Python: the one header reader of every entry point.
+"""What the Python header reader works with, without any I/O: the size limits every reader
+applies (`Limits`), how much of a file's head to read (`HEAD`, `CHUNK`) and where its payload
+starts (`data_offset`), one file's verdict (`Checked`), and the fast-path `Hint` that lets files
+sharing a checked header skip the parser.
 
-`npyio.dataset` (the element spec and the fast-path hint), `npyio.rows` (every file's rows),
-`npyio.inspect` and the ``inspect``/``verify`` commands all read headers here, with the same
-limits and the same words as the graph parser.
-
-A file's first 4 KiB (more only for a header longer than that) and its size are read; the
-reference parser (`npyio._format.npy.read_header`) checks them. Local paths are read with
-``os.open`` and ``os.fstat``; any other path (``gs://``, ``ram://``, ...) through
-``tf.io.gfile``, and only then is TensorFlow imported: this module imports no TensorFlow itself.
+The reader itself, which opens files and reads their heads, is `npyio._io.header` (used by
+`npyio.dataset`, `npyio.rows`, `npyio.inspect` and the ``inspect``/``verify`` commands); the
+reference parser that checks a head is `npyio._format.npy.read_header`.
 """
 
 from __future__ import annotations

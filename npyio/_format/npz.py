@@ -1,6 +1,7 @@
-"""The ``.npz`` (zip) layout as npyio reads it, the error wording, and a member's header read in
-Python. This module imports no TensorFlow (``tf.io.gfile`` is imported only for a path that is
-not local); the graph reader in `npyio._graph.zip` uses the same constants and words.
+"""The ``.npz`` (zip) layout as npyio reads it: its constants, the error wording, and the checks
+of a member's directory entry (`member_info`, on a ``zipfile.ZipFile`` the caller opened). No
+I/O here: `npyio._io.npz` reads a member's header in Python, and the graph reader in
+`npyio._graph.zip` uses the same constants and words.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ restarted at its address. Each client runs in a
 subprocess killed at a deadline, so a client that waits without end fails its test instead of
 stalling the suite. The pipeline sleeps 50 ms per batch in-graph (``SleepDataset``), so an
 epoch lasts long enough for a fault to land in its middle: after the client has received K
-batches. docs/scaling-faults.md tabulates what these tests measure.
+batches. docs/scaling.md, "What a fault costs", tabulates what these tests measure.
 """
 
 from __future__ import annotations
@@ -290,7 +290,7 @@ def test_dynamic_worker_replaced_at_a_new_address_never_ends_the_epoch(pairs, tm
         epoch = consume(client, timeout=TIMEOUT, fault_after=K, fault=fault)
         info = _report("DYNAMIC, worker replaced at a new address", epoch, cluster)
     assert epoch.how == "stalled", (
-        f"TensorFlow now ends (or fails) the epoch: update docs/scaling-faults.md\n{info}"
+        f"TensorFlow now ends (or fails) the epoch: update docs/scaling.md\n{info}"
     )
     assert not epoch.duplicated(), info
     assert len(epoch.missing(N)) <= READ_AHEAD, info
