@@ -788,3 +788,36 @@ def test_the_test_tree_mirrors_the_package():
     assert not found, "tests outside the mirror:\n" + "\n".join(found)
     for name in OUTSIDE_MIRROR:
         assert (REPO / "tests" / name).exists(), f"OUTSIDE_MIRROR names a missing {name}"
+
+
+# --- the TF 2.16 leg ----------------------------------------------------------------------------
+def tf216_tests(makefile: str) -> list[str]:
+    """The paths the Makefile's ``TF216_TESTS`` names (node ids cut to their file)."""
+    text = makefile.replace("\\\n", " ")
+    line = next(ln for ln in text.splitlines() if ln.startswith("TF216_TESTS"))
+    return [w.strip('"').split("::")[0] for w in line.split(":=", 1)[1].split()]
+
+
+def covered(path: str, legs: list[str]) -> bool:
+    return any(path == leg or path.startswith(leg.rstrip("/") + "/") for leg in legs)
+
+
+def test_tf216_tests_reads_the_makefiles_list():
+    planted = 'X := 1\nTF216_TESTS := tests/a.py tests/read \\\n\t"tests/b.py::test_c"\nY := 2\n'
+    assert tf216_tests(planted) == ["tests/a.py", "tests/read", "tests/b.py"]
+    assert covered("tests/read/test_x.py", ["tests/read"])
+    assert not covered("tests/reader/test_x.py", ["tests/read"])
+
+
+def test_the_tf216_leg_runs_every_tfio_test_and_names_only_what_exists():
+    legs = tf216_tests((REPO / "Makefile").read_text())
+    for leg in legs:
+        assert (REPO / leg).exists(), f"Makefile's TF216_TESTS names {leg}, which does not exist"
+    tfio = [
+        str(p.relative_to(REPO))
+        for p in (REPO / "tests").rglob("test_*.py")
+        if p != Path(__file__) and "mark.tfio" in p.read_text(encoding="utf-8")
+    ]
+    assert tfio, "no test is marked tfio: the finder is broken"
+    missed = [p for p in tfio if not covered(p, legs)]
+    assert not missed, f"tfio tests outside the TF 2.16 leg (Makefile, TF216_TESTS): {missed}"

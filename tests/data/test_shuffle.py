@@ -61,6 +61,15 @@ def test_same_seed_same_sequence_of_orders_new_order_each_epoch():
     assert not np.array_equal(a, c)
 
 
+def test_a_seed_gives_the_same_orders_on_every_tensorflow():
+    # written down on TF 2.21; make test's TF 2.16 leg runs this too (Makefile, TF216_TESTS),
+    # so a seed's orders, and so a resumed run's, are the same on both
+    assert orders(shuffled_indices(12, seed=7), 2, 12).tolist() == [
+        [1, 4, 11, 3, 5, 0, 6, 10, 9, 8, 2, 7],
+        [3, 8, 10, 11, 2, 5, 1, 4, 0, 7, 9, 6],
+    ]
+
+
 def test_without_reshuffling_every_epoch_has_the_first_order():
     got = orders(shuffled_indices(50, seed=9, reshuffle_each_iteration=False), 3, 50)
     assert (got == got[0]).all()
