@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import npyio
 from npyio._data.dataset import build_packed
@@ -101,3 +102,17 @@ def test_options_that_do_not_apply_to_a_pack_are_refused(tree, packed):
         npyio.dataset(packed, ignore_errors=True)
     with pytest.raises(ValueError, match="padding_value= does not apply to a packed directory"):
         npyio.dataset(packed, batch_size=2, padding_value=-1)
+
+
+def test_a_shuffled_split_resumes_exactly_from_a_checkpoint(packed, tmp_path):
+    kw = dict(batch_size=3, shuffle=True, seed=9, validation_split=0.3, subset="training")
+    assert plan(packed, **kw).rows.keep is not None  # spans, rows of the other subset dropped
+    ds = npyio.dataset(packed, **kw).repeat(2)
+    it = iter(ds)
+    for _ in range(5):  # 26 rows, 9 batches an epoch
+        next(it)
+    path = tf.train.Checkpoint(iterator=it).write(str(tmp_path / "c"))
+    rest = [b[1].numpy().tolist() for b in it]
+    again = iter(npyio.dataset(packed, **kw).repeat(2))
+    tf.train.Checkpoint(iterator=again).read(path).assert_consumed()
+    assert [b[1].numpy().tolist() for b in again] == rest and len(rest) == 2 * 9 - 5
