@@ -3,9 +3,10 @@
 The profile is scikit-learn's digits (no sklearn needed): 1,797 pairs of 8x8 float64 inputs
 and int64 scalar labels, written as ``inputs/NNNN.npy`` and ``labels/NNNN.npy`` and packed
 with `npyio.pack`. Each cell times an epoch as Keras's ``fit`` reads it (a new iterator,
-drained in a compiled loop: ``bench/pack.py``'s `drain_iterator`), pack and loose files
-alternating in every round; medians of ``--rounds`` epochs after a warm-up, and the ratio
-pack/loose of the times (below 1: the pack is faster). The cells:
+drained in a compiled loop: ``bench/pack.py``'s `epoch_times`), pack and loose files
+alternating in every round; medians of ``--rounds`` epochs after a warm-up, to the
+iterator's end and to the last batch, and the ratio pack/loose of the times (below 1: the
+pack is faster). The cells:
 
 - ``shuffle`` True or False, ``validation_split`` 0.2 (``subset="training"``, ``seed=1``) or
   none, through the public API;
@@ -33,7 +34,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # this checkout's npyio, not an installed one
 sys.path.insert(0, os.path.join(ROOT, "bench"))  # also when loaded by its path (tests/bench)
-from pack import drain_iterator  # noqa: E402  (bench/, the script's own directory)
+from pack import drain_iterator, epoch_times  # noqa: E402  (bench/, the script's own directory)
 
 #: The digits profile: 1,797 pairs of 8x8 float64, int64 labels.
 DIGITS, SHAPE = 1797, (8, 8)
@@ -107,22 +108,28 @@ def measure(root: str, count: int, rounds: int, batches: list[int]) -> dict[str,
     result: dict[str, object] = {"pairs": count, "rounds": rounds}
     for batch in batches:
         cells = pipelines(xs, ys, out, batch)
-        seconds: dict[str, dict[str, list[float]]] = {c: {"loose": [], "pack": []} for c in cells}
+        # per cell and side: (to the last batch, to the iterator's end) of every epoch
+        seconds: dict[str, dict[str, list[tuple[float, float]]]] = {
+            c: {"loose": [], "pack": []} for c in cells
+        }
         for cell, (loose, pack) in cells.items():  # warm-up: page cache, tracing, first run
             assert drain_iterator(loose)[0] == drain_iterator(pack)[0], cell
         for r in range(rounds):  # pack and loose alternate, in turns
             for cell, (loose, pack) in cells.items():
                 pair = [("loose", loose), ("pack", pack)]
                 for side, ds in pair if r % 2 == 0 else pair[::-1]:
-                    seconds[cell][side].append(drain_iterator(ds)[1])
+                    seconds[cell][side].append(epoch_times(ds)[1:])
         table = {}
         for cell, times in seconds.items():
-            loose_s, pack_s = (statistics.median(times[k]) for k in ("loose", "pack"))
-            table[cell] = {
-                "loose ms": round(loose_s * 1e3, 1),
-                "pack ms": round(pack_s * 1e3, 1),
-                "pack/loose": round(pack_s / loose_s, 2),
-            }
+            row = {}
+            for i, until in enumerate((" to last batch", " to iterator end")):
+                loose_s, pack_s = (
+                    statistics.median(t[i] for t in times[k]) for k in ("loose", "pack")
+                )
+                row[f"loose ms{until}"] = round(loose_s * 1e3, 1)
+                row[f"pack ms{until}"] = round(pack_s * 1e3, 1)
+                row[f"pack/loose{until}"] = round(pack_s / loose_s, 2)
+            table[cell] = row
         result[f"batch {batch}"] = table
     return result
 
