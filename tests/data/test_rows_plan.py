@@ -166,6 +166,6 @@ def test_a_split_of_rows_reads_a_few_pieces(tmp_path):
         """,
         xs=xs,
     )
-    # unshuffled, the split holds out the last rows: one run each; shuffled, a random subset:
-    # runs of a few rows, read as one span (800 KB, within one piece of 4 MiB) each
+    # a random subset (shuffled; the last rows unshuffled) has runs of a few rows: each
+    # subset is read as one span (800 KB, within one piece of 4 MiB)
     assert out == [[1, 80_000], [1, 20_000], [1, 80_000], [1, 20_000]]
