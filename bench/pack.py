@@ -51,9 +51,17 @@ def drain(ds: object) -> tuple[int, float]:
 
 def drain_iterator(ds: object) -> tuple[int, float]:
     """(rows, seconds) of one epoch as Keras's ``fit`` reads it: a new iterator, drained in a
-    compiled loop (no Python per batch). ``Dataset.reduce`` instead rebuilds and re-optimizes
-    the pipeline's graph at every call, a fixed cost that decides a short epoch's time
-    (bench/README.md, "Packing")."""
+    compiled loop (no Python per batch), until the iterator is gone. ``Dataset.reduce``
+    instead rebuilds and re-optimizes the pipeline's graph at every call, a fixed cost that
+    decides a short epoch's time (bench/README.md, "Packing")."""
+    n, _, end = epoch_times(ds)
+    return n, end
+
+
+def epoch_times(ds: object) -> tuple[int, float, float]:
+    """(rows, seconds to the last batch, seconds to the iterator's end) of one epoch read as
+    `drain_iterator` reads it: deleting an iterator sometimes waits tens of ms, apparently for
+    autotune's next tick (0-1 ms with autotune off), so the two are worth telling apart."""
     import tensorflow as tf
 
     # one compiled loop per pipeline, traced on its first epoch (the warm-up)
@@ -70,8 +78,11 @@ def drain_iterator(ds: object) -> tuple[int, float]:
 
         fn = _CONSUME[id(ds)] = consume
     start = time.perf_counter()
-    n = int(fn(iter(ds)))  # type: ignore[operator, call-overload]
-    return n, time.perf_counter() - start
+    iterator = iter(ds)  # type: ignore[call-overload]
+    n = int(fn(iterator))  # type: ignore[operator]
+    last = time.perf_counter() - start
+    del iterator
+    return n, last, time.perf_counter() - start
 
 
 _CONSUME: dict[int, object] = {}

@@ -133,6 +133,14 @@ def _class_dirs(directory: str) -> list[str]:
     )
 
 
+#: How to pair a labels list with files whose text order is not their numeric order.
+_REORDER = (
+    "Reorder the labels to the alphanumeric order of the paths (Keras's order), or pass the "
+    "files in the labels' order to npyio.dataset, which keeps a list's order: "
+    "npyio.dataset(paths, labels); or zero-pad the names (f'{i:05d}.npy')."
+)
+
+
 def index_directory(
     directory: str,
     labels: object = "inferred",
@@ -169,14 +177,7 @@ def index_directory(
                 f"alphanumeric order of their paths: got {len(values)} labels for "
                 f"{len(paths)} files"
             )
-        refuse_text_order(
-            paths,
-            f"directory {directory!r}",
-            "labels",
-            "Reorder the labels to the alphanumeric order of the paths (Keras's order), or pass "
-            "the files in the labels' order to npyio.dataset, which keeps a list's order: "
-            "npyio.dataset(paths, labels); or zero-pad the names (f'{i:05d}.npy').",
-        )
+        refuse_text_order(paths, f"directory {directory!r}", "labels", _REORDER)
         # as Keras: the class names are the distinct labels, sorted
         return Index(paths, values, [str(v) for v in np.unique(values).tolist()])
 

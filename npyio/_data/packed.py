@@ -23,7 +23,9 @@ parts of a piece are zipped. What `npyio.dataset`'s options mean here:
   the rows once more, when written).
 - **Split.** ``validation_split``/``subset`` hold out exactly the rows `npyio.dataset` holds
   out of the sources: ``int(split * n)`` rows drawn with ``seed``, whatever ``shuffle`` is
-  (`npyio._data.options.split`).
+  (`npyio._data.options.split`), a random subset: runs of a few rows, read as spans of rows
+  (`npyio._data.rows_plan.subset_pieces`) whose rows of the other subset are dropped in the
+  graph, one mask per chunk, so a split costs no piece per run.
 - **Shard** (``shard=``/``InputContext``): by row, as `npyio.rows` does: host ``i`` of ``n``
   reads the contiguous rows ``[total * i // n, total * (i + 1) // n)`` of its subset, so hosts
   differ by at most one row (sharding by shard file would leave hosts idle when the shards
@@ -50,10 +52,10 @@ from npyio._data.rows_plan import (
     CYCLE,
     RowsPlan,
     RowsSide,
-    pieces,
     row_runs,
     rows_side,
     shard_runs,
+    subset_pieces,
 )
 from npyio._data.structure import LEAF, per_part
 from npyio._format import npy
@@ -62,7 +64,7 @@ from npyio._format.packed import INCOMPLETE, INDEX, PackIndex, structure_from_js
 from npyio._io.files import exists
 from npyio._io.packed import read_index
 
-__all__ = ["PIECE_BYTES", "PackPlan", "is_packed", "plan_packed"]
+__all__ = ["PIECE_BYTES", "PackPlan", "is_packed", "plan_packed", "plan_subset"]
 
 #: When shuffling, pieces are runs of about this many bytes of the widest part.
 PIECE_BYTES = 1 << 20
@@ -133,16 +135,18 @@ def _check_options(index: PackIndex, labels: object, options: DatasetOptions) ->
                 )
 
 
-def _plan(
+def plan_subset(
     index: PackIndex,
     sides: tuple[RowsSide, ...],
     rows: np.ndarray,
     options: DatasetOptions,
 ) -> RowsPlan:
+    """The `RowsPlan` of a pack's ``rows`` (ascending or not: they are read ascending, or
+    shuffled as ``options`` says): this shard's, cut into pieces."""
     loader = options.loader
     counts = [s.rows for s in index.shards]
-    runs = shard_runs(row_runs(rows), loader.shard)
-    if loader.shard is not None and not runs:
+    runs = row_runs(rows)
+    if loader.shard is not None and not shard_runs(runs, loader.shard):
         n, i = loader.shard
         raise ValueError(f"shard {i} of {n} has no rows ({len(rows)} in all)")
     widest = max(max(s.row_bytes for s in sides), 1)
@@ -152,7 +156,7 @@ def _plan(
         block = max(1, PIECE_BYTES // widest)
         buffer = CYCLE * block
         chunk = max(1, min(chunk, buffer // (2 * CYCLE)))
-    cut = [p for a, e in runs for p in pieces(counts, a, e, block)]
+    cut, keep = subset_pieces(counts, runs, loader.shard, block, widest)
     rows_options = RowsOptions(
         shuffle=loader.shuffle,
         shuffle_buffer=buffer,
@@ -162,7 +166,7 @@ def _plan(
         drop_remainder=loader.drop_remainder,
         num_parallel_reads=loader.num_parallel_calls,
     )
-    return RowsPlan(sides, tuple(cut), chunk, CYCLE, rows_options)
+    return RowsPlan(sides, tuple(cut), chunk, CYCLE, rows_options, keep)
 
 
 def plan_packed(
@@ -188,7 +192,7 @@ def plan_packed(
             raise ValueError(f"{side.files[0].path}: its rows do not match the index")
     loader = options.loader
     plans = [
-        PackPlan(index, _plan(index, sides, rows, options), loader)
+        PackPlan(index, plan_subset(index, sides, rows, options), loader)
         for rows in split(index.count, options.split, loader.seed, "rows")
     ]
     return plans[0] if len(plans) == 1 else (plans[0], plans[1])

@@ -14,7 +14,11 @@ every file's size is checked against it, through ``tf.io.gfile``):
    contiguous range ``[total * i // n, total * (i + 1) // n)`` of that numbering.
 2. The range is cut into *pieces*, each a run of rows of one file (of a pair of files with
    labels). When shuffling, pieces are at most about `npyio._data.rows_plan.BLOCK_BYTES`, so
-   that even a single large file is read from several places at once.
+   that even a single large file is read from several places at once. A split's subset (a random
+   one has runs of a few rows) is read as spans of rows, each from a row of the subset
+   to a row of the subset, and the other rows are dropped where the chunks are decoded
+   (`npyio._data.rows_plan.subset_pieces`, ``RowsPlan.keep``): a piece per run would cost far
+   more than the rows.
 3. A piece is read by two FixedLengthRecordDatasets, with ``header_bytes`` and
    ``footer_bytes`` set to cut out exactly its rows: whole chunks, then one record for the rest,
    then an empty record that marks its end; zipped with what each record should hold. Where the
@@ -34,6 +38,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+import numpy as np
 import tensorflow as tf
 
 from npyio._data.map import flat_map, interleave, parallel_map
@@ -282,10 +287,11 @@ def rows(
 
 
 def _piece_columns(plan: RowsPlan, order: tuple[IndexShuffle, tf.Tensor] | None) -> tf.data.Dataset:
-    """One element per piece: per side, (path, first byte, rows, bytes after, little_endian);
-    with ``order`` (a shuffle and this epoch's value of its key generator), in that epoch's
-    order (by index: no buffer of pieces)."""
-    columns = []
+    """One element per piece: per side, (path, first byte, rows, bytes after, little_endian),
+    then, when the plan keeps some rows only (`RowsPlan.keep`), where the piece's rows begin
+    in ``keep``; with ``order`` (a shuffle and this epoch's value of its key generator), in
+    that epoch's order (by index: no buffer of pieces)."""
+    columns: list[object] = []
     for side in plan.sides:
         rb = side.row_bytes
         files = [side.files[j] for j, _, _ in plan.pieces]
@@ -302,6 +308,8 @@ def _piece_columns(plan: RowsPlan, order: tuple[IndexShuffle, tf.Tensor] | None)
                 tf.constant([f.little_endian for f in files], tf.bool),
             )
         )
+    if plan.keep is not None:
+        columns.append(tf.constant(np.cumsum([0] + [e - a for _, a, e in plan.pieces[:-1]])))
     table = tuple(columns)
     if order is None:
         return tf.data.Dataset.from_tensor_slices(table)
@@ -322,6 +330,9 @@ def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
 
     @tf.autograph.experimental.do_not_convert
     def read_piece(*args: tuple[tf.Tensor, ...]) -> tf.data.Dataset:
+        marks: tuple[tf.Tensor, ...] = ()
+        if plan.keep is not None:
+            *args, first = args  # type: ignore[assignment]
         per_side = [
             _side_records(path, offset, count, tail, side.row_bytes, plan.chunk, buffer)
             for (path, offset, count, tail, _), side in zip(args, sides, strict=True)
@@ -335,7 +346,9 @@ def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
             tuple(tf.fill(tf.shape(rows), column) for column in (path, offset, count, little))
             for path, offset, count, _, little in args
         )
-        expected = tf.data.Dataset.from_tensor_slices((rows, before, metas))
+        if plan.keep is not None:
+            marks = (first + before,)  # where each record's rows begin in ``keep``
+        expected = tf.data.Dataset.from_tensor_slices((rows, before, metas, *marks))
         return tf.data.Dataset.zip((expected, tuple(per_side)))
 
     if not options.shuffle:
@@ -344,21 +357,28 @@ def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
 
 
 def _decode_chunks(
-    ds: tf.data.Dataset, plan: RowsPlan, finish: Callable[..., object] | None
+    ds: tf.data.Dataset,
+    plan: RowsPlan,
+    finish: Callable[..., object] | None,
+    keep: tf.Tensor | None,
 ) -> tf.data.Dataset:
-    """Chunks decoded in parallel, in order; ``finish`` makes the elements of each decoded
-    chunk's rows in the same function (a stage of its own per row or batch would cost a
-    function call each, and its own start-up every epoch)."""
+    """Chunks decoded in parallel, in order, with only the rows ``keep`` (`RowsPlan.keep`, a
+    bool tensor) keeps when it is set; ``finish`` makes the elements of each decoded chunk's
+    rows in the same function (a stage of its own per row or batch would cost a function
+    call each, and its own start-up every epoch)."""
     sides = plan.sides
 
     @tf.autograph.experimental.do_not_convert
     def decode(expected: tuple, raws: tuple[tf.Tensor, ...]) -> object:
-        rows, before, metas = expected
+        rows, before, metas, *marks = expected
         parts = []
         for side, raw, meta in zip(sides, raws, metas, strict=True):
             raw = _checked(raw, rows, before, meta, side.row_bytes)
             little = meta[3] if side.little_endian is None else side.little_endian
             parts.append(decode_rows(raw, rows, side.row_shape, side.dtype, little))
+        if keep is not None:  # one mask per chunk, whatever its runs of rows
+            mask = tf.slice(keep, tf.reshape(marks[0], [1]), tf.reshape(rows, [1]))
+            parts = [tf.boolean_mask(part, mask) for part in parts]
         if finish is not None:
             return finish(*parts)
         return parts[0] if len(parts) == 1 else tuple(parts)
@@ -375,7 +395,11 @@ def _permuted(window: object, r: tf.Tensor, index: tf.Tensor) -> object:
 
 
 def _shuffled_windows(
-    plan: RowsPlan, shuffle: IndexShuffle, r: tf.Tensor, finish: Callable[..., object] | None
+    plan: RowsPlan,
+    shuffle: IndexShuffle,
+    r: tf.Tensor,
+    finish: Callable[..., object] | None,
+    keep: tf.Tensor | None,
 ) -> tf.data.Dataset:
     """One shuffled epoch's rows: the pieces in the order ``r`` gives (`_piece_columns`),
     ``plan.cycle`` at a time as a *window*, whose rows come in a random order (`_permuted`).
@@ -390,7 +414,7 @@ def _shuffled_windows(
 
     def window(index: tf.Tensor, columns: tuple) -> tf.data.Dataset:
         chunks = _read_pieces(tf.data.Dataset.from_tensor_slices(columns), plan)
-        rows = _decode_chunks(chunks, plan, finish).rebatch(most).get_single_element()
+        rows = _decode_chunks(chunks, plan, finish, keep).rebatch(most).get_single_element()
         return tf.data.Dataset.from_tensor_slices(_permuted(rows, r, index))
 
     return flat_map(windows, window)
@@ -429,9 +453,12 @@ def build_rows(
     decoded rows, a chunk at a time (a packed directory makes its structure and paths there)."""
     options = plan.options
     empty_rows = any(side.row_bytes == 0 for side in plan.sides)
+    keep = None
+    if plan.keep is not None:  # made once: the functions that use it capture it
+        keep = tf.constant(np.frombuffer(plan.keep, np.uint8).astype(bool))
     shuffle = None
     if not options.shuffle:
-        ds = _decode_chunks(_read_pieces(_piece_columns(plan, None), plan), plan, finish)
+        ds = _decode_chunks(_read_pieces(_piece_columns(plan, None), plan), plan, finish, keep)
         if options.batch_size is not None:
             ds = ds.rebatch(options.batch_size, drop_remainder=options.drop_remainder)
         else:
@@ -442,7 +469,7 @@ def build_rows(
         def epoch(r: tf.Tensor) -> tf.data.Dataset:
             # The piece order and the rows' order in each window both draw from the epoch's
             # value ``r``: no random op has a seed generator of its own (IndexShuffle.epochs).
-            ds = _shuffled_windows(plan, shuffle, r, finish)
+            ds = _shuffled_windows(plan, shuffle, r, finish, keep)
             if options.batch_size is not None:
                 ds = ds.batch(options.batch_size, drop_remainder=options.drop_remainder)
             return ds

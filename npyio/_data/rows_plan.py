@@ -27,12 +27,19 @@ BLOCK_BYTES = 8 << 20
 MIN_PIECE_BYTES = 4 << 20
 #: Pieces read at once when shuffling, if num_parallel_reads is AUTOTUNE.
 CYCLE = 8
+#: A subset's runs of rows (a split's rows are a random subset: runs of a few rows) closer
+#: than this many bytes (per side) are read as one span, and the rows between them dropped
+#: in the graph: a piece costs about as much as reading a few hundred KiB (its own
+#: FixedLengthRecordDatasets, a request on object storage), and a row dropped costs nothing
+#: per row (one mask per chunk). Rows wider than this are never read to be dropped.
+GAP_BYTES = 256 << 10
 
 
 __all__ = [
     "BLOCK_BYTES",
     "CHUNK_BYTES",
     "CYCLE",
+    "GAP_BYTES",
     "MIN_PIECE_BYTES",
     "RowsFile",
     "RowsPlan",
@@ -42,6 +49,7 @@ __all__ = [
     "row_runs",
     "rows_side",
     "shard_runs",
+    "subset_pieces",
 ]
 
 
@@ -159,17 +167,72 @@ def pieces(counts: list[int], lo: int, hi: int, block: int | None) -> list[tuple
     return out
 
 
+def _spans(runs: list[tuple[int, int]], gap: int) -> list[tuple[int, int]]:
+    """``runs`` (ascending, disjoint) with those at most ``gap`` rows apart merged."""
+    if not runs:
+        return []
+    starts, ends = np.array(runs, dtype=np.int64).T
+    breaks = np.flatnonzero(starts[1:] - ends[:-1] > gap) + 1
+    firsts, lasts = np.concatenate([[0], breaks]), np.concatenate([breaks, [len(runs)]]) - 1
+    return [(int(starts[a]), int(ends[e])) for a, e in zip(firsts, lasts)]
+
+
+def _kept(runs: list[tuple[int, int]], spans: list[tuple[int, int]]) -> np.ndarray:
+    """Which rows of ``spans`` (concatenated) are rows of ``runs``, each inside one span."""
+    starts, ends = np.array(runs, dtype=np.int64).T
+    span_starts, span_ends = np.array(spans, dtype=np.int64).T
+    # where each span's rows begin in the concatenation, and which span holds each run
+    offsets = np.concatenate([[0], np.cumsum(span_ends - span_starts)])
+    shift = offsets[:-1] - span_starts
+    holder = np.searchsorted(span_starts, starts, side="right") - 1
+    edges = np.zeros(offsets[-1] + 1, np.int64)
+    np.add.at(edges, starts + shift[holder], 1)
+    np.add.at(edges, ends + shift[holder], -1)
+    return np.cumsum(edges[:-1]) > 0
+
+
+def subset_pieces(
+    counts: list[int],
+    runs: list[tuple[int, int]],
+    shard: tuple[int, int] | None,
+    block: int | None,
+    row_bytes: int,
+) -> tuple[list[tuple[int, int, int]], bytes | None]:
+    """The pieces (`pieces`) of the rows of ``runs`` that ``shard`` reads (`shard_runs`), and
+    which of their rows to keep (`RowsPlan.keep`; None: all).
+
+    Runs fewer than `GAP_BYTES` apart (rows of ``row_bytes``, the widest side's) are read as
+    one span: a split's subset is random, runs of a few rows each, and a piece per run made
+    a split pack several times slower to read than its loose files (bench/README.md, "A
+    split of a pack"). A span is cut into pieces as a run is, and a piece that keeps no row
+    is left out."""
+    runs = shard_runs(runs, shard)
+    spans = _spans(runs, (GAP_BYTES - 1) // max(row_bytes, 1))
+    cut = [p for a, e in spans for p in pieces(counts, a, e, block)]
+    if len(spans) == len(runs):  # nothing between them read: every row is kept
+        return cut, None
+    kept = _kept(runs, spans)
+    ends = np.cumsum([e - a for _, a, e in cut])
+    masks = np.split(kept, ends[:-1])
+    chosen = [(p, m) for p, m in zip(cut, masks) if m.any()]
+    keep = np.concatenate([m for _, m in chosen]).astype(np.uint8).tobytes()
+    return [p for p, _ in chosen], keep
+
+
 @dataclass(frozen=True)
 class RowsPlan:
     """Everything `npyio.rows` decides before it builds a graph: the checked sides, and the
     pieces (file index, first row, end row) this shard reads, in chunks of ``chunk`` rows,
-    ``cycle`` pieces at a time when shuffling."""
+    ``cycle`` pieces at a time when shuffling; ``keep``, when the pieces hold rows of no
+    subset between those of a split (`subset_pieces`), says which of their rows are
+    yielded: a byte 1 or 0 per row of the pieces, in their order."""
 
     sides: tuple[RowsSide, ...]
     pieces: tuple[tuple[int, int, int], ...]
     chunk: int
     cycle: int
     options: RowsOptions
+    keep: bytes | None = None
 
     @property
     def kind(self) -> str:
@@ -184,6 +247,8 @@ class RowsPlan:
     @property
     def count(self) -> int:
         """Rows in one epoch of this shard."""
+        if self.keep is not None:
+            return self.keep.count(1)
         return sum(e - a for _, a, e in self.pieces)
 
 
@@ -201,13 +266,6 @@ def _paired_sides(inputs: PathSpec, labels: PathSpec | None) -> tuple[RowsSide, 
                 f"{fx.nrows} rows, its labels {fy.path} have {fy.nrows}"
             )
     return sides
-
-
-def _pieces(
-    counts: list[int], runs: list[tuple[int, int]], shard: tuple[int, int] | None, block: int | None
-) -> list[tuple[int, int, int]]:
-    """The pieces of the rows of ``runs`` that ``shard`` reads."""
-    return [p for a, e in shard_runs(runs, shard) for p in pieces(counts, a, e, block)]
 
 
 def plan_rows(
@@ -238,8 +296,8 @@ def plan_rows(
         chunk = max(1, min(chunk, buffer // (2 * cycle)))
         wanted = max(-(-buffer // cycle), MIN_PIECE_BYTES // widest)
         block = max(chunk, min(BLOCK_BYTES // widest, wanted))
-    plans = [
-        RowsPlan(sides, tuple(_pieces(counts, runs, options.shard, block)), chunk, cycle, options)
-        for runs in subsets
-    ]
+    plans = []
+    for runs in subsets:
+        cut, keep = subset_pieces(counts, runs, options.shard, block, widest)
+        plans.append(RowsPlan(sides, tuple(cut), chunk, cycle, options, keep))
     return plans[0] if len(plans) == 1 else (plans[0], plans[1])

@@ -4,16 +4,20 @@ and the options a pack refuses, named. What a pack yields: ``tests/data/test_pac
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import npyio
+from npyio._data.dataset import build_packed
 from npyio._data.options import DatasetOptions
-from npyio._data.packed import is_packed, plan_packed
+from npyio._data.packed import is_packed, plan_packed, plan_subset
 from npyio._format.packed import INCOMPLETE, INDEX
 from tests.data.test_pack import N
+from tests.data.test_rows_plan import kept_rows
 
 
 def plan(directory: str, labels: object = None, **arguments: object):
@@ -21,9 +25,8 @@ def plan(directory: str, labels: object = None, **arguments: object):
 
 
 def rows_of(p) -> list[int]:
-    """The rows of the pack a plan reads, by their index in the whole pack."""
-    starts = np.cumsum([0] + [s.rows for s in p.index.shards])
-    return [int(starts[j]) + r for j, a, e in p.rows.pieces for r in range(a, e)]
+    """The rows of the pack a plan yields, by their index in the whole pack."""
+    return kept_rows([s.rows for s in p.index.shards], p.rows.pieces, p.rows.keep)
 
 
 def test_is_packed_finds_the_index_or_the_marker(tmp_path, packed):
@@ -64,6 +67,25 @@ def test_plan_shards_by_row_and_splits_into_disjoint_subsets(packed):
     assert sorted(got) == list(range(N)) and len(rows_of(validation)) == round(N * 0.25)
 
 
+@pytest.mark.parametrize("shuffle", [False, True])
+@pytest.mark.parametrize("shard", [None, (2, 1)])
+def test_a_subset_of_scattered_rows_is_read_in_a_piece_per_shard_file(packed, shuffle, shard):
+    """Every other row (runs of one row, as a split's random subset has runs of a few): read
+    in spans, not a piece per run, and yielded exactly, ascending unless shuffled."""
+    options = DatasetOptions.from_arguments(dict(shuffle=shuffle, seed=4, shard=shard))
+    whole = plan(packed, shuffle=shuffle, seed=4, shard=shard)
+    subset = np.arange(0, N, 2)
+    p = plan_subset(whole.index, whole.rows.sides, subset, options)
+    assert len(p.pieces) <= len(whole.index.shards)  # not one per row
+    lo, hi = (0, len(subset)) if shard is None else (len(subset) // 2, len(subset))
+    want = subset[lo:hi].tolist()
+    ds = build_packed(dataclasses.replace(whole, rows=p))
+    got = [int(y) for _, y in ds.as_numpy_iterator()]
+    assert len(ds) == len(want) and (sorted(got) if shuffle else got) == want
+    if shuffle:  # by index, anew each epoch
+        assert [int(y) for _, y in ds.as_numpy_iterator()] != got
+
+
 def test_plan_refuses_a_shape_or_key_the_pack_contradicts(packed):
     with pytest.raises(ValueError, match=r"is packed with shape \(3, 4\), which inputs shape"):
         plan(packed, shape=(4, 3))
@@ -80,3 +102,17 @@ def test_options_that_do_not_apply_to_a_pack_are_refused(tree, packed):
         npyio.dataset(packed, ignore_errors=True)
     with pytest.raises(ValueError, match="padding_value= does not apply to a packed directory"):
         npyio.dataset(packed, batch_size=2, padding_value=-1)
+
+
+def test_a_shuffled_split_resumes_exactly_from_a_checkpoint(packed, tmp_path):
+    kw = dict(batch_size=3, shuffle=True, seed=9, validation_split=0.3, subset="training")
+    assert plan(packed, **kw).rows.keep is not None  # spans, rows of the other subset dropped
+    ds = npyio.dataset(packed, **kw).repeat(2)
+    it = iter(ds)
+    for _ in range(5):  # 26 rows, 9 batches an epoch
+        next(it)
+    path = tf.train.Checkpoint(iterator=it).write(str(tmp_path / "c"))
+    rest = [b[1].numpy().tolist() for b in it]
+    again = iter(npyio.dataset(packed, **kw).repeat(2))
+    tf.train.Checkpoint(iterator=again).read(path).assert_consumed()
+    assert [b[1].numpy().tolist() for b in again] == rest and len(rest) == 2 * 9 - 5

@@ -3,6 +3,7 @@ build-time and iteration-time errors, no Python ops, and bounded memory on a lar
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -18,6 +19,8 @@ import tensorflow as tf
 
 import npyio
 from npyio._data import rows_plan
+from npyio._data.options import RowsOptions
+from npyio._data.rows import build_rows
 from tests._graph_util import PYTHON_OPS as CALLBACK_OPS
 from tests._graph_util import op_types
 from tests._npy_testing import assert_same, header_text, native, tf_message, with_header
@@ -488,3 +491,53 @@ def test_streaming_a_large_file_keeps_memory_bounded(tmp_path):
     for name, r in result.items():
         assert r["rows"] == rows_ and r["sum"] == rows_ * (rows_ - 1) / 2, name
         assert r["growth"] < 150 * 2**20, (name, r)
+
+
+# --- a split's random subset: spans read, the rows between them dropped -----------------------
+@pytest.fixture
+def counted(tmp_path) -> tuple[list[str], list[str], np.ndarray]:
+    """Three files of 23, 0 and 31 rows of 3 float32 (chunks of 8 rows), labels the row ids."""
+    xs, ys, parts, start = [], [], [], 0
+    for i, n in enumerate((23, 0, 31)):
+        x = sample("<f4", (n, 3), seed=i)
+        xs.append(save(tmp_path / f"x{i}.npy", x))
+        ys.append(save(tmp_path / f"y{i}.npy", np.arange(start, start + n)))
+        parts.append(x)
+        start += n
+    return xs, ys, np.concatenate(parts)
+
+
+@pytest.mark.parametrize("shard", [None, (2, 1)])
+@pytest.mark.parametrize("batch", [None, 5])
+def test_a_random_subset_yields_its_rows_ascending(counted, small_chunks, shard, batch):
+    xs, ys, every = counted
+    subset = np.sort(np.random.RandomState(3).permutation(len(every))[:40])
+    whole = rows_plan.plan_rows(xs, ys, RowsOptions(batch_size=batch))
+    assert not isinstance(whole, tuple)
+    runs = rows_plan.row_runs(subset)
+    cut, keep = rows_plan.subset_pieces([23, 0, 31], runs, shard, None, 12)
+    assert keep is not None and len(cut) <= 2  # a piece per file, not one per run
+    ds = build_rows(dataclasses.replace(whole, pieces=tuple(cut), keep=keep))
+    want = [a + r for a, e in rows_plan.shard_runs(runs, shard) for r in range(e - a)]
+    got = collect(ds.unbatch() if batch else ds)
+    assert [int(y) for _, y in got] == want and len(ds) == -(-len(want) // (batch or 1))
+    assert_same(np.stack([x for x, _ in got]), every[want])
+
+
+def test_a_shuffled_split_yields_the_rows_of_its_subsets(counted, small_chunks):
+    xs, ys, every = counted
+    subsets = npyio.rows(
+        xs,
+        ys,
+        shuffle=True,
+        shuffle_buffer=16,
+        seed=2,
+        validation_split=0.25,
+        subset="both",
+        batch_size=3,
+    )
+    order = np.random.RandomState(2).permutation(len(every))  # the split's
+    for ds, want in zip(subsets, (order[:41], order[41:])):
+        x, y = (np.concatenate(part) for part in zip(*collect(ds)))
+        assert sorted(y.tolist()) == sorted(want.tolist()) and len(ds) == -(-len(want) // 3)
+        assert_same(x, every[y])

@@ -9,7 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from npyio._data.rows_plan import CHUNK_BYTES, CYCLE, pieces
+from npyio._data.rows_plan import (
+    CHUNK_BYTES,
+    CYCLE,
+    GAP_BYTES,
+    pieces,
+    row_runs,
+    shard_runs,
+    subset_pieces,
+)
 from tests.data.test_plan import plan_json, save
 
 
@@ -118,3 +126,61 @@ def test_pieces():
     assert pieces([3, 0, 2], 2, 4, None) == [(0, 2, 3), (2, 0, 1)]
     assert pieces([5], 0, 5, 2) == [(0, 0, 2), (0, 2, 4), (0, 4, 5)]
     assert pieces([5], 3, 3, 2) == []
+
+
+# --- subset_pieces: a split's random rows, read in spans ----------------------------------------
+def kept_rows(counts: list[int], cut: list, keep: bytes | None) -> list[int]:
+    """The global rows a plan's pieces yield, in order."""
+    starts = np.cumsum([0, *counts])
+    rows = [int(starts[j]) + r for j, a, e in cut for r in range(a, e)]
+    return rows if keep is None else [r for r, k in zip(rows, keep) if k]
+
+
+@pytest.mark.parametrize("shard", [None, (3, 0), (3, 2)])
+@pytest.mark.parametrize("block", [None, 1000])
+def test_a_random_subset_is_read_in_spans_not_in_a_piece_per_run(shard, block):
+    counts = [20_000, 0, 30_000]
+    subset = np.sort(np.random.RandomState(0).permutation(50_000)[:40_000])
+    runs = row_runs(subset)
+    assert len(runs) > 5000  # runs of a few rows: a piece each made the split slow
+    cut, keep = subset_pieces(counts, runs, shard, block, 16)
+    # rows of 16 bytes, GAP_BYTES apart at most: one span, cut only at files and blocks
+    assert len(cut) <= 2 + (0 if block is None else 50_000 // block)
+    assert keep is not None and len(keep) == sum(e - a for _, a, e in cut)
+    want = [a + r for a, e in shard_runs(runs, shard) for r in range(e - a)]
+    assert kept_rows(counts, cut, keep) == want  # the same rows as before, ascending
+
+
+def test_runs_far_apart_or_of_wide_rows_are_read_alone():
+    runs = [(0, 3), (10, 12), (100, 101)]
+    # GAP_BYTES apart or more (7 rows of GAP_BYTES / 7 bytes and more): each run its own
+    # piece, nothing read to be dropped; so always for rows of GAP_BYTES
+    alone = ([(0, 0, 3), (0, 10, 12), (0, 100, 101)], None)
+    assert subset_pieces([200], runs, None, None, GAP_BYTES // 7 + 1) == alone
+    assert subset_pieces([200], runs, None, None, GAP_BYTES) == alone
+    # closer: a span from the first row kept to the last, and which rows of it are kept
+    cut, keep = subset_pieces([200], runs, None, None, GAP_BYTES // 7)
+    assert cut == [(0, 0, 12), (0, 100, 101)]
+    assert kept_rows([200], cut, keep) == [0, 1, 2, 10, 11, 100]
+    cut, keep = subset_pieces([200], runs, None, None, GAP_BYTES // 100)
+    assert cut == [(0, 0, 101)] and kept_rows([200], cut, keep) == [0, 1, 2, 10, 11, 100]
+    # a span cut into blocks leaves out the pieces that keep no row
+    cut, keep = subset_pieces([200], runs, None, 4, 1)
+    assert cut == [(0, 0, 4), (0, 8, 12), (0, 100, 101)]
+    assert kept_rows([200], cut, keep) == [0, 1, 2, 10, 11, 100]
+    assert subset_pieces([200], [(0, 200)], None, None, 1) == ([(0, 0, 200)], None)
+
+
+def test_a_split_of_rows_reads_a_few_pieces(tmp_path):
+    xs = save(tmp_path / "x.npy", np.zeros((100_000, 2), np.float32))
+    out = plan_json(
+        """
+        out = [[len(p.pieces), p.count] for shuffled in (False, True)
+               for p in rows_plan(xs, validation_split=0.2, subset="both", seed=1,
+                                  shuffle=shuffled)]
+        """,
+        xs=xs,
+    )
+    # a random subset (shuffled or not) has runs of a few rows: each
+    # subset is read as one span (800 KB, within one piece of 4 MiB)
+    assert out == [[1, 80_000], [1, 20_000], [1, 80_000], [1, 20_000]]
