@@ -233,6 +233,20 @@ def test_inspect_and_verify_commands(gcs, trees):
     assert entry["descr"] == ">f4"
 
 
+def test_bench_measures_a_sample_of_the_users_objects(gcs, trees):
+    """``npyio bench INPUTS LABELS`` on gs://: a bounded sample, every pipeline, the pack."""
+    _, remote = trees
+    run = gcs.module(
+        "npyio", "bench", f"{remote}/x", f"{remote}/y", "--sample", "5", "--rounds", "1",
+        "--batch-size", "2", "--json", timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    doc = json.loads(run.stdout)
+    assert (doc["sample"], doc["total"], doc["batch_size"]) == (5, N, 2)
+    assert len(doc["results"]) >= 4 and all(r["samples"] == 5 for r in doc["results"])
+    assert doc["bound"] in ("files", "bytes") and doc["suggestions"]
+
+
 def test_npyio_reads_what_tensorflow_wrote(gcs_worker, gcs_sandbox):
     """A dataset written through TensorFlow's own GCS client (resumable uploads) reads back."""
     prefix = gcs_sandbox.url(f"written/{uuid.uuid4().hex[:8]}")
