@@ -1,4 +1,4 @@
-"""``npyio verify --pairs X Y`` exits 0 if and only if ``npyio.dataset(X, Y)`` delivers every pair.
+"""``npyio verify X Y`` exits 0 if and only if ``npyio.dataset(X, Y)`` delivers every pair.
 
 Each case plants one defect (or one valid oddity) in a small generated pair of directories and
 asks both: ``verify`` (in-process ``npyio.cli.main.main``, its exit code) and ``dataset`` (built
@@ -183,8 +183,8 @@ def make_pairs(
 
 # --- the two verdicts -----------------------------------------------------------------------
 def verify_verdict(x: Path, y: Path, spec: bool, capsys) -> tuple[bool, str]:
-    """``npyio verify --pairs x y``: (exit 0, its stdout)."""
-    code = cli.main(["verify", "-q", "--pairs", str(x), str(y), *(SPEC_ARGS if spec else [])])
+    """``npyio verify x y``: (exit 0, its stdout)."""
+    code = cli.main(["verify", "-q", str(x), str(y), *(SPEC_ARGS if spec else [])])
     out = capsys.readouterr().out
     assert code in (cli.EXIT_OK, cli.EXIT_BAD_FILES), out
     return code == cli.EXIT_OK, out
