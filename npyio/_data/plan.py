@@ -9,6 +9,7 @@ the files are split and sharded, and `choose_strategy` picks where the batch goe
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +27,7 @@ from npyio._data.paths import (
 )
 from npyio._data.structure import LEAF, flatten, label_values, leaf_names, per_part, structure_of
 from npyio._format import npy
+from npyio._format.header import Checked, Limits
 from npyio._format.spec import Spec
 from npyio._io.spec import derive_spec
 from npyio._read import capabilities
@@ -35,10 +37,15 @@ __all__ = [
     "DECODE_THEN_BATCH",
     "LARGE_FILE",
     "DatasetPlan",
+    "Parts",
     "Plan",
+    "SpecRule",
     "choose_strategy",
+    "paired",
     "plan",
     "plan_dataset",
+    "resolve_parts",
+    "spec_rules",
     "split",
 ]
 
@@ -112,9 +119,10 @@ class DatasetPlan:
 
 
 @dataclass(frozen=True)
-class _Parts:
-    """The file parts of the sources, resolved and paired: one column of paths per part, in
-    the order of the inputs' leaves then the labels' (`DatasetPlan`)."""
+class Parts:
+    """The file parts of the sources: one column of paths per part, in the order of the inputs'
+    leaves then the labels' (`DatasetPlan`), each part's source, and how it is named and read.
+    `resolve_parts` resolves them (a column is then its source's files), `paired` pairs them."""
 
     columns: list[list[str]]
     inputs: object  # structure
@@ -125,8 +133,14 @@ class _Parts:
     sources: list[Source]  # each file part's source, resolved
 
 
-def _resolve_parts(inputs: PathSpec, labels: PathSpec | None, read: ReadOptions) -> _Parts:
-    """Sources -> paths: every file part, resolved and paired under one rule."""
+def resolve_parts(
+    inputs: PathSpec, labels: PathSpec | None, read: ReadOptions, *, strict: bool = True
+) -> Parts:
+    """Sources -> paths: every file part's source, resolved by the one resolver, not yet paired.
+
+    With ``strict`` (the API), a source that stands for no file raises (`resolve`); without
+    (``npyio verify``, which reports every problem), it comes back with its ``problem`` set.
+    """
     x_tmpl = structure_of(inputs)
     has_files = labels is not None and label_values(labels) is None
     y_tmpl = structure_of(labels) if has_files else None
@@ -134,21 +148,36 @@ def _resolve_parts(inputs: PathSpec, labels: PathSpec | None, read: ReadOptions)
     y_names = [] if y_tmpl is None else leaf_names(y_tmpl, "labels")
     leaves = flatten(x_tmpl, inputs) + ([] if y_tmpl is None else flatten(y_tmpl, labels))
     names = x_names + y_names
-    sources = [resolve(leaf, name, read.suffix) for leaf, name in zip(leaves, names)]
-    columns = pair_parts(sources, names) if len(sources) > 1 else [sources[0].paths]
+    sources = [resolve(leaf, name, read.suffix, strict=strict) for leaf, name in zip(leaves, names)]
     label_member = read.key if read.label_key is None else read.label_key
     members = [read.key] * len(x_names) + [label_member] * len(y_names)
     sides = ["inputs"] * len(x_names) + ["labels"] * len(y_names)
+    columns = [list(source.paths) for source in sources]
     if labels is None and read.label_key is not None:  # labels: members of the same archives
         columns.append(list(columns[0]))
         members.append(read.label_key)
         sides.append("labels")
         names.append("labels")
         y_tmpl = LEAF
-    return _Parts(columns, x_tmpl, y_tmpl, sides, names, members, sources)
+    return Parts(columns, x_tmpl, y_tmpl, sides, names, members, sources)
 
 
-def _checked_values(labels: PathSpec | None, parts: _Parts, read: ReadOptions) -> np.ndarray | None:
+def paired(parts: Parts) -> Parts:
+    """``parts`` paired under the one rule (`npyio._data.paths.pair_parts`: by file name when
+    any part is a directory or a glob, else by position); a part without a source of its own
+    (``label_key``: members of the inputs' archives) takes the inputs' column.
+
+    Raises:
+        ValueError: for parts that do not pair (`pair_parts`' words).
+    """
+    sources = parts.sources
+    names = parts.names[: len(sources)]
+    columns = pair_parts(sources, names) if len(sources) > 1 else [list(sources[0].paths)]
+    columns += [list(columns[0]) for _ in parts.columns[len(sources) :]]
+    return dataclasses.replace(parts, columns=columns)
+
+
+def _checked_values(labels: PathSpec | None, parts: Parts, read: ReadOptions) -> np.ndarray | None:
     """Labels given as values (one per input file), cast and checked; None for label files.
 
     Raises:
@@ -184,20 +213,62 @@ def _checked_values(labels: PathSpec | None, parts: _Parts, read: ReadOptions) -
     return values
 
 
-def _derive_specs(parts: _Parts, read: ReadOptions, paired: bool) -> tuple[Spec, ...]:
-    """Each part's spec: from the arguments, else from the first file of its column (before
-    any split or shard, so that every subset and every shard loads alike)."""
+@dataclass(frozen=True)
+class SpecRule:
+    """How one part's spec is derived (`derive`): `npyio.dataset`'s arguments for that part,
+    its side (``"inputs"`` or ``"labels"``), its ``.npz`` member, its limits, and whether
+    elements are ``(x, y)`` pairs (for the cast an error suggests)."""
+
+    dtype: object
+    shape: object
+    what: str = "inputs"
+    member: str | None = None
+    limits: Limits = Limits()
+    paired: bool = False
+
+    @property
+    def given(self) -> bool:
+        """Whether dtype and shape are both given: the spec is theirs and no file is read."""
+        return self.dtype is not None and self.shape is not None
+
+    def derive(self, first: str, checked: Checked | None = None) -> Spec:
+        """The part's spec: the arguments, else ``first``'s header (`derive_spec`; ``checked``:
+        ``first``'s verdict, when its header was read already).
+
+        Raises:
+            NpyFormatError: naming ``first``, as `derive_spec`.
+        """
+        return derive_spec(
+            first,
+            self.dtype,
+            self.shape,
+            self.what,
+            member=self.member,
+            limits=self.limits,
+            paired=self.paired,
+            checked=checked,
+        )
+
+
+def spec_rules(parts: Parts, read: ReadOptions, paired: bool) -> tuple[SpecRule, ...]:
+    """Each part's `SpecRule`: its share of the ``dtype``/``shape`` arguments (one value for
+    every part of a side, or a structure like the side's), its side and its member."""
     dtypes = per_part(parts.inputs, read.dtype, "dtype")
     shapes = per_part(parts.inputs, read.shape, "shape")
     if parts.labels is not None:
         dtypes += per_part(parts.labels, read.label_dtype, "dtype")
         shapes += per_part(parts.labels, read.label_shape, "shape")
     return tuple(
-        derive_spec(column[0], dt, sh, side, member=member, limits=read.limits, paired=paired)
-        for column, dt, sh, side, member in zip(
-            parts.columns, dtypes, shapes, parts.sides, parts.members
-        )
+        SpecRule(dt, sh, side, member, read.limits, paired)
+        for dt, sh, side, member in zip(dtypes, shapes, parts.sides, parts.members)
     )
+
+
+def _derive_specs(parts: Parts, read: ReadOptions, paired: bool) -> tuple[Spec, ...]:
+    """Each part's spec: from the arguments, else from the first file of its column (before
+    any split or shard, so that every subset and every shard loads alike)."""
+    rules = spec_rules(parts, read, paired)
+    return tuple(rule.derive(column[0]) for rule, column in zip(rules, parts.columns))
 
 
 def _fits(value: object, dt: np.dtype) -> bool:
@@ -214,7 +285,7 @@ def _fits(value: object, dt: np.dtype) -> bool:
 
 
 def _padding(
-    parts: _Parts, specs: tuple[Spec, ...], values: np.ndarray | None, padding_value: object
+    parts: Parts, specs: tuple[Spec, ...], values: np.ndarray | None, padding_value: object
 ) -> tuple[object, ...] | None:
     """What pads each file part: ``padding_value`` (one number for every part with a ``None``
     dim, or a structure like the elements': ``x``, or ``(x, y)`` with labels, a value or None
@@ -292,7 +363,7 @@ def plan_dataset(
     `npyio.dataset`). Two plans for ``subset="both"``: training, validation. ``strata`` (a
     class per file: class folders) makes the split stratified (`npyio._data.options.split`)."""
     read, loader = options.read, options.loader
-    parts = _resolve_parts(inputs, labels, read)
+    parts = paired(resolve_parts(inputs, labels, read))
     values = _checked_values(labels, parts, read)
     specs = _derive_specs(parts, read, paired=parts.labels is not None or values is not None)
     strategy = choose_strategy(specs, loader.batch_size, read.ignore_errors, read.backend)

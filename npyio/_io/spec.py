@@ -22,13 +22,16 @@ def derive_spec(
     member: str | None = None,
     limits: Limits = Limits(),
     paired: bool | None = None,
+    checked: Checked | None = None,
 ) -> Spec:
     """The spec of one part: ``dtype`` and ``shape`` from the arguments, else from ``first``'s
     header (or ``.npz`` member's ``member``), read once, in Python, under ``limits``. When both
     are given no file is read (every file is checked against them as it is decoded); otherwise
     the given one is checked against the header now, and the header's bytes serve as the fast
     path's hint. ``what`` is ``"inputs"`` or ``"labels"``; ``paired`` says whether elements are
-    ``(x, y)`` pairs, for the cast an error suggests (default: only for labels).
+    ``(x, y)`` pairs, for the cast an error suggests (default: only for labels). ``checked`` is
+    ``first``'s verdict when its header was read already (``npyio verify`` checks every file
+    first): it is not read again.
 
     Raises:
         NpyFormatError: naming ``first``: its header is bad, its size is not the one its
@@ -43,7 +46,8 @@ def derive_spec(
     if member is None:
         # the payload's size too: the file's size is known already (a truncated first file
         # fails here, as the graph would say when it reads it)
-        checked: Checked = read_checked(first, limits, payload=True)
+        if checked is None:
+            checked = read_checked(first, limits, payload=True)
         header, prefix = checked.raise_if_bad(), checked.prefix
     else:
         header, prefix = inspect_npz_prefix(first, member, limits)

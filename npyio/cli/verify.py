@@ -1,15 +1,19 @@
 """What ``npyio inspect`` and ``npyio verify`` do: resolve, check, compare with the spec, decode.
 
-Sources are resolved by `npyio._data.paths` and paired by its rule; files are checked by the one
-header reader, `npyio._io.header.check_files` (headers and sizes, with the graph decoder's
-grammar, limits and wording); every good file is then compared with the spec `npyio.dataset`
-would use (`npyio._io.spec.derive_spec` and `Spec.reason`), so that ``verify`` passes exactly
-the files ``dataset`` delivers. ``--full`` then reads every good file through the graph decoder
-(`npyio.read_npy`), one ``tf.data`` pipeline per dtype and shape.
+``verify`` checks what `npyio.dataset` reads, planned as ``dataset`` plans it
+(`npyio._data.plan`: `resolve_parts`, `paired` and `spec_rules`, the steps of `plan_dataset`),
+so that the two cannot disagree: each call it stands for (`Call`: ``npyio.dataset(PATH)``, or
+``npyio.dataset(INPUTS, LABELS)`` with its pairing) gets its parts and each part's `SpecRule`
+from the plan. Files are checked by the one header reader, `npyio._io.header.check_files`
+(headers and sizes, with the graph decoder's grammar, limits and wording); every good file is
+then compared with the spec its part's rule derives (`spec_issues`: `SpecRule.derive` and
+`Spec.reason`), so that ``verify`` passes exactly the files ``dataset`` delivers. ``--full``
+then reads every good file through the graph decoder (`npyio.read_npy`), one ``tf.data``
+pipeline per dtype and shape.
 
-A run is planned (`plan`: which sources, which spec checks, which unpaired files), scanned
-(`scan`) and comes back as an `Outcome`, which `verify_command` (``npyio verify``) and
-`npyio.cli.inspect` print with `npyio.cli.report`, as text or ``--json``.
+A run is planned (`plan`: its calls), scanned (`scan`) and comes back as an `Outcome`, which
+`verify_command` (``npyio verify``) and `npyio.cli.inspect` print with `npyio.cli.report`, as
+text or ``--json``.
 
 Nothing here imports TensorFlow unless a path needs ``tf.io.gfile`` or ``--full`` decodes.
 """
@@ -23,13 +27,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from npyio._data.paths import Source, pair, resolve, unpaired
+from npyio._data.options import ReadOptions
+from npyio._data.paths import Source, resolve, unpaired
+from npyio._data.plan import Parts, SpecRule, paired, resolve_parts, spec_rules
 from npyio._format import npy
 from npyio._format.files import NO_SUCH_FILE
 from npyio._format.header import Checked, Limits
 from npyio._format.spec import Spec
 from npyio._io.header import check_files
-from npyio._io.spec import derive_spec
 from npyio._tf import graph_assertion, last_line
 from npyio.cli import pack, report
 from npyio.cli.args import (
@@ -55,17 +60,16 @@ from npyio.cli.report import Summary
 from npyio.errors import NpyFormatError
 
 __all__ = [
+    "SIDES",
     "VERIFY",
+    "Call",
     "Outcome",
-    "Pairing",
-    "Plan",
-    "SpecCheck",
     "decode_files",
     "directories",
     "directories_json",
     "op_reason",
-    "pairing",
     "plan",
+    "plan_call",
     "resolve_paths",
     "scan",
     "spec_issues",
@@ -75,8 +79,8 @@ __all__ = [
 
 #: The word for each kind of `Source`, in the reason of an unpaired file.
 _KIND_WORDS = {"dir": "directory", "glob": "glob", "file": "file", "list": "list"}
-#: The two sides of ``--pairs``, as its help and its messages name them.
-PAIR_SIDES = ("INPUTS", "LABELS")
+#: The two sides of ``verify INPUTS LABELS``, as its messages name them.
+SIDES = ("INPUTS", "LABELS")
 
 
 # --- the sources ----------------------------------------------------------------------------
@@ -95,16 +99,6 @@ def directories(sources: Iterable[Source]) -> list[Source]:
     sources that ``inspect`` and ``verify`` summarise (a file named on its own is not)."""
     found = {s.arg: s for s in sources if s.by_name and s.paths}
     return list(found.values())
-
-
-def _pairs_side(arg: str, side: str, flag: str) -> Source:
-    """One side of ``INPUTS LABELS`` (``flag``: ``"--pairs "`` when given so); a problem (a
-    missing path, ...) says which side it is, in the one line that reports it (the other
-    side's files are then not listed as unpaired)."""
-    source = resolve(arg, side.lower(), strict=False)
-    if source.problem is not None:
-        source = dataclasses.replace(source, problem=f"{source.problem} ({flag}{side})")
-    return source
 
 
 # --- --full: decoding through the graph decoder ---------------------------------------------
@@ -198,49 +192,41 @@ def decode_files(
     return bad, nonfinite
 
 
-# --- the spec npyio.dataset would use -------------------------------------------------------
-@dataclass(frozen=True)
-class SpecCheck:
-    """Files that ``npyio.dataset`` would load as one part of its elements (in its order, so
-    that the first is the one it takes the spec from), and the spec arguments given."""
-
-    paths: Sequence[str]
-    what: str = "inputs"
-    dtype: object = None
-    shape: object = None
-
-
+# --- the plan: what npyio.dataset reads, planned as it plans it -----------------------------
 def _spec_text(spec: Spec) -> str:
     shape = "any shape" if spec.shape is None else npy.show_shape(spec.shape)
     return f"{spec.dtype.name} {shape}"
 
 
-def spec_issues(check: SpecCheck, checked: dict[str, Checked]) -> list[tuple[str, str]]:
-    """The good files of ``check`` that ``npyio.dataset`` would refuse under the spec it
-    derives (`derive_spec`: the arguments, else the first file's header).
+def spec_issues(
+    paths: Sequence[str], rule: SpecRule, checked: dict[str, Checked]
+) -> list[tuple[str, str]]:
+    """The good files of one part (``paths``, in ``npyio.dataset``'s order) that
+    ``npyio.dataset`` would refuse under the spec ``rule`` derives: the arguments, else the
+    first file's header, as `npyio._data.plan` derives it.
 
     Args:
-        check: the files of one part and the spec arguments given.
-        checked: every file's verdict by path (``check.paths`` must all be there).
+        paths: the files of the part.
+        rule: the part's rule (`npyio._data.plan.spec_rules`).
+        checked: every file's verdict by path (``paths`` must all be there).
 
     Returns:
         ``(path, reason)`` per refused file, in the words of the graph parser and naming the
         spec. A spec argument that the first header contradicts is reported against that
         file, as ``dataset`` refuses it when built.
     """
-    good = [checked[p] for p in check.paths if checked[p].ok]
+    good = [checked[p] for p in paths if checked[p].ok]
     if not good:
         return []
     # A bad first file is already reported; the others are compared with the first good one.
-    first = check.paths[0] if checked[check.paths[0]].ok else good[0].path
+    first = good[0]
     try:
-        spec = derive_spec(first, check.dtype, check.shape, check.what)
+        spec = rule.derive(first.path, first)
     except NpyFormatError as e:
         return [(e.path, e.reason)]
-    given = check.dtype is not None and check.shape is not None
     loads_as = (
-        f"npyio.dataset loads the {check.what} as {_spec_text(spec)}, "
-        f"{'as given' if given else f'from {first}'}"
+        f"npyio.dataset loads the {rule.what} as {_spec_text(spec)}, "
+        f"{'as given' if rule.given else f'from {first.path}'}"
     )
     out = []
     # The first file too: a spec derived from it fits it, but with dtype and shape both given
@@ -253,7 +239,6 @@ def spec_issues(check: SpecCheck, checked: dict[str, Checked]) -> list[tuple[str
     return out
 
 
-# --- pairing: verify --pairs ----------------------------------------------------------------
 def _unpaired_reason(other: str, source: Source) -> str:
     return (
         f"unpaired -- no file of this name in the {other} {_KIND_WORDS[source.kind]} {source.arg}"
@@ -261,103 +246,91 @@ def _unpaired_reason(other: str, source: Source) -> str:
 
 
 @dataclass(frozen=True)
-class Pairing:
-    """What the pairing of INPUTS and LABELS finds: ``(path, reason)`` for each file without a
-    partner, ``refused``: the error `npyio.dataset` raises for them (its pairing code and its
-    words; None when they pair), and the two spec checks over the pairs when they pair."""
+class Call:
+    """One ``npyio.dataset`` call that ``verify`` checks (``npyio.dataset(PATH)`` or
+    ``npyio.dataset(INPUTS, LABELS)``), planned by `npyio._data.plan` as ``dataset`` plans it.
 
-    unpaired: list[tuple[str, str]] = field(default_factory=list)
-    refused: str | None = None
-    specs: list[SpecCheck] = field(default_factory=list)
-
-
-def pairing(inputs: Source, labels: Source) -> Pairing:
-    """``verify INPUTS LABELS``: the unpaired files, the error ``npyio.dataset(INPUTS,
-    LABELS)`` raises for them (`npyio._data.paths.pair`, the same code), and the two spec
-    checks over the pairs.
-
-    Returns:
-        A `Pairing`: each file without a partner of its name (or one line for two files that
-        share a name), and a `SpecCheck` for the inputs and one for the labels, in
-        ``npyio.dataset``'s order, when every file pairs up. Nothing is paired when a side has
-        a problem: a missing path is one line, not a line per file of the other side.
+    Attributes:
+        parts: its parts, resolved, and paired when they pair (`npyio._data.plan.Parts`).
+        rules: each part's `SpecRule`; none when the specs are not checked (``--allow-mixed``,
+            a source with a problem, parts that do not pair).
+        unpaired: ``(path, reason)`` for each file without a partner (or one line for two
+            files that share a name), when the parts do not pair.
+        refused: the error ``npyio.dataset`` raises for them then (the plan's words).
     """
-    if inputs.problem is not None or labels.problem is not None:
-        return Pairing()
+
+    parts: Parts
+    rules: tuple[SpecRule, ...] = ()
+    unpaired: tuple[tuple[str, str], ...] = ()
+    refused: str | None = None
+
+    @property
+    def sources(self) -> list[Source]:
+        return self.parts.sources
+
+
+def _named_sides(parts: Parts) -> Parts:
+    """``parts`` of INPUTS LABELS, a source's problem naming its side (``(INPUTS)``), in the
+    one line that reports it (the other side's files are then not listed as unpaired)."""
+    sources = [
+        s if s.problem is None else dataclasses.replace(s, problem=f"{s.problem} ({side})")
+        for s, side in zip(parts.sources, SIDES)
+    ]
+    return dataclasses.replace(parts, sources=sources)
+
+
+def _not_paired(parts: Parts, error: ValueError) -> Call:
+    """INPUTS and LABELS that do not pair: a line per file without a partner of its name (or
+    one line for two files that share a name), and ``dataset``'s error."""
+    inputs, labels = parts.sources
+    only_x, only_y = unpaired(inputs, labels)
+    if not (only_x or only_y):  # two files share a name
+        return Call(parts, unpaired=((inputs.arg, str(error)),), refused=str(error))
+    lines = [(p, _unpaired_reason("labels", labels)) for p in only_x]
+    lines += [(p, _unpaired_reason("inputs", inputs)) for p in only_y]
+    return Call(parts, unpaired=tuple(lines), refused=str(error))
+
+
+def plan_call(inputs: str, labels: str | None, read: ReadOptions, specs: bool = True) -> Call:
+    """``npyio.dataset(inputs, labels)`` as `npyio._data.plan` plans it, each source resolved
+    without raising (its problem reported instead); ``specs``: check each part's spec.
+
+    Example:
+        >>> plan_call("/no/such/dir", None, ReadOptions()).sources[0].problem
+        'no such file or directory'
+    """
+    parts = resolve_parts(inputs, labels, read, strict=False)
+    if labels is not None:
+        parts = _named_sides(parts)
+    if any(s.problem is not None for s in parts.sources):
+        return Call(parts)  # nothing is paired: a missing path is one line, not one per file
     try:
-        xs, ys = pair(inputs, labels)
+        parts = paired(parts)
     except ValueError as e:
-        only_x, only_y = unpaired(inputs, labels)
-        if not (only_x or only_y):  # two files share a name
-            return Pairing([(inputs.arg, str(e))], str(e))
-        lines = [(p, _unpaired_reason("labels", labels)) for p in only_x]
-        lines += [(p, _unpaired_reason("inputs", inputs)) for p in only_y]
-        return Pairing(lines, str(e))
-    return Pairing(specs=[SpecCheck(xs, "inputs"), SpecCheck(ys, "labels")])
-
-
-# --- the plan of a run ----------------------------------------------------------------------
-@dataclass(frozen=True)
-class Plan:
-    """What one ``verify`` run checks: its sources, the spec checks, and the verdicts known
-    before any file is read (unpaired files)."""
-
-    sources: list[Source]
-    specs: list[SpecCheck] = field(default_factory=list)
-    extra: list[tuple[str, str]] = field(default_factory=list)
-    #: the errors npyio.dataset raises when built (INPUTS and LABELS that do not pair)
-    refused: list[str] = field(default_factory=list)
+        return _not_paired(parts, e)
+    return Call(parts, spec_rules(parts, read, labels is not None) if specs else ())
 
 
 def plan(
     paths: Sequence[str],
-    pairs: Sequence[str] | None = None,
     *,
-    flag: str = "--pairs ",
-    dtype: object = None,
-    shape: object = None,
-    label_dtype: object = None,
-    label_shape: object = None,
+    each: bool = False,
+    read: ReadOptions = ReadOptions(),
     allow_mixed: bool = False,
-) -> Plan:
-    """The plan of ``npyio verify PATH... [--pairs INPUTS LABELS]``.
-
-    Each directory or glob PATH is one dataset of inputs, whose files must share a spec
-    (unless ``allow_mixed``); the two sides of ``pairs`` must pair up under
-    ``npyio.dataset``'s rule (by name when either is a directory or glob), and each side
-    share its spec, as ``npyio.dataset(INPUTS, LABELS)`` pairs and loads them.
+) -> list[Call]:
+    """The calls of ``npyio verify PATH...``: two PATHs (without ``each``) are INPUTS and
+    LABELS, ``npyio.dataset(INPUTS, LABELS)``, pairing included; otherwise each PATH is
+    ``npyio.dataset(PATH)``, whose files must share a spec (unless ``allow_mixed``).
 
     Args:
         paths: the PATH arguments.
-        pairs: INPUTS and LABELS, or None.
-        flag: how the messages name the option that gave ``pairs`` (``""``: positional).
-        dtype, shape: the inputs' spec, as ``npyio.dataset``'s arguments (None: the first
-            file's).
-        label_dtype, label_shape: the labels' spec (with ``pairs``).
+        each: check two PATHs each on its own too.
+        read: the spec arguments (``dtype``, ``shape``, ``label_dtype``, ``label_shape``).
         allow_mixed: do not check that the files of a PATH share a spec.
-
-    Example:
-        >>> plan(["/no/such/dir"]).sources[0].problem
-        'no such file or directory'
     """
-    sources = resolve_paths(paths)
-    specs = (
-        []
-        if allow_mixed
-        else [SpecCheck(s.paths, "inputs", dtype, shape) for s in directories(sources)]
-    )
-    if not pairs:
-        return Plan(sources, specs)
-    xs, ys = (_pairs_side(arg, side, flag) for arg, side in zip(pairs, PAIR_SIDES))
-    paired = pairing(xs, ys)
-    if paired.specs:
-        x_check, y_check = paired.specs
-        specs += [
-            dataclasses.replace(x_check, dtype=dtype, shape=shape),
-            dataclasses.replace(y_check, dtype=label_dtype, shape=label_shape),
-        ]
-    refused = [] if paired.refused is None else [paired.refused]
-    return Plan([*sources, xs, ys], specs, paired.unpaired, refused)
+    if len(paths) == 2 and not each:
+        return [plan_call(paths[0], paths[1], read)]
+    return [plan_call(path, None, read, specs=not allow_mixed) for path in paths]
 
 
 # --- one run: find, check, (decode), collect the verdicts -----------------------------------
@@ -426,22 +399,20 @@ def scan(
     jobs: int,
     progress: bool,
     full: bool = False,
-    extra: Sequence[tuple[str, str]] = (),
-    specs: Sequence[SpecCheck] = (),
-    refused: Sequence[str] = (),
+    calls: Sequence[Call] = (),
     limits: Limits = Limits(),
 ) -> Outcome:
-    """Checks the files of ``sources`` (each once), then each of ``specs``; with ``full``,
-    decodes the good files.
+    """Checks the files of ``sources`` (each once), then the specs of ``calls``' parts; with
+    ``full``, decodes the good files.
 
     Args:
-        sources: resolved arguments (`resolve_paths`, `plan`).
+        sources: resolved arguments (`resolve_paths`, or the sources of ``calls``).
         jobs: files checked (and decoded) in parallel.
         progress: show progress on stderr.
         full: also decode every good file through the graph decoder.
-        extra: further ``(path, reason)`` verdicts (unpaired names), merged in file order.
-        specs: the spec checks to run over the good files.
-        refused: what npyio.dataset raises for the sources when built (`Plan.refused`).
+        calls: the planned ``npyio.dataset`` calls (`plan`): each part's files against its
+            `SpecRule`; their unpaired files are merged in file order, and what
+            ``npyio.dataset`` raises for them kept as ``refused``.
         limits: the header reader's limits.
 
     Returns:
@@ -452,19 +423,21 @@ def scan(
     checked = _check(paths, jobs, progress, limits)
     by_path = {c.path: c for c in checked}
     mismatches: dict[str, tuple[str, str]] = {}  # a file both sides hold is reported once
-    for check in specs:
-        for path, reason in spec_issues(check, by_path):
-            mismatches.setdefault(path, (path, reason))
+    for call in calls:
+        for column, rule in zip(call.parts.columns, call.rules):
+            for path, reason in spec_issues(column, rule, by_path):
+                mismatches.setdefault(path, (path, reason))
     found = [(c.path, c.reason) for c in checked if c.reason is not None]
     nonfinite: dict[str, int] = {}
     if full:
         undecoded, nonfinite = _decode([c for c in checked if c.ok], jobs, progress)
         found += undecoded.items()
     reasons: dict[str, list[str]] = {}
-    for path, reason in [*found, *extra]:
+    for path, reason in [*found, *(line for call in calls for line in call.unpaired)]:
         reasons.setdefault(path, []).append(reason)
     issues = _in_source_order(sources, reasons)
-    return Outcome(sources, checked, issues, nonfinite, list(mismatches.values()), list(refused))
+    refused = [call.refused for call in calls if call.refused is not None]
+    return Outcome(sources, checked, issues, nonfinite, list(mismatches.values()), refused)
 
 
 def directories_json(out: Outcome, sources: Iterable[Source]) -> list[dict[str, Any]]:
@@ -484,44 +457,24 @@ _REFUSED_HINT = (
 )
 
 
-def _dataset_form(args: argparse.Namespace) -> tuple[list[str], list[str] | None, str]:
-    """The PATHs checked each on its own, INPUTS and LABELS (or None), and how messages name
-    the latter: ``verify INPUTS LABELS`` (two PATHs) is ``npyio.dataset(INPUTS, LABELS)``,
-    pairing included; ``--pairs INPUTS LABELS`` is the same, beside any other PATH."""
-    if args.pairs:
-        return args.paths, args.pairs, "--pairs "
-    if len(args.paths) == 2 and not args.each:
-        return [], args.paths, ""
-    return args.paths, None, ""
-
-
 def verify_command(args: argparse.Namespace) -> int:
-    """``npyio verify INPUTS [LABELS]`` (or ``PATH...``, ``--pairs INPUTS LABELS``): every bad
-    file with its reason, a summary per directory and a verdict; exits 1 if any file is bad or
-    would be refused."""
-    if not args.paths and not args.pairs:
+    """``npyio verify INPUTS [LABELS]`` (or ``PATH...``): every bad file with its reason, a
+    summary per directory and a verdict; exits 1 if any file is bad or would be refused."""
+    if not args.paths:
         usage_error(args, "give at least one PATH, or INPUTS LABELS")
     packs = [path for path in args.paths if pack.is_pack(path)]
     if packs:  # a packed directory is checked against its index (npyio pack)
-        if len(packs) < len(args.paths) or args.pairs:
-            usage_error(args, "verify packed directories on their own (no other PATH, no --pairs)")
+        if len(packs) < len(args.paths):
+            usage_error(args, "verify packed directories on their own (no other PATH)")
         return pack.verify_packs(packs, args.json)
-    paths, pairs, flag = _dataset_form(args)
-    planned = plan(
-        paths,
-        pairs,
-        flag=flag,
-        **spec_arguments(args),
-        allow_mixed=args.allow_mixed,
-    )
+    read = ReadOptions(**spec_arguments(args))
+    calls = plan(args.paths, each=args.each, read=read, allow_mixed=args.allow_mixed)
     out = scan(
-        planned.sources,
+        [s for call in calls for s in call.sources],
         jobs=args.jobs,
         progress=not args.quiet,
         full=args.full,
-        extra=planned.extra,
-        specs=planned.specs,
-        refused=planned.refused,
+        calls=calls,
     )
     note_issues(args, not out.ok)
     # The whole run, from the start of main: resolving (listing directories, which can take
@@ -597,11 +550,10 @@ VERIFY = CommandSpec(
         "as npyio.dataset(INPUTS, LABELS) reads them: also that they pair up (by file name\n"
         "when either is a directory or glob, else by position), with npyio.dataset's own\n"
         "error when they do not. One PATH, three or more, or any with --each, are each\n"
-        "checked as npyio.dataset(PATH) reads it. --pairs INPUTS LABELS, from earlier\n"
-        "versions, is the same as the two PATHs, and other PATHs may come with it. --full\n"
-        "also reads and decodes every payload through the graph decoder, as npyio.dataset\n"
-        "will (and notes files holding NaN or infinite values, without counting them as\n"
-        "bad). A packed directory (npyio pack) is checked against its index.\n\n"
+        "checked as npyio.dataset(PATH) reads it. --full also reads and decodes every\n"
+        "payload through the graph decoder, as npyio.dataset will (and notes files holding\n"
+        "NaN or infinite values, without counting them as bad). A packed directory (npyio\n"
+        "pack) is checked against its index.\n\n"
         "Prints each bad file as 'path: reason', a summary per directory (file count,\n"
         "size, dtype/shape combinations), and a verdict line, all on stdout. Progress goes\n"
         "to stderr: a bar on a terminal, a line every 10% otherwise (-q for none)."
@@ -615,13 +567,6 @@ VERIFY = CommandSpec(
     ),
     options=(
         paths_option("*"),
-        option(
-            "--pairs",
-            nargs=2,
-            metavar=PAIR_SIDES,
-            help="INPUTS and LABELS, as two PATHs are (kept from earlier versions); other PATHs "
-            "may come with it",
-        ),
         option(
             "--each",
             action="store_true",

@@ -34,7 +34,7 @@ def test_commands_are_listed_in_order(capsys):
 def test_verify_defaults():
     args = parse("verify", "data")
     assert args.paths == ["data"]
-    assert args.pairs is None and args.dtype is None and args.shape is None
+    assert args.dtype is None and args.shape is None and args.each is False
     assert (args.full, args.json, args.quiet, args.allow_mixed) == (False, False, False, False)
     assert args.jobs == min(32, (os.cpu_count() or 1) + 4)
     assert args.run is cli.VERIFY.run
@@ -42,10 +42,10 @@ def test_verify_defaults():
 
 def test_verify_options():
     args = parse(
-        "verify", "-q", "-j", "3", "--pairs", "x", "y", "--dtype", "float32", "--shape",
+        "verify", "-q", "-j", "3", "x", "y", "--dtype", "float32", "--shape",
         "4,None", "--label-dtype", "int64", "--label-shape", "", "--full", "--json",
     )  # fmt: skip
-    assert args.paths == [] and args.pairs == ["x", "y"]
+    assert args.paths == ["x", "y"]
     assert (args.dtype, args.shape) == (np.dtype("float32"), (4, None))
     assert (args.label_dtype, args.label_shape) == (np.dtype("int64"), ())
     assert (args.jobs, args.quiet, args.full, args.json) == (3, True, True, True)
@@ -105,10 +105,11 @@ def test_epilog_lists_the_examples_then_the_exit_policy(spec):
         ["verify"],
         ["verify", "x", "--jobs", "0"],
         ["inspect"],
-        ["verify", "--pairs", "a"],
+        ["verify", "--pairs", "x", "y"],
         ["inspect", "x", "--frobnicate"],
     ],
-    ids=["verify-nothing", "jobs-0", "inspect-nothing", "pairs-one-dir", "unknown-option"],
+    # --pairs INPUTS LABELS, once kept from earlier versions, is gone: two PATHs say it
+    ids=["verify-nothing", "jobs-0", "inspect-nothing", "pairs-is-gone", "unknown-option"],
 )
 def test_usage_errors_exit_2(argv, capsys):
     with pytest.raises(SystemExit) as info:
@@ -122,10 +123,10 @@ def test_usage_errors_exit_2(argv, capsys):
     [
         ["verify", "--bogus"],
         ["verify", "x", "--bogus"],
-        ["verify", "--pairs", "x", "y", "--bogus"],
+        ["verify", "x", "y", "--bogus"],
         ["inspect", "x", "--bogus"],
     ],
-    ids=["verify", "verify-path", "verify-pairs", "inspect"],
+    ids=["verify", "verify-path", "verify-inputs-labels", "inspect"],
 )
 def test_unknown_option_prints_the_commands_usage(argv, capsys):
     with pytest.raises(SystemExit) as info:

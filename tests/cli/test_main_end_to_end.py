@@ -60,16 +60,8 @@ def make_tree(root: Path) -> Path:
 
 # --- real subprocess runs -------------------------------------------------------------------------
 RUNS = {
-    "verify": [
-        "verify",
-        "inputs",
-        "empty",
-        "nope.npy",
-        "inputs/notes.txt",
-        "--pairs",
-        "inputs",
-        "labels",
-    ],
+    "verify": ["verify", "inputs", "empty", "nope.npy", "inputs/notes.txt"],
+    "verify-inputs-labels": ["verify", "inputs", "labels"],
     "verify-json-full": ["verify", "--json", "--full", "--each", "good", "inputs"],
     "inspect": ["inspect", "good", "inputs/notes.txt", "nope.npy"],
 }
@@ -99,23 +91,40 @@ def runs(tree) -> dict[str, subprocess.CompletedProcess[str]]:
         return dict(zip(RUNS, pool.map(run, RUNS.values()), strict=True))
 
 
+def problems(r: subprocess.CompletedProcess[str]) -> list[str]:
+    """The ``path: reason`` lines of a run that found bad files."""
+    assert r.returncode == cli.EXIT_BAD_FILES, r.stderr
+    return [line for line in r.stdout.splitlines() if ": " in line and not line[0].isspace()]
+
+
 def test_verify_lists_each_bad_file_with_its_reason(runs):
     r = runs["verify"]
-    assert r.returncode == cli.EXIT_BAD_FILES, r.stderr
-    bad = [line for line in r.stdout.splitlines() if ": " in line and not line[0].isspace()]
-    assert bad[:6] == [
+    assert problems(r)[:5] == [
         "inputs/004.npy: " + npy.payload_short("24", "20"),
         "inputs/005.npy: " + npy.bad_magic("50 4b 03 04 50 59"),
         "empty: directory has no .npy files",
         "nope.npy: no such file or directory",
         "inputs/notes.txt: " + npy.bad_magic("6e 6f 74 20 61 6e"),
-        "labels/007.npy: unpaired -- no file of this name in the inputs directory inputs",
     ]
     # notes.txt is ignored in the directory (6 files, not 7) but bad when named
     assert "inputs: 6 files, 2 bad, " in r.stdout
+    assert r.stdout.rstrip().splitlines()[-1].endswith("headers and sizes: 5 bad files"), r.stdout
+    assert "checking: 7/7" in r.stderr  # plain progress lines: stderr is not a terminal
+
+
+def test_verify_inputs_labels_lists_bad_and_unpaired_files(runs):
+    r = runs["verify-inputs-labels"]
+    bad = problems(r)
+    assert bad[:3] == [
+        "inputs/004.npy: " + npy.payload_short("24", "20"),
+        "inputs/005.npy: " + npy.bad_magic("50 4b 03 04 50 59"),
+        "labels/007.npy: unpaired -- no file of this name in the inputs directory inputs",
+    ]
+    assert bad[3].startswith("npyio.dataset(INPUTS, LABELS) refuses them: "), bad
+    assert "inputs: 6 files, 2 bad, " in r.stdout
     assert "labels: 7 files, 1 bad, " in r.stdout
-    assert r.stdout.rstrip().splitlines()[-1].endswith("headers and sizes: 6 bad files"), r.stdout
-    assert "checking: 14/14" in r.stderr  # plain progress lines: stderr is not a terminal
+    assert r.stdout.rstrip().splitlines()[-1].endswith("headers and sizes: 3 bad files"), r.stdout
+    assert "checking: 13/13" in r.stderr
 
 
 def test_verify_json_full(runs, tree):

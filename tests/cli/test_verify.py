@@ -14,11 +14,15 @@ import pytest
 import tensorflow as tf
 
 import npyio
+from npyio._data.options import ReadOptions
 from npyio._data.paths import resolve
+from npyio._data.plan import SpecRule, resolve_parts
 from npyio._format import header, npy
 from npyio._format.files import NO_SUCH_FILE
 from npyio._io import header as io_header
+from npyio._io import spec as io_spec
 from npyio.cli import verify
+from npyio.errors import NpyFormatError
 from tests._npy_testing import npy_bytes
 
 X_SHAPE = (4, 3)
@@ -85,8 +89,12 @@ def test_op_reason_of_other_errors():
 
 
 # --- spec_issues ----------------------------------------------------------------------------
+def rule(dtype: object = None, shape: object = None, what: str = "inputs") -> SpecRule:
+    return SpecRule(dtype, shape, what)
+
+
 def test_spec_issues_derive_the_spec_from_the_first_file(mixed):
-    issues = verify.spec_issues(verify.SpecCheck(mixed), check_all(mixed))
+    issues = verify.spec_issues(mixed, rule(), check_all(mixed))
     loads_as = f"(npyio.dataset loads the inputs as float32 (4, 3), from {mixed[0]})"
     assert issues == [
         # with npyio.dataset's hint: shape= with None where the dims differ
@@ -99,16 +107,14 @@ def test_spec_issues_derive_the_spec_from_the_first_file(mixed):
 
 
 def test_spec_issues_with_the_spec_given_check_the_first_file_too(mixed):
-    check = verify.SpecCheck(mixed, "labels", "float32", (5, 3))
-    issues = verify.spec_issues(check, check_all(mixed))
+    issues = verify.spec_issues(mixed, rule("float32", (5, 3), "labels"), check_all(mixed))
     assert [p for p, _ in issues] == [mixed[0], mixed[1], mixed[3], mixed[4]]
     assert all(r.endswith("(npyio.dataset loads the labels as float32 (5, 3), as given)")
                for _, r in issues)  # fmt: skip
 
 
 def test_spec_issues_with_any_size_dims(mixed):
-    check = verify.SpecCheck(mixed, "inputs", "float32", (None, 3))
-    issues = verify.spec_issues(check, check_all(mixed))
+    issues = verify.spec_issues(mixed, rule("float32", (None, 3)), check_all(mixed))
     assert [p for p, _ in issues] == [mixed[4]]
     assert issues[0][1].endswith("loads the inputs as float32 (None, 3), as given)")
 
@@ -116,23 +122,34 @@ def test_spec_issues_with_any_size_dims(mixed):
 def test_spec_issues_skip_bad_files_and_compare_with_the_first_good_one(mixed):
     Path(mixed[0]).write_bytes(b"broken")
     checked = check_all(mixed)
-    issues = verify.spec_issues(verify.SpecCheck(mixed), checked)
+    issues = verify.spec_issues(mixed, rule(), checked)
     assert [p for p, _ in issues] == [mixed[2], mixed[4]]
     assert all(f"from {mixed[1]})" in r for _, r in issues)
     for p in mixed:
         Path(p).write_bytes(b"broken")
-    assert verify.spec_issues(verify.SpecCheck(mixed), check_all(mixed)) == []
+    assert verify.spec_issues(mixed, rule(), check_all(mixed)) == []
+
+
+def test_spec_issues_read_no_header_again(mixed, monkeypatch):
+    """The first file's header was read by the check: the spec is derived from that verdict."""
+    checked = check_all(mixed)
+
+    def no_read(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a header was read again")
+
+    monkeypatch.setattr(io_spec, "read_checked", no_read)
+    assert [p for p, _ in verify.spec_issues(mixed, rule(), checked)] == [mixed[2], mixed[4]]
 
 
 def test_a_spec_argument_the_first_header_contradicts_is_reported_on_that_file(mixed):
-    issues = verify.spec_issues(verify.SpecCheck(mixed, shape=(9, 9)), check_all(mixed))
+    issues = verify.spec_issues(mixed, rule(shape=(9, 9)), check_all(mixed))
     assert len(issues) == 1
     path, reason = issues[0]
     assert path == mixed[0]
     assert "(9, 9)" in reason
 
 
-# --- pairing --------------------------------------------------------------------------------
+# --- plan: pairing ---------------------------------------------------------------------------
 def pairs_tree(root: Path, inputs: list[str], labels: list[str]) -> tuple[str, str]:
     for name in inputs:
         save(root / "x" / name, np.zeros(X_SHAPE, "<f4"))
@@ -141,85 +158,90 @@ def pairs_tree(root: Path, inputs: list[str], labels: list[str]) -> tuple[str, s
     return str(root / "x"), str(root / "y")
 
 
-def test_pairing_by_name(tmp_path):
+def test_inputs_and_labels_pair_by_name(tmp_path):
     x, y = pairs_tree(tmp_path, ["1.npy", "0.npy"], ["0.npy", "1.npy"])
-    paired = verify.pairing(resolve(x), resolve(y))
-    extra, checks = paired.unpaired, paired.specs
-    assert extra == [] and paired.refused is None
-    assert [(c.what, [os.path.basename(p) for p in c.paths]) for c in checks] == [
-        ("inputs", ["0.npy", "1.npy"]),
-        ("labels", ["0.npy", "1.npy"]),
+    (call,) = verify.plan([x, y])
+    assert call.unpaired == () and call.refused is None
+    assert [[os.path.basename(p) for p in column] for column in call.parts.columns] == [
+        ["0.npy", "1.npy"],
+        ["0.npy", "1.npy"],
     ]
+    assert [r.what for r in call.rules] == ["inputs", "labels"]
 
 
-def test_pairing_lists_each_unpaired_file_and_pairs_nothing(tmp_path):
+def test_plan_lists_each_unpaired_file_and_pairs_nothing(tmp_path):
     x, y = pairs_tree(tmp_path, ["0.npy", "1.npy"], ["0.npy", "2.npy", "3.npy"])
     labels_glob = f"{y}/*.npy"
-    paired = verify.pairing(resolve(x), resolve(labels_glob))
-    extra, checks = paired.unpaired, paired.specs
-    assert checks == []
+    (call,) = verify.plan([x, labels_glob])
+    assert call.rules == ()
     with pytest.raises(ValueError) as refused:  # the error npyio.dataset raises, word for word
         npyio.dataset(x, labels_glob)
-    assert paired.refused == str(refused.value)
-    assert extra == [
+    assert call.refused == str(refused.value)
+    assert call.unpaired == (
         (f"{x}/1.npy", f"unpaired -- no file of this name in the labels glob {labels_glob}"),
         (f"{y}/2.npy", f"unpaired -- no file of this name in the inputs directory {x}"),
         (f"{y}/3.npy", f"unpaired -- no file of this name in the inputs directory {x}"),
-    ]
+    )
 
 
-def test_pairing_nothing_when_a_side_has_a_problem(tmp_path):
+@pytest.mark.parametrize("side", verify.SIDES)
+def test_plan_pairs_nothing_and_names_the_side_with_a_problem(tmp_path, side):
     x, _ = pairs_tree(tmp_path, ["0.npy"], [])
-    missing = resolve(str(tmp_path / "nope"), strict=False)
-    assert verify.pairing(resolve(x), missing) == verify.Pairing()
-    assert verify.pairing(missing, resolve(x)) == verify.Pairing()
+    missing = str(tmp_path / "nope")
+    (call,) = verify.plan([missing, x] if side == "INPUTS" else [x, missing])
+    bad = [s for s in call.sources if s.problem is not None]
+    assert [(s.arg, s.problem) for s in bad] == [(missing, f"{NO_SUCH_FILE} ({side})")]
+    assert (call.rules, call.unpaired, call.refused) == ((), (), None)
 
 
-def test_pairing_two_files_of_one_name_is_one_line(tmp_path):
+def test_plan_two_files_of_one_name_is_one_line(tmp_path):
     for d in ("a", "b"):
         save(tmp_path / d / "0.npy", np.zeros(1, "<f4"))
     save(tmp_path / "y" / "0.npy", np.int64(0))
-    inputs = resolve(f"{tmp_path}/*/0.npy")
-    paired = verify.pairing(inputs, resolve(str(tmp_path / "y")))
-    extra, checks = paired.unpaired, paired.specs
-    assert checks == [] and paired.refused == extra[0][1]
-    assert len(extra) == 1 and extra[0][0] == inputs.arg
-    assert "0.npy" in extra[0][1]
+    inputs = f"{tmp_path}/*/0.npy"
+    (call,) = verify.plan([inputs, str(tmp_path / "y")])
+    assert call.rules == () and call.refused == call.unpaired[0][1]
+    assert len(call.unpaired) == 1 and call.unpaired[0][0] == inputs
+    assert "0.npy" in call.unpaired[0][1]
 
 
-# --- plan -----------------------------------------------------------------------------------
-def test_plan_checks_each_directory_as_one_dataset_of_inputs(tmp_path, mixed):
+# --- plan: the spec rules ----------------------------------------------------------------------
+def test_plan_checks_each_path_as_one_dataset_of_inputs(tmp_path, mixed):
     d = str(tmp_path / "d")
-    planned = verify.plan([d, mixed[0]], dtype=np.dtype("float32"), shape=(None, 3))
-    assert [s.arg for s in planned.sources] == [d, mixed[0]]
-    assert planned.specs == [verify.SpecCheck(mixed, "inputs", np.dtype("float32"), (None, 3))]
-    assert planned.extra == []
-    assert verify.plan([d], allow_mixed=True).specs == []
-    # a directory given twice is one dataset, checked once
-    assert len(verify.plan([d, d, f"{d}/*.npy"]).specs) == 2
-
-
-def test_plan_pairs_with_the_label_spec(tmp_path):
-    x, y = pairs_tree(tmp_path, ["0.npy", "1.npy"], ["0.npy", "1.npy"])
-    planned = verify.plan([], [x, y], dtype="float32", shape=X_SHAPE, label_shape=())
-    assert [s.arg for s in planned.sources] == [x, y]
-    assert [(c.what, c.dtype, c.shape) for c in planned.specs] == [
-        ("inputs", "float32", X_SHAPE),
-        ("labels", None, ()),
+    read = ReadOptions(dtype="float32", shape=(None, 3))
+    calls = verify.plan([d, mixed[0], d, f"{d}/*.npy"], read=read)
+    assert [[s.arg for s in call.sources] for call in calls] == [
+        [d],
+        [mixed[0]],
+        [d],
+        [f"{d}/*.npy"],
     ]
-    # --allow-mixed is about PATHs: the sides of --pairs are still one dataset each
-    assert len(verify.plan([], [x, y], allow_mixed=True).specs) == 2
+    assert calls[0].parts.columns == [mixed]
+    assert calls[0].rules == (SpecRule(np.dtype("float32"), (None, 3), "inputs"),)
+    assert all(call.unpaired == () and call.refused is None for call in calls)
+    assert all(call.rules == () for call in verify.plan([d, d, d], allow_mixed=True))
+    assert len(verify.plan([d, str(tmp_path / "d")], each=True)) == 2
 
 
-@pytest.mark.parametrize("side", verify.PAIR_SIDES)
-def test_plan_names_the_side_of_pairs_with_a_problem(tmp_path, side):
-    x, _ = pairs_tree(tmp_path, ["0.npy"], [])
-    missing = str(tmp_path / "nope")
-    pairs = [missing, x] if side == "INPUTS" else [x, missing]
-    planned = verify.plan([], pairs)
-    bad = [s for s in planned.sources if s.problem is not None]
-    assert [(s.arg, s.problem) for s in bad] == [(missing, f"{NO_SUCH_FILE} (--pairs {side})")]
-    assert (planned.specs, planned.extra) == ([], [])
+def test_plan_takes_each_parts_rule_from_the_plan_of_npyio_dataset(tmp_path):
+    """The rules are `npyio._data.plan`'s: labels have the label spec, and elements are pairs
+    (the cast a dtype error suggests maps ``(x, y)``)."""
+    x, y = pairs_tree(tmp_path, ["0.npy", "1.npy"], ["0.npy", "1.npy"])
+    read = ReadOptions(dtype="float32", shape=X_SHAPE, label_shape=())
+    (call,) = verify.plan([x, y], read=read, allow_mixed=True)
+    assert [s.arg for s in call.sources] == [x, y]
+    # --allow-mixed is about PATHs checked on their own: INPUTS and LABELS are one dataset each
+    assert [(r.what, r.dtype, r.shape, r.paired) for r in call.rules] == [
+        ("inputs", np.dtype("float32"), X_SHAPE, True),
+        ("labels", None, (), True),
+    ]
+    (wrong,) = verify.plan([x, y], read=ReadOptions(dtype="float64"))
+    with pytest.raises(NpyFormatError) as refused:
+        npyio.dataset(x, y, dtype="float64")
+    [(path, reason)] = verify.spec_issues(wrong.parts.columns[0], wrong.rules[0], check_all(
+        wrong.parts.columns[0]))  # fmt: skip
+    assert (path, reason) == (refused.value.path, refused.value.reason)
+    assert "lambda x, y: (tf.cast(x, tf.float64), y)" in reason
 
 
 # --- scan -----------------------------------------------------------------------------------
@@ -227,9 +249,9 @@ def test_scan_reports_problems_and_reasons_in_argument_order_each_file_once(tmp_
     Path(mixed[3]).write_bytes(npy_bytes(np.zeros(X_SHAPE, "<f4"))[:-1])
     d, missing = str(tmp_path / "d"), str(tmp_path / "nope")
     sources = verify.resolve_paths([missing, mixed[3], d])
-    out = verify.scan(
-        sources, jobs=2, progress=False, extra=[(mixed[3], "also this"), (mixed[0], "and this")]
-    )
+    unpaired = ((mixed[3], "also this"), (mixed[0], "and this"))
+    calls = [verify.Call(resolve_parts(d, None, ReadOptions()), unpaired=unpaired)]
+    out = verify.scan(sources, jobs=2, progress=False, calls=calls)
     assert [c.path for c in out.checked] == [mixed[3], *mixed[:3], mixed[4]]
     short = npy.payload_short("48", "47")
     assert out.issues == [
@@ -246,8 +268,8 @@ def test_scan_reports_problems_and_reasons_in_argument_order_each_file_once(tmp_
 
 
 def test_scan_runs_the_spec_checks(tmp_path, mixed):
-    planned = verify.plan([str(tmp_path / "d")])
-    out = verify.scan(planned.sources, jobs=1, progress=False, specs=planned.specs)
+    calls = verify.plan([str(tmp_path / "d")])
+    out = verify.scan(calls[0].sources, jobs=1, progress=False, calls=calls)
     assert out.issues == []
     assert [p for p, _ in out.mismatches] == [mixed[2], mixed[4]]
     assert not out.ok

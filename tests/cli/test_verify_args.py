@@ -1,5 +1,6 @@
-"""``npyio verify``'s arguments end to end: a missing side of ``--pairs``, INPUTS LABELS, and
-header checks (and a pack of local files) that run without TensorFlow. (Unknown options and
+"""``npyio verify``'s arguments end to end: a missing side of INPUTS LABELS, INPUTS LABELS
+checked as ``npyio.dataset`` reads them, and header checks (and a pack of local files) that run
+without TensorFlow. (Unknown options and
 the other usage errors: ``test_main.py``.)"""
 
 from __future__ import annotations
@@ -31,36 +32,34 @@ def pairs(tmp_path) -> tuple[Path, Path]:
     return x, y
 
 
-# --- a side of --pairs that does not exist --------------------------------------------------
+# --- a side of INPUTS LABELS that does not exist ---------------------------------------------
 @pytest.mark.parametrize("side", ["INPUTS", "LABELS"])
-def test_pairs_with_a_missing_side_is_one_line_naming_it(side, pairs, tmp_path, capsys):
+def test_a_missing_side_is_one_line_naming_it(side, pairs, tmp_path, capsys):
     x, y = pairs
     missing = str(tmp_path / "nope")
     argv = [missing, str(y)] if side == "INPUTS" else [str(x), missing]
-    code = cli.main(["verify", "-q", "--pairs", *argv])
+    code = cli.main(["verify", "-q", *argv])
     out = capsys.readouterr().out
     assert code == cli.EXIT_BAD_FILES
     problems = [line for line in out.splitlines() if ": " in line and not line[0].isspace()]
     problems = [line for line in problems if not line.startswith(("verified ", str(x), str(y)))]
-    assert problems == [f"{missing}: no such file or directory (--pairs {side})"], out
+    assert problems == [f"{missing}: no such file or directory ({side})"], out
     assert "unpaired" not in out  # the other side's files are not each reported
     assert out.rstrip().endswith("1 bad file"), out
 
-    code = cli.main(["verify", "-q", "--json", "--pairs", *argv])
+    code = cli.main(["verify", "-q", "--json", *argv])
     doc = json.loads(capsys.readouterr().out)
     assert code == cli.EXIT_BAD_FILES
-    assert doc["bad"] == [
-        {"path": missing, "reason": f"no such file or directory (--pairs {side})"}
-    ]
+    assert doc["bad"] == [{"path": missing, "reason": f"no such file or directory ({side})"}]
 
 
-def test_pairs_with_both_sides_missing(tmp_path, capsys):
+def test_both_sides_missing(tmp_path, capsys):
     a, b = str(tmp_path / "a"), str(tmp_path / "b")
-    assert cli.main(["verify", "-q", "--pairs", a, b]) == cli.EXIT_BAD_FILES
+    assert cli.main(["verify", "-q", a, b]) == cli.EXIT_BAD_FILES
     out = capsys.readouterr().out
     assert out.splitlines()[:2] == [
-        f"{a}: no such file or directory (--pairs INPUTS)",
-        f"{b}: no such file or directory (--pairs LABELS)",
+        f"{a}: no such file or directory (INPUTS)",
+        f"{b}: no such file or directory (LABELS)",
     ]
 
 
@@ -75,11 +74,11 @@ NO_TF = textwrap.dedent(
         main(["inspect", "-q", x]),
         main(["pack", "-q", x, y, "-o", out]),
         main(["verify", "-q", out]),
-        main(["verify", "-q", "--pairs", x, y]),
-        main(["verify", "-q", "--json", "--pairs", x, y, "--dtype", "float32", "--shape",
-              "4,None", "--label-dtype", "int64", "--label-shape", ""]),
-        main(["verify", "-q", "--pairs", bad, y]),
         main(["verify", "-q", x, y]),
+        main(["verify", "-q", "--json", x, y, "--dtype", "float32", "--shape",
+              "4,None", "--label-dtype", "int64", "--label-shape", ""]),
+        main(["verify", "-q", bad, y]),
+        main(["verify", "-q", "--each", x, y]),
     ]
     print(json.dumps({"codes": codes, "tf": "tensorflow" in sys.modules and
                       sys.modules["tensorflow"] is not None}))
@@ -109,13 +108,12 @@ def test_inspect_verify_and_pack_of_local_files_do_not_import_tensorflow(pairs, 
 
 
 # --- verify INPUTS LABELS: what npyio.dataset(INPUTS, LABELS) reads, pairing included ----------
-@pytest.mark.parametrize("form", ["positional", "--pairs"])
-def test_inputs_and_labels_that_do_not_pair_are_refused_with_datasets_words(pairs, capsys, form):
+def test_inputs_and_labels_that_do_not_pair_are_refused_with_datasets_words(pairs, capsys):
     import npyio
 
     x, y = pairs
     (y / "1.npy").unlink()
-    argv = [str(x), str(y)] if form == "positional" else ["--pairs", str(x), str(y)]
+    argv = [str(x), str(y)]
     with pytest.raises(ValueError) as refused:
         npyio.dataset(str(x), str(y))
     code = cli.main(["verify", "-q", *argv])
@@ -150,3 +148,23 @@ def test_hidden_files_in_a_directory_are_left_out(pairs, capsys, command):
     assert cli.main([command, "-q", *argv]) == cli.EXIT_OK
     assert "._0.npy" not in capsys.readouterr().out
     assert cli.main([command, "-q", str(x / "._0.npy")]) == cli.EXIT_BAD_FILES  # named: read
+
+
+# --- the spec: npyio.dataset's plan, words included --------------------------------------------
+@pytest.mark.parametrize("form", ["INPUTS LABELS", "one file"])
+def test_a_dtype_the_files_contradict_is_refused_in_datasets_words(pairs, capsys, form):
+    """The spec comes from npyio.dataset's own plan: a file named on its own is checked against
+    ``--dtype`` as ``npyio.dataset(FILE, dtype=...)`` checks it, and with labels the cast that
+    the error suggests maps ``(x, y)``, as ``npyio.dataset(INPUTS, LABELS)`` says."""
+    import npyio
+    from npyio.errors import NpyFormatError
+
+    x, y = pairs
+    sources = [str(x), str(y)] if form == "INPUTS LABELS" else [str(x / "0.npy")]
+    with pytest.raises(NpyFormatError) as refused:
+        npyio.dataset(*sources, dtype="float64", batch_size=None)
+    code = cli.main(["verify", "-q", *sources, "--dtype", "float64"])
+    out = capsys.readouterr().out
+    assert code == cli.EXIT_BAD_FILES
+    assert str(refused.value) in out.splitlines(), out
+    assert out.rstrip().endswith("1 file npyio.dataset would refuse"), out

@@ -218,12 +218,10 @@ def test_a_later_missing_object_of_a_list_is_named_when_read(gcs_worker, trees):
 
 def test_inspect_and_verify_commands(gcs, trees):
     _, remote = trees
-    good = gcs.module("npyio", "verify", "--pairs", f"{remote}/x", f"{remote}/y", timeout=300)
+    good = gcs.module("npyio", "verify", f"{remote}/x", f"{remote}/y", timeout=300)
     assert good.returncode == 0, good.stdout + good.stderr
     assert "verified 24 files" in good.stdout
-    bad = gcs.module(
-        "npyio", "verify", "--pairs", f"{remote}/bad_x", f"{remote}/bad_y", timeout=300
-    )
+    bad = gcs.module("npyio", "verify", f"{remote}/bad_x", f"{remote}/bad_y", timeout=300)
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert f"{remote}/bad_x/2.npy: not a .npy file" in bad.stdout
     shown = gcs.module("npyio", "inspect", "--json", f"{remote}/x/001.npy", timeout=300)
