@@ -41,6 +41,7 @@ __all__ = [
     "mark_started",
     "note_issues",
     "option",
+    "path_arg",
     "paths_option",
     "positive_int",
     "print_json",
@@ -79,6 +80,21 @@ def positive_int(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return n
+
+
+def path_arg(text: str) -> str:
+    """A PATH: any text but the empty one (a shell's unset ``"$DIR"``), which names nothing.
+
+    Raises:
+        argparse.ArgumentTypeError: for ``''``.
+
+    Example:
+        >>> path_arg("data/inputs")
+        'data/inputs'
+    """
+    if not text:
+        raise argparse.ArgumentTypeError("a path is empty ('')")
+    return text
 
 
 _UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9}
@@ -272,6 +288,7 @@ def paths_option(nargs: str) -> Option:
     return option(
         "paths",
         nargs=nargs,
+        type=path_arg,
         metavar="PATH",
         help="files, directories (their *.npy, not recursive; hidden files, whose names begin\n"
         "with '.', and other files there are ignored) or quoted glob patterns; a file named\n"

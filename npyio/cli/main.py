@@ -28,6 +28,7 @@ from npyio.cli.args import (
     lazy,
     mark_started,
     option,
+    path_arg,
     positive_int,
     set_parser,
     shape_arg,
@@ -135,6 +136,7 @@ BENCH = CommandSpec(
         option(
             "sources",
             nargs="*",
+            type=path_arg,
             metavar="INPUTS [LABELS]",
             help="your files: a directory, glob or files (any TensorFlow file system), as\n"
             "npyio.dataset takes them; without, the sample profiles are measured",

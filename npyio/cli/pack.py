@@ -19,6 +19,7 @@ from npyio.cli.args import (
     CommandSpec,
     for_terminal,
     option,
+    path_arg,
     size_arg,
     spec_arguments,
     spec_options,
@@ -174,9 +175,27 @@ PACK = CommandSpec(
         "npyio pack gs://bucket/inputs gs://bucket/labels -o gs://bucket/packed --json",
     ),
     options=(
-        option("inputs", metavar="INPUTS", help="a directory, glob or file, as npyio.dataset"),
-        option("labels", nargs="?", metavar="LABELS", help="label files, paired as npyio.dataset"),
-        option("--out", "-o", required=True, metavar="OUT", help="the directory to write"),
+        option(
+            "inputs",
+            type=path_arg,
+            metavar="INPUTS",
+            help="a directory, glob or file, as npyio.dataset",
+        ),
+        option(
+            "labels",
+            nargs="?",
+            type=path_arg,
+            metavar="LABELS",
+            help="label files, paired as npyio.dataset",
+        ),
+        option(
+            "--out",
+            "-o",
+            required=True,
+            type=path_arg,
+            metavar="OUT",
+            help="the directory to write",
+        ),
         option(
             "--label-values",
             metavar="NPY",

@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 
 from npyio.cli import args as cli_args
+from npyio.cli.args import EXIT_USAGE
+from npyio.cli.main import main
 
 
 # --- argument types -------------------------------------------------------------------------
@@ -126,3 +128,23 @@ def test_stdout_is_flushed_before_returning(monkeypatch):
     monkeypatch.setattr(sys, "stdout", Stream())
     cli_args.for_terminal(lambda args: 0)(namespace())
     assert flushed
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["verify", ""],
+        ["verify", "", "labels"],
+        ["inspect", ""],
+        ["bench", ""],
+        ["pack", "", "-o", "out"],
+        ["pack", "in", "-o", ""],
+    ],
+    ids=["verify", "verify-pair", "inspect", "bench", "pack-inputs", "pack-out"],
+)
+def test_an_empty_path_is_a_usage_error_not_a_traceback(argv, capsys):
+    # a shell's unset "$DIR" expands to '': it names nothing
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == EXIT_USAGE
+    assert "a path is empty ('')" in capsys.readouterr().err
