@@ -141,6 +141,11 @@ _REORDER = (
 )
 
 
+def _by_path(path: str) -> tuple[str, str]:
+    """The sort key of a walk's files (`_npy_files`): the directory, then the name."""
+    return os.path.dirname(path), os.path.basename(path)
+
+
 def index_directory(
     directory: str,
     labels: object = "inferred",
@@ -177,7 +182,7 @@ def index_directory(
                 f"alphanumeric order of their paths: got {len(values)} labels for "
                 f"{len(paths)} files"
             )
-        refuse_text_order(paths, f"directory {directory!r}", "labels", _REORDER)
+        refuse_text_order(paths, f"directory {directory!r}", "labels", _REORDER, _by_path)
         # as Keras: the class names are the distinct labels, sorted
         return Index(paths, values, [str(v) for v in np.unique(values).tolist()])
 

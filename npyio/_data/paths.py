@@ -35,7 +35,7 @@ import itertools
 import os
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -401,26 +401,32 @@ def pair_parts(sources: Sequence[Source], what: Sequence[str]) -> list[list[str]
 _NUMBER = re.compile(r"(\d+)")
 
 
-def _number_key(path: str) -> tuple[tuple[object, ...], tuple[object, ...]]:
-    """`_name_key` with each run of digits read as a number: ``2.npy`` before ``10.npy``."""
-
-    def key(text: str) -> tuple[object, ...]:
-        return tuple(int(t) if i % 2 else t for i, t in enumerate(_NUMBER.split(text)))
-
-    return key(basename(path)), key(path)
+def _numbers(text: str) -> tuple[object, ...]:
+    """``text`` with each run of digits read as a number: ``2.npy`` before ``10.npy``."""
+    return tuple(int(t) if i % 2 else t for i, t in enumerate(_NUMBER.split(text)))
 
 
-def text_order_clash(paths: Sequence[str]) -> tuple[str, str] | None:
-    """The first two neighbours of ``paths`` (listed in text order) that numbers would order
-    the other way (``10.npy`` before ``2.npy``), or None when both orders agree."""
-    keys = [_number_key(p) for p in paths]
-    for (a, ka), (b, kb) in itertools.pairwise(zip(paths, keys)):
-        if ka > kb:
-            return a, b
+def text_order_clash(
+    paths: Sequence[str], key: Callable[[str], tuple[str, ...]] = _name_key
+) -> tuple[str, str] | None:
+    """The first two neighbours of ``paths``, listed in the text order of ``key`` (a listing's
+    sort key: `_name_key`, or a walk's ``(path,)``), that reading the numbers in ``key``'s
+    texts would order the other way (``10.npy`` before ``2.npy``); None when both agree."""
+    texts = [key(p) for p in paths]
+    numbers = [tuple(_numbers(t) for t in k) for k in texts]
+    for i in range(len(paths) - 1):
+        if texts[i] <= texts[i + 1] and numbers[i] > numbers[i + 1]:
+            return paths[i], paths[i + 1]
     return None
 
 
-def refuse_text_order(paths: Sequence[str], where: str, what: str, remedy: str) -> None:
+def refuse_text_order(
+    paths: Sequence[str],
+    where: str,
+    what: str,
+    remedy: str,
+    key: Callable[[str], tuple[str, ...]] = _name_key,
+) -> None:
     """Refuses label values matched by position to ``paths``, listed in text order, when their
     names hold numbers that are not zero-padded, so that text and numeric order differ.
 
@@ -429,11 +435,12 @@ def refuse_text_order(paths: Sequence[str], where: str, what: str, remedy: str) 
         where: The source they were listed from, as the message names it.
         what: The values, as the message names them (``labels``).
         remedy: How to pass an explicit order, and how to accept text order knowingly.
+        key: The sort key ``paths`` were listed by (see `text_order_clash`).
 
     Raises:
         ValueError: naming two files that the two orders put the other way round.
     """
-    clash = text_order_clash(paths)
+    clash = text_order_clash(paths, key)
     if clash is None:
         return
     a, b = clash

@@ -104,3 +104,14 @@ def test_refuse_text_order_names_the_source_and_the_remedy():
     with pytest.raises(ValueError, match=r"^labels: .* files of 'src' .* REMEDY$"):
         refuse_text_order(["1.npy", "10.npy", "9.npy"], "'src'", "labels", "REMEDY")
     refuse_text_order(["a.npy"], "'src'", "labels", "REMEDY")
+
+
+def test_a_clash_is_judged_in_the_order_the_listing_was_sorted_by():
+    walk = ["t/top.npy", "t/a/B.NPY", "t/a/b/2.npy", "t/a/b/10.npy"]  # a walk: by directory
+
+    def by_directory(p: str) -> tuple[str, str]:
+        return os.path.dirname(p), os.path.basename(p)
+
+    assert text_order_clash(walk, by_directory) is None  # sorted by it, and numbers agree
+    walk = ["t/a/1.npy", "t/a/10.npy", "t/a/2.npy"]
+    assert text_order_clash(walk, by_directory) == ("t/a/10.npy", "t/a/2.npy")
