@@ -92,7 +92,7 @@ def pipelines(xs: str, ys: str, out: str, batch: int) -> dict[str, tuple[object,
         batch_size=batch,
     )
     options = DatasetOptions.from_arguments({"batch_size": batch})
-    whole = plan_packed(out, None, options)
+    whole = plan_packed(out, options)
     assert not isinstance(whole, tuple)
     subset = plan_subset(whole.index, whole.rows.sides, rows, options)
     cells["unshuffled, random subset 0.8"] = (

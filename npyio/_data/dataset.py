@@ -23,7 +23,7 @@ from npyio._data.map import parallel_map
 from npyio._data.options import AUTOTUNE, DatasetOptions, entry_point, parameters
 from npyio._data.packed import PackPlan
 from npyio._data.paths import PathSpec
-from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, Plan, plan
+from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, plan
 from npyio._data.remote import for_storage, on_gcs
 from npyio._data.rows import build_rows
 from npyio._data.shuffle import IndexShuffle, block_size
@@ -244,7 +244,7 @@ def build_packed(plan: PackPlan) -> tf.data.Dataset:
     )
 
 
-def build(plan: Plan, finish: Finish | None = None) -> tf.data.Dataset:
+def build(plan: DatasetPlan | PackPlan, finish: Finish | None = None) -> tf.data.Dataset:
     """The pipeline a plan describes, by its source kind; ``finish`` is applied to the
     batches before the prefetch (``dataset_from_directory`` encodes its labels there)."""
     require_tf2()
@@ -268,7 +268,8 @@ def build(plan: Plan, finish: Finish | None = None) -> tf.data.Dataset:
 
 
 def build_all(
-    plans: Plan | tuple[Plan, Plan], finish: Finish | None = None
+    plans: DatasetPlan | PackPlan | tuple[DatasetPlan | PackPlan, DatasetPlan | PackPlan],
+    finish: Finish | None = None,
 ) -> tf.data.Dataset | tuple[tf.data.Dataset, tf.data.Dataset]:
     """`build` of one plan, or of each of a training and validation pair."""
     if isinstance(plans, tuple):

@@ -52,12 +52,25 @@ def ours(directory: str) -> list[str]:
     return sorted(n for n in listdir(directory) if OURS.match(n))
 
 
-def state(directory: str) -> str | None:
-    """``"complete"`` (the index is there), ``"incomplete"`` (no index, but the marker a pack
-    writes first or a temporary shard), or None (neither: shards alone, their index and marker
-    gone, are not recognised here)."""
+def state(directory: str, *, listing: bool = True) -> str | None:
+    """The one rule of what a pack is, which everyone asks (`npyio.dataset`, the resolver,
+    `npyio.pack`, ``npyio verify`` and ``npyio inspect``): ``"complete"`` (the index is
+    there), ``"incomplete"`` (no index, but the marker a pack writes first or a temporary
+    shard), or None (neither: shards alone, their index and marker gone, are not a pack).
+
+    With ``listing`` the directory is listed once for the marker and the temporary shards;
+    without, the index and the marker are looked up by name (two look-ups, nothing listed:
+    what `npyio.dataset` asks of every source before the resolver lists it, which finds the
+    temporary shards then).
+
+    Raises:
+        OSError: for a directory that cannot be listed or looked in.
+        UnknownSchemeError: for a path whose scheme TensorFlow has no file system for.
+    """
     if exists(join(directory, INDEX)):
         return "complete"
+    if not listing:
+        return "incomplete" if exists(join(directory, INCOMPLETE)) else None
     names = listdir(directory)
     if INCOMPLETE in names or any(OURS.match(n) and n.endswith(TMP) for n in names):
         return "incomplete"
