@@ -21,7 +21,7 @@ import tensorflow as tf
 
 from npyio._data.map import parallel_map
 from npyio._data.options import AUTOTUNE, DatasetOptions, entry_point, parameters
-from npyio._data.packed import PackPlan
+from npyio._data.pack_plan import PackPlan
 from npyio._data.paths import PathSpec
 from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, plan
 from npyio._data.remote import for_storage, on_gcs
@@ -218,7 +218,7 @@ def _padding_values(plan: DatasetPlan) -> object:
 
 
 def build_packed(plan: PackPlan) -> tf.data.Dataset:
-    """The rows of a pack's plan as `npyio.dataset` elements (`npyio._data.packed`): the
+    """The rows of a pack's plan as `npyio.dataset` elements (`npyio._data.pack_plan`): the
     sources' structure, then the path with ``with_paths``."""
     index, loader = plan.index, plan.loader
     inputs_tmpl = structure_from_json(index.inputs, LEAF)

@@ -16,7 +16,7 @@ import numpy as np
 
 from npyio._data import capabilities
 from npyio._data.options import DatasetOptions, LoaderOptions, ReadOptions, split
-from npyio._data.packed import PackPlan, is_packed, plan_packed
+from npyio._data.pack_plan import PackPlan, is_packed, plan_packed
 from npyio._data.paths import (
     PathSpec,
     Source,

@@ -9,7 +9,7 @@ holds the same rows, so reading zips them. ``OUT/npyio-pack.json`` (`INDEX`) rec
 format version, the parts (dtype, row shape), every shard's rows, bytes and SHA-256, and the
 original file names in order.
 
-Safety, in the order a pack writes (`npyio._data.pack`, through `npyio._io.packed.ShardFile`
+Safety, in the order a pack writes (`npyio._data.pack_write`, through `npyio._io.packed.ShardFile`
 and `npyio._io.packed.write_index`): the marker `INCOMPLETE` first; every shard under a
 temporary name (`temporary`: hidden, with a ``.tmp`` suffix, so that neither a
 directory's listing nor a glob such as ``inputs-*.npy`` finds it), renamed when complete; the

@@ -1,6 +1,6 @@
-"""`npyio._data.packed`: a packed directory found by its index or marker (`is_packed`), and
+"""`npyio._data.pack_plan`: a packed directory found by its index or marker (`is_packed`), and
 planned as `npyio.rows`'s pieces (`plan_packed`): every row once across shards and subsets,
-and the options a pack refuses, named. What a pack yields: ``tests/data/test_pack.py``."""
+and the options a pack refuses, named. What a pack yields: ``tests/data/test_pack_write.py``."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ import tensorflow as tf
 import npyio
 from npyio._data.dataset import build_packed
 from npyio._data.options import DatasetOptions
-from npyio._data.packed import is_packed, plan_subset
+from npyio._data.pack_plan import is_packed, plan_subset
 from npyio._data.plan import plan as plan_sources
 from npyio._format.packed import INCOMPLETE, INDEX
-from tests.data.test_pack import N
+from tests.data.test_pack_write import N
 from tests.data.test_rows_plan import kept_rows
 
 
