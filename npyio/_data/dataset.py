@@ -251,8 +251,8 @@ def build(plan: DatasetPlan | PackPlan, finish: Finish | None = None) -> tf.data
     if isinstance(plan, PackPlan):
         return build_packed(plan)
     firsts = [column[0] for column in plan.columns if column]
-    sized = capabilities(plan.read.backend).sized and on_gcs(firsts)
-    read = reader(plan.read.backend, report=plan.read.ignore_errors, sized=sized)
+    one_get = capabilities(plan.read.backend).one_get and on_gcs(firsts)
+    read = reader(plan.read.backend, report=plan.read.ignore_errors, one_get=one_get)
     source = row_source(plan)
     if plan.strategy == BATCH_THEN_DECODE:
         ds = build_batch_then_decode(plan, read, source)
@@ -262,7 +262,7 @@ def build(plan: DatasetPlan | PackPlan, finish: Finish | None = None) -> tf.data
         ds = finish(ds)
     if plan.loader.prefetch:
         ds = ds.prefetch(plan.loader.prefetch)
-    one_request = sized and not read.report
+    one_request = one_get and not read.report
     blocks = not one_request or any(s.hint is None or s.member is not None for s in plan.specs)
     return for_storage(source.anchor(ds), firsts, blocks)
 

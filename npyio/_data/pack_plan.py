@@ -11,7 +11,7 @@ parts of a piece are zipped. What `npyio.dataset`'s options mean here:
 - **Order.** Unshuffled, rows come in the packed order, which is the sources' order (unless the
   pack was written with ``shuffle``): the same elements, in the same order, with the same
   ``element_spec`` as `npyio.dataset` of the sources.
-- **Shuffle** (by index over blocks of rows, then by index within windows): the rows are cut
+- **Shuffle** (by index over pieces of rows, then by index within windows): the rows are cut
   into pieces of about `PIECE_BYTES` (per part), the pieces are put in a new order each epoch
   by `npyio._data.shuffle.IndexShuffle` (a permutation computed in the graph: a checkpoint
   holds a position, not a list), and `CYCLE` at a time form a window, whose rows are read
@@ -142,12 +142,12 @@ def plan_subset(
         raise ValueError(f"shard {i} of {n} has no rows ({len(rows)} in all)")
     widest = max(max(s.row_bytes for s in sides), 1)
     chunk = max(1, CHUNK_BYTES // widest)
-    block, buffer = None, None
+    piece_rows, buffer = None, None
     if loader.shuffle:
-        block = max(1, PIECE_BYTES // widest)
-        buffer = CYCLE * block
+        piece_rows = max(1, PIECE_BYTES // widest)
+        buffer = CYCLE * piece_rows
         chunk = max(1, min(chunk, buffer // (2 * CYCLE)))
-    cut, keep = subset_pieces(counts, runs, loader.shard, block, widest)
+    cut, keep = subset_pieces(counts, runs, loader.shard, piece_rows, widest)
     rows_options = RowsOptions(
         shuffle=loader.shuffle,
         shuffle_buffer=buffer,

@@ -44,7 +44,7 @@ __all__ = [
 
 
 #: Bytes hashed (and read by verify) at a time.
-_BLOCK = 4 << 20
+_HASH_BYTES = 4 << 20
 
 
 def ours(directory: str) -> list[str]:
@@ -159,9 +159,9 @@ class ShardFile:
         self.size += len(data)
 
     def append(self, rows: np.ndarray) -> None:
-        block = np.ascontiguousarray(rows, dtype=self.dtype)
-        self._write(block.reshape(-1).view(np.uint8).data)
-        self.written += len(block)
+        values = np.ascontiguousarray(rows, dtype=self.dtype)
+        self._write(values.reshape(-1).view(np.uint8).data)
+        self.written += len(values)
 
     def commit(self) -> tuple[str, int, str]:
         """Closes and renames the shard; returns its name, bytes and SHA-256."""
@@ -190,10 +190,10 @@ def write_index(index: PackIndex) -> None:
 def _hash_file(path: str) -> Iterator[bytes]:
     with open_read(path) as f:
         while True:
-            block = f.read(_BLOCK)
-            if not block:
+            data = f.read(_HASH_BYTES)
+            if not data:
                 return
-            yield block
+            yield data
 
 
 def verify_pack(directory: str) -> tuple[PackIndex | None, list[tuple[str, str]]]:
@@ -218,8 +218,8 @@ def verify_pack(directory: str) -> tuple[PackIndex | None, list[tuple[str, str]]
             if path in bad:
                 continue
             h = hashlib.sha256()
-            for block in _hash_file(path):
-                h.update(block)
+            for data in _hash_file(path):
+                h.update(data)
             if h.hexdigest() != digest:
                 problems.append((path, "damaged shard -- its SHA-256 differs from the index's"))
     order = {join(directory, n): k for k, n in enumerate(n for s in index.shards for n in s.files)}
