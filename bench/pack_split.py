@@ -71,7 +71,7 @@ def pipelines(xs: str, ys: str, out: str, batch: int) -> dict[str, tuple[object,
     import npyio
     from npyio._data.dataset import build_packed
     from npyio._data.options import DatasetOptions
-    from npyio._data.packed import plan_packed, plan_subset
+    from npyio._data.pack_plan import plan_packed, plan_subset
 
     cells: dict[str, tuple[object, object]] = {}
     for shuffle in (False, True):
@@ -92,7 +92,7 @@ def pipelines(xs: str, ys: str, out: str, batch: int) -> dict[str, tuple[object,
         batch_size=batch,
     )
     options = DatasetOptions.from_arguments({"batch_size": batch})
-    whole = plan_packed(out, None, options)
+    whole = plan_packed(out, options)
     assert not isinstance(whole, tuple)
     subset = plan_subset(whole.index, whole.rows.sides, rows, options)
     cells["unshuffled, random subset 0.8"] = (

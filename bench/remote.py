@@ -257,7 +257,7 @@ if how == "npyio":
     import npyio
     from npyio._data.dataset import build_all
     from npyio._data.options import DatasetOptions
-    from npyio._data.packed import is_packed
+    from npyio._data.pack_plan import is_packed
     from npyio._data.plan import plan_dataset
     options = DatasetOptions.from_arguments({"batch_size": 8})
 start = time.perf_counter()

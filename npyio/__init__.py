@@ -20,7 +20,7 @@ from npyio.errors import BackendUnavailableError, NpyFormatError, NpyioError, Pa
 if TYPE_CHECKING:
     from npyio._data.dataset import dataset
     from npyio._data.directory import dataset_from_directory
-    from npyio._data.pack import pack
+    from npyio._data.pack_write import pack
     from npyio._data.rows import rows
     from npyio._graph.decode import decode_npy
     from npyio._io.header import inspect
@@ -51,7 +51,7 @@ _LAZY = {
     "decode_npy": "npyio._graph.decode",
     "decode_npz": "npyio._read.archive",
     "inspect": "npyio._io.header",
-    "pack": "npyio._data.pack",
+    "pack": "npyio._data.pack_write",
     "read_npy": "npyio._read.api",
     "read_npz": "npyio._read.api",
     "rows": "npyio._data.rows",

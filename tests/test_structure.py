@@ -622,7 +622,7 @@ TF_FREE = sorted(
         in (
             "npyio._data.capabilities",
             "npyio._data.options",
-            "npyio._data.packed",
+            "npyio._data.pack_plan",
             "npyio._data.paths",
             "npyio._data.plan",
             "npyio._data.rows_plan",

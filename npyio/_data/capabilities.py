@@ -6,10 +6,10 @@ arrays (`ROWS`, `npyio.rows`). For each option and kind, `TABLE` says whether th
 honoured and what it means there (``shard``: by file or by row), refused with a message (when
 its value is one `Use.refuses`), or absent (not an argument of that kind's function).
 
-Everything else derives from the table: `refuse` (the options' checks call it with the kind
-the plan decided), `markdown` (the table in docs/options.md) and ``tests/data/test_capabilities.py``
-(which builds every option on every kind). A new source kind is a column here, a new option a
-row. TF-free.
+Everything else derives from the table: `refuse` (`npyio._data.plan.plan` calls it once, with
+the kind it decided), `markdown` (the table in docs/options.md) and
+``tests/data/test_capabilities.py`` (which builds every option on every kind). A new source kind
+is a column here, a new option a row. TF-free.
 """
 
 from __future__ import annotations

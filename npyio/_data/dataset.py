@@ -21,9 +21,9 @@ import tensorflow as tf
 
 from npyio._data.map import parallel_map
 from npyio._data.options import AUTOTUNE, DatasetOptions, entry_point, parameters
-from npyio._data.packed import PackPlan
+from npyio._data.pack_plan import PackPlan
 from npyio._data.paths import PathSpec
-from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, Plan, plan
+from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, plan
 from npyio._data.remote import for_storage, on_gcs
 from npyio._data.rows import build_rows
 from npyio._data.shuffle import IndexShuffle, block_size
@@ -218,7 +218,7 @@ def _padding_values(plan: DatasetPlan) -> object:
 
 
 def build_packed(plan: PackPlan) -> tf.data.Dataset:
-    """The rows of a pack's plan as `npyio.dataset` elements (`npyio._data.packed`): the
+    """The rows of a pack's plan as `npyio.dataset` elements (`npyio._data.pack_plan`): the
     sources' structure, then the path with ``with_paths``."""
     index, loader = plan.index, plan.loader
     inputs_tmpl = structure_from_json(index.inputs, LEAF)
@@ -244,15 +244,15 @@ def build_packed(plan: PackPlan) -> tf.data.Dataset:
     )
 
 
-def build(plan: Plan, finish: Finish | None = None) -> tf.data.Dataset:
+def build(plan: DatasetPlan | PackPlan, finish: Finish | None = None) -> tf.data.Dataset:
     """The pipeline a plan describes, by its source kind; ``finish`` is applied to the
     batches before the prefetch (``dataset_from_directory`` encodes its labels there)."""
     require_tf2()
     if isinstance(plan, PackPlan):
         return build_packed(plan)
     firsts = [column[0] for column in plan.columns if column]
-    sized = capabilities(plan.read.backend).sized and on_gcs(firsts)
-    read = reader(plan.read.backend, report=plan.read.ignore_errors, sized=sized)
+    one_get = capabilities(plan.read.backend).one_get and on_gcs(firsts)
+    read = reader(plan.read.backend, report=plan.read.ignore_errors, one_get=one_get)
     source = row_source(plan)
     if plan.strategy == BATCH_THEN_DECODE:
         ds = build_batch_then_decode(plan, read, source)
@@ -262,13 +262,14 @@ def build(plan: Plan, finish: Finish | None = None) -> tf.data.Dataset:
         ds = finish(ds)
     if plan.loader.prefetch:
         ds = ds.prefetch(plan.loader.prefetch)
-    one_request = sized and not read.report
+    one_request = one_get and not read.report
     blocks = not one_request or any(s.hint is None or s.member is not None for s in plan.specs)
     return for_storage(source.anchor(ds), firsts, blocks)
 
 
 def build_all(
-    plans: Plan | tuple[Plan, Plan], finish: Finish | None = None
+    plans: DatasetPlan | PackPlan | tuple[DatasetPlan | PackPlan, DatasetPlan | PackPlan],
+    finish: Finish | None = None,
 ) -> tf.data.Dataset | tuple[tf.data.Dataset, tf.data.Dataset]:
     """`build` of one plan, or of each of a training and validation pair."""
     if isinstance(plans, tuple):

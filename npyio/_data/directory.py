@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from npyio._data.dataset import build
 from npyio._data.options import AUTOTUNE, DatasetOptions, SplitOptions, entry_point, parameters
-from npyio._data.packed import is_packed
+from npyio._data.pack_plan import is_packed
 from npyio._data.paths import PathSpec, isdir, refuse_text_order
 from npyio._data.plan import DatasetPlan, plan_dataset
 from npyio._format.files import is_local, named, one_path, short

@@ -453,8 +453,9 @@ class DatasetOptions:
     split: SplitOptions = SplitOptions()
 
     def __post_init__(self) -> None:
+        # what the source kind refuses is refused by the plan, which decides the kind
+        # (`npyio._data.plan.plan`)
         self.split.check(self.loader.seed)
-        capabilities.refuse(self.read.kind, self.given())  # the kind the options decide
 
     def given(self) -> dict[str, object]:
         """The options given a value other than their default, by their public names."""

@@ -53,7 +53,7 @@ from npyio._format.files import (
     scalar_path_text,
     short,
 )
-from npyio._format.packed import INDEX, IncompletePackError
+from npyio._format.packed import INCOMPLETE_REASON, SHARD, IncompletePackError
 from npyio._io.files import exists, gfile
 from npyio._io.packed import state
 
@@ -75,8 +75,6 @@ NO_MATCH = "no file matches this pattern"
 NOT_A_DIR = "not a directory"
 EMPTY = "the sequence of paths is empty"
 INCOMPLETE_PACK = "incomplete pack"
-#: A shard's name, as `npyio._format.packed.shard_name` writes it.
-_SHARD = re.compile(r"-\d{5}-of-\d{5}\.npy$")
 
 
 def no_files(suffix: str) -> str:
@@ -215,7 +213,7 @@ def _incomplete_pack(source: Source) -> Source:
     """``source`` with its problem set when it finds the shards of an interrupted pack (or, a
     directory, nothing but what an interrupted pack left): a smaller dataset otherwise."""
     if source.paths:
-        where = sorted({parent(p) for p in source.paths if _SHARD.search(p)})
+        where = sorted({parent(p) for p in source.paths if SHARD.search(p)})
     else:
         where = [source.arg] if source.kind == "dir" else []
     for directory in where:
@@ -225,11 +223,7 @@ def _incomplete_pack(source: Source) -> Source:
             found = None
         if found == "incomplete":
             place = "" if directory.rstrip("/") == source.arg.rstrip("/") else f" in {directory}"
-            problem = (
-                f"{INCOMPLETE_PACK}{place} -- the directory holds part of a pack but no "
-                f"{INDEX} (the pack was interrupted or failed); rerun the same npyio pack "
-                "command to complete it"
-            )
+            problem = f"{INCOMPLETE_PACK}{place} -- {INCOMPLETE_REASON}"
             return dataclasses.replace(source, paths=[], problem=problem)
     return source
 

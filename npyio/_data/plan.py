@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
+from npyio._data import capabilities
 from npyio._data.options import DatasetOptions, LoaderOptions, ReadOptions, split
-from npyio._data.packed import PackPlan, is_packed, plan_packed
+from npyio._data.pack_plan import PackPlan, is_packed, plan_packed
 from npyio._data.paths import (
     PathSpec,
     Source,
@@ -30,7 +32,7 @@ from npyio._format import npy
 from npyio._format.header import Checked, Limits
 from npyio._format.spec import Spec
 from npyio._io.spec import derive_spec
-from npyio._read import capabilities
+from npyio._read import capabilities as reader_capabilities
 
 __all__ = [
     "BATCH_THEN_DECODE",
@@ -38,7 +40,6 @@ __all__ = [
     "LARGE_FILE",
     "DatasetPlan",
     "Parts",
-    "Plan",
     "SpecRule",
     "choose_strategy",
     "paired",
@@ -68,7 +69,7 @@ def choose_strategy(
     files one by one). Decode-then-batch otherwise."""
     possible = (
         batch_size is not None
-        and capabilities(backend).batched
+        and reader_capabilities(backend).batched
         and not ignore_errors
         and all(spec.static for spec in specs)
     )
@@ -353,15 +354,10 @@ def _subsets(
     return out
 
 
-def plan_dataset(
-    inputs: PathSpec,
-    labels: PathSpec | None = None,
-    options: DatasetOptions = DatasetOptions(),
-    strata: np.ndarray | None = None,
+def _plan_files(
+    inputs: PathSpec, labels: PathSpec | None, options: DatasetOptions, strata: np.ndarray | None
 ) -> DatasetPlan | tuple[DatasetPlan, DatasetPlan]:
-    """Resolves, pairs, splits and shards the sources and derives the specs (see
-    `npyio.dataset`). Two plans for ``subset="both"``: training, validation. ``strata`` (a
-    class per file: class folders) makes the split stratified (`npyio._data.options.split`)."""
+    """Resolves, pairs, splits and shards the sources and derives the specs."""
     read, loader = options.read, options.loader
     parts = paired(resolve_parts(inputs, labels, read))
     values = _checked_values(labels, parts, read)
@@ -385,18 +381,57 @@ def plan_dataset(
     return plans[0] if options.split.subset != "both" else (plans[0], plans[1])
 
 
-#: What `plan` gives: loose files or ``.npz`` members, or a pack.
-Plan = DatasetPlan | PackPlan
+def _refuse(kind: str, labels: PathSpec | None, options: DatasetOptions, where: str | None) -> None:
+    """What the source ``kind`` refuses (`npyio._data.capabilities.TABLE`'s column; for a pack,
+    labels given and ``key`` too), before anything is read.
+
+    Raises:
+        ValueError: naming the option, with the table's message (after ``"{where}: "``).
+    """
+    if kind == capabilities.PACK:
+        if labels is not None:
+            raise ValueError(
+                f"{where}: a packed directory holds its labels; call npyio.dataset({where!r}) "
+                f"without labels"
+            )
+        if options.read.key is not None:  # not a row of the table: key makes .npz members
+            raise ValueError(f"{where}: key= does not apply to a packed directory")
+    capabilities.refuse(kind, options.given(), where)
 
 
 def plan(
-    inputs: PathSpec, labels: PathSpec | None = None, options: DatasetOptions = DatasetOptions()
-) -> Plan | tuple[Plan, Plan]:
-    """What `npyio.dataset` reads and how: the source kind is decided here (a directory with a
-    pack's index is a pack, ``key`` makes ``.npz`` members, else loose files), and each kind's
-    options are checked against `npyio._data.capabilities.TABLE`. Two plans for
-    ``subset="both"``: training, validation."""
-    directory = is_packed(inputs)
+    inputs: PathSpec,
+    labels: PathSpec | None = None,
+    options: DatasetOptions = DatasetOptions(),
+    strata: np.ndarray | None = None,
+    *,
+    packs: bool = True,
+) -> DatasetPlan | PackPlan | tuple[DatasetPlan, DatasetPlan] | tuple[PackPlan, PackPlan]:
+    """What `npyio.dataset` reads and how. The source kind is decided here, and what it
+    refuses is refused here, once, before anything is read: a directory that is a pack by
+    `npyio._io.packed.state`'s rule is a pack (with ``packs``), ``key`` makes ``.npz``
+    members, else loose files; each kind's options are checked against
+    `npyio._data.capabilities.TABLE`. Two plans for ``subset="both"``: training, validation.
+    ``strata`` (a class per file: class folders) makes the split stratified
+    (`npyio._data.options.split`)."""
+    directory = is_packed(inputs) if packs else None
+    kind = options.read.kind if directory is None else capabilities.PACK
+    _refuse(kind, labels, options, directory)
     if directory is not None:  # written by npyio pack: its index says what it holds
-        return plan_packed(directory, labels, options)
-    return plan_dataset(inputs, labels, options)
+        return plan_packed(directory, options)
+    return _plan_files(inputs, labels, options, strata)
+
+
+def plan_dataset(
+    inputs: PathSpec,
+    labels: PathSpec | None = None,
+    options: DatasetOptions = DatasetOptions(),
+    strata: np.ndarray | None = None,
+) -> DatasetPlan | tuple[DatasetPlan, DatasetPlan]:
+    """`plan` of loose files or ``.npz`` members (see `npyio.dataset`): a pack's directory is
+    read as the files it holds. For the sources of `npyio.pack`, class folders' files and
+    ``npyio verify``."""
+    return cast(
+        "DatasetPlan | tuple[DatasetPlan, DatasetPlan]",
+        plan(inputs, labels, options, strata, packs=False),
+    )

@@ -13,7 +13,7 @@ every file's size is checked against it, through ``tf.io.gfile``):
 1. The files' rows are numbered globally, shard after shard. ``shard=(n, i)`` keeps the
    contiguous range ``[total * i // n, total * (i + 1) // n)`` of that numbering.
 2. The range is cut into *pieces*, each a run of rows of one file (of a pair of files with
-   labels). When shuffling, pieces are at most about `npyio._data.rows_plan.BLOCK_BYTES`, so
+   labels). When shuffling, pieces are at most about `npyio._data.rows_plan.MAX_PIECE_BYTES`, so
    that even a single large file is read from several places at once. A split's subset (a random
    one has runs of a few rows) is read as spans of rows, each from a row of the subset
    to a row of the subset, and the other rows are dropped where the chunks are decoded

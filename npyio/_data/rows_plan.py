@@ -19,7 +19,7 @@ from npyio.errors import NpyFormatError
 #: Bytes per decoded chunk (per side): the unit of reading and decoding.
 CHUNK_BYTES = 1 << 20
 #: When shuffling, files are cut into pieces of at most about this many bytes (per side)...
-BLOCK_BYTES = 8 << 20
+MAX_PIECE_BYTES = 8 << 20
 #: ... and at least this many, when ``shuffle_buffer`` asks for smaller ones (``cycle`` of
 #: them are the window of ``shuffle=True`` without a ``shuffle_buffer``): a piece read at
 #: an offset reads the bytes before it too (FixedLengthRecordDataset skips its header by
@@ -36,10 +36,10 @@ GAP_BYTES = 256 << 10
 
 
 __all__ = [
-    "BLOCK_BYTES",
     "CHUNK_BYTES",
     "CYCLE",
     "GAP_BYTES",
+    "MAX_PIECE_BYTES",
     "MIN_PIECE_BYTES",
     "RowsFile",
     "RowsPlan",
@@ -154,15 +154,17 @@ def shard_runs(runs: list[tuple[int, int]], shard: tuple[int, int] | None) -> li
     return kept
 
 
-def pieces(counts: list[int], lo: int, hi: int, block: int | None) -> list[tuple[int, int, int]]:
-    """(file index, first row, end row) runs covering global rows [lo, hi), cut every ``block``
-    rows when ``block`` is set."""
+def pieces(
+    counts: list[int], lo: int, hi: int, piece_rows: int | None
+) -> list[tuple[int, int, int]]:
+    """(file index, first row, end row) runs covering global rows [lo, hi), cut every
+    ``piece_rows`` rows when it is set."""
     out: list[tuple[int, int, int]] = []
     start_of_file = 0
     for j, n in enumerate(counts):
         s, e = max(lo, start_of_file) - start_of_file, min(hi, start_of_file + n) - start_of_file
         start_of_file += n
-        step = block or max(e - s, 1)
+        step = piece_rows or max(e - s, 1)
         out.extend((j, a, min(a + step, e)) for a in range(s, e, step))
     return out
 
@@ -195,7 +197,7 @@ def subset_pieces(
     counts: list[int],
     runs: list[tuple[int, int]],
     shard: tuple[int, int] | None,
-    block: int | None,
+    piece_rows: int | None,
     row_bytes: int,
 ) -> tuple[list[tuple[int, int, int]], bytes | None]:
     """The pieces (`pieces`) of the rows of ``runs`` that ``shard`` reads (`shard_runs`), and
@@ -208,7 +210,7 @@ def subset_pieces(
     is left out."""
     runs = shard_runs(runs, shard)
     spans = _spans(runs, (GAP_BYTES - 1) // max(row_bytes, 1))
-    cut = [p for a, e in spans for p in pieces(counts, a, e, block)]
+    cut = [p for a, e in spans for p in pieces(counts, a, e, piece_rows)]
     if len(spans) == len(runs):  # nothing between them read: every row is kept
         return cut, None
     kept = _kept(runs, spans)
@@ -286,7 +288,7 @@ def plan_rows(
 
     widest = max(max(s.row_bytes for s in sides), 1)
     chunk = max(1, CHUNK_BYTES // widest)
-    block = None
+    piece_rows = None
     cycle = CYCLE if options.auto else int(options.num_parallel_reads)  # type: ignore[arg-type]
     if options.shuffle:
         # A window of ``cycle`` pieces holds about ``shuffle_buffer`` rows (or more, for pieces
@@ -295,9 +297,9 @@ def plan_rows(
         buffer = options.shuffle_buffer or cycle * max(1, MIN_PIECE_BYTES // widest)
         chunk = max(1, min(chunk, buffer // (2 * cycle)))
         wanted = max(-(-buffer // cycle), MIN_PIECE_BYTES // widest)
-        block = max(chunk, min(BLOCK_BYTES // widest, wanted))
+        piece_rows = max(chunk, min(MAX_PIECE_BYTES // widest, wanted))
     plans = []
     for runs in subsets:
-        cut, keep = subset_pieces(counts, runs, options.shard, block, widest)
+        cut, keep = subset_pieces(counts, runs, options.shard, piece_rows, widest)
         plans.append(RowsPlan(sides, tuple(cut), chunk, cycle, options, keep))
     return plans[0] if len(plans) == 1 else (plans[0], plans[1])

@@ -9,7 +9,7 @@ holds the same rows, so reading zips them. ``OUT/npyio-pack.json`` (`INDEX`) rec
 format version, the parts (dtype, row shape), every shard's rows, bytes and SHA-256, and the
 original file names in order.
 
-Safety, in the order a pack writes (`npyio._data.pack`, through `npyio._io.packed.ShardFile`
+Safety, in the order a pack writes (`npyio._data.pack_write`, through `npyio._io.packed.ShardFile`
 and `npyio._io.packed.write_index`): the marker `INCOMPLETE` first; every shard under a
 temporary name (`temporary`: hidden, with a ``.tmp`` suffix, so that neither a
 directory's listing nor a glob such as ``inputs-*.npy`` finds it), renamed when complete; the
@@ -41,8 +41,10 @@ from npyio.errors import IncompletePackError, PackIndexError
 __all__ = [
     "FORMAT",
     "INCOMPLETE",
+    "INCOMPLETE_REASON",
     "INDEX",
     "OURS",
+    "SHARD",
     "TMP",
     "VERSION",
     "IncompletePackError",
@@ -68,9 +70,12 @@ VERSION = 1
 INDEX = "npyio-pack.json"
 INCOMPLETE = "npyio-pack.incomplete"
 TMP = ".tmp"
+_SHARD_END = r"-\d{5}-of-\d{5}\.npy"
+#: How a shard's name (`shard_name`) ends: what the resolver looks for among a source's files.
+SHARD = re.compile(_SHARD_END + "$")
 #: The files a pack writes (what a rerun or ``--overwrite`` may remove, and nothing else);
 #: temporary names begin with "." (older versions wrote them without).
-OURS = re.compile(r"^[A-Za-z0-9_.]+-\d{5}-of-\d{5}\.npy(\.tmp)?$|^\.?npyio-pack\.json(\.tmp)?$")
+OURS = re.compile(rf"^[A-Za-z0-9_.]+{_SHARD_END}(\.tmp)?$|^\.?npyio-pack\.json(\.tmp)?$")
 
 
 def shard_name(stem: str, i: int, k: int) -> str:
@@ -83,12 +88,16 @@ def temporary(path: str) -> str:
     return join(parent(path), "." + os.path.basename(path) + TMP)
 
 
+#: Why a directory with the marker or temporary shards but no index is refused (`incomplete`,
+#: and the resolver's problem for a source among such a directory's shards).
+INCOMPLETE_REASON = (
+    f"the directory holds part of a pack but no {INDEX} (the pack was interrupted or failed); "
+    "rerun the same npyio pack command to complete it"
+)
+
+
 def incomplete(directory: str) -> IncompletePackError:
-    return IncompletePackError(
-        f"{directory}: incomplete pack -- the directory holds part of a pack but no "
-        f"{INDEX} (the pack was interrupted or failed); rerun the same npyio pack command "
-        f"to complete it"
-    )
+    return IncompletePackError(f"{directory}: incomplete pack -- {INCOMPLETE_REASON}")
 
 
 # --- structures of parts as JSON -------------------------------------------------------------

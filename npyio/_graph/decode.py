@@ -92,25 +92,6 @@ def _values(
     return out
 
 
-def decode_batch(
-    contents: tf.Tensor,
-    names: tf.Tensor | None,
-    dt: np.dtype,
-    shape: tf.TensorShape,
-    limits: Limits,
-    batched: bool,
-) -> tf.Tensor:
-    """Decodes a [B] string tensor of whole files with the full parser; returns [B, *dims] (or
-    dims when not batched).
-
-    ``names[row]`` is the file named in an error about element ``row``; without ``names`` it is
-    ``<bytes>`` (``<bytes>[row]`` in a batch).
-    """
-    raw, dims, ok, message = _parse(contents, names, dt, shape, limits, batched)
-    raw, dims = assert_verdict(ok, message, raw, dims)
-    return _values(raw, dims, contents, dt, shape, batched)
-
-
 #: The start of the line printed to stderr for each file a ``report`` decode refuses.
 SKIP_PREFIX = "npyio: skipping "
 
@@ -215,7 +196,13 @@ def _fast_path_cond(
 
 # --- strict: the first refusal raises ------------------------------------------------------
 def _decode_full(part: Part, batched: bool) -> tf.Tensor:
-    out = decode_batch(part.contents, part.names, part.dt, part.shape, part.limits, batched)
+    """``part``'s [B] files by the full parser, asserted: [B, *dims] values, or dims (one
+    file) when not ``batched``. ``part.names[row]`` names element ``row`` in an error;
+    without names it is ``<bytes>`` (``<bytes>[row]`` in a batch)."""
+    contents, dt, shape = part.contents, part.dt, part.shape
+    raw, dims, ok, message = _parse(contents, part.names, dt, shape, part.limits, batched)
+    raw, dims = assert_verdict(ok, message, raw, dims)
+    out = _values(raw, dims, contents, dt, shape, batched)
     out.set_shape(_spec(part, batched, None))
     return out
 

@@ -44,7 +44,7 @@ __all__ = [
 
 
 #: Bytes hashed (and read by verify) at a time.
-_BLOCK = 4 << 20
+_HASH_BYTES = 4 << 20
 
 
 def ours(directory: str) -> list[str]:
@@ -52,12 +52,25 @@ def ours(directory: str) -> list[str]:
     return sorted(n for n in listdir(directory) if OURS.match(n))
 
 
-def state(directory: str) -> str | None:
-    """``"complete"`` (the index is there), ``"incomplete"`` (no index, but the marker a pack
-    writes first or a temporary shard), or None (neither: shards alone, their index and marker
-    gone, are not recognised here)."""
+def state(directory: str, *, listing: bool = True) -> str | None:
+    """The one rule of what a pack is, which everyone asks (`npyio.dataset`, the resolver,
+    `npyio.pack`, ``npyio verify`` and ``npyio inspect``): ``"complete"`` (the index is
+    there), ``"incomplete"`` (no index, but the marker a pack writes first or a temporary
+    shard), or None (neither: shards alone, their index and marker gone, are not a pack).
+
+    With ``listing`` the directory is listed once for the marker and the temporary shards;
+    without, the index and the marker are looked up by name (two look-ups, nothing listed:
+    what `npyio.dataset` asks of every source before the resolver lists it, which finds the
+    temporary shards then).
+
+    Raises:
+        OSError: for a directory that cannot be listed or looked in.
+        UnknownSchemeError: for a path whose scheme TensorFlow has no file system for.
+    """
     if exists(join(directory, INDEX)):
         return "complete"
+    if not listing:
+        return "incomplete" if exists(join(directory, INCOMPLETE)) else None
     names = listdir(directory)
     if INCOMPLETE in names or any(OURS.match(n) and n.endswith(TMP) for n in names):
         return "incomplete"
@@ -146,9 +159,9 @@ class ShardFile:
         self.size += len(data)
 
     def append(self, rows: np.ndarray) -> None:
-        block = np.ascontiguousarray(rows, dtype=self.dtype)
-        self._write(block.reshape(-1).view(np.uint8).data)
-        self.written += len(block)
+        values = np.ascontiguousarray(rows, dtype=self.dtype)
+        self._write(values.reshape(-1).view(np.uint8).data)
+        self.written += len(values)
 
     def commit(self) -> tuple[str, int, str]:
         """Closes and renames the shard; returns its name, bytes and SHA-256."""
@@ -177,10 +190,10 @@ def write_index(index: PackIndex) -> None:
 def _hash_file(path: str) -> Iterator[bytes]:
     with open_read(path) as f:
         while True:
-            block = f.read(_BLOCK)
-            if not block:
+            data = f.read(_HASH_BYTES)
+            if not data:
                 return
-            yield block
+            yield data
 
 
 def verify_pack(directory: str) -> tuple[PackIndex | None, list[tuple[str, str]]]:
@@ -205,8 +218,8 @@ def verify_pack(directory: str) -> tuple[PackIndex | None, list[tuple[str, str]]
             if path in bad:
                 continue
             h = hashlib.sha256()
-            for block in _hash_file(path):
-                h.update(block)
+            for data in _hash_file(path):
+                h.update(data)
             if h.hexdigest() != digest:
                 problems.append((path, "damaged shard -- its SHA-256 differs from the index's"))
     order = {join(directory, n): k for k, n in enumerate(n for s in index.shards for n in s.files)}

@@ -19,20 +19,21 @@ class Capabilities:
         python_free: No Python runs per element: the graph serializes (tf.data service, other
             processes, TPU hosts).
         members: Reads members of ``.npz`` archives (``key=``).
-        sized: Reads a file of known size in one request on object storage.
+        one_get: Reads an object of known size with one GET on object storage, past
+            TensorFlow's GCS read block (`npyio._read.objects.read_sized`).
     """
 
     batched: bool
     python_free: bool
     members: bool
-    sized: bool
+    one_get: bool
 
 
 #: Each backend's capabilities, by name (`npyio._read.backends.reader` builds its reader).
 CAPABILITIES = {
-    "graph": Capabilities(batched=True, python_free=True, members=True, sized=True),
-    "tfio": Capabilities(batched=False, python_free=True, members=False, sized=False),
-    "py_function": Capabilities(batched=False, python_free=False, members=False, sized=False),
+    "graph": Capabilities(batched=True, python_free=True, members=True, one_get=True),
+    "tfio": Capabilities(batched=False, python_free=True, members=False, one_get=False),
+    "py_function": Capabilities(batched=False, python_free=False, members=False, one_get=False),
 }
 #: The backends, by name.
 BACKENDS = tuple(CAPABILITIES)

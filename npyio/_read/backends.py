@@ -44,11 +44,11 @@ class Reader(Protocol):
     def read(self, paths: Sequence[tf.Tensor], specs: Sequence[Spec]) -> list[tf.Tensor]: ...
 
 
-def reader(backend: str, report: bool = False, sized: bool = False) -> Reader:
+def reader(backend: str, report: bool = False, one_get: bool = False) -> Reader:
     """The reader of ``backend``. With ``report`` (for ``ignore_errors``), it also names each
     file it refuses on stderr, as ``npyio: skipping PATH: reason``, whatever
-    ``TF_CPP_MIN_LOG_LEVEL`` says. With ``sized`` (files on object storage), a reader that
-    can (``capabilities.sized``) reads files of known size in one request.
+    ``TF_CPP_MIN_LOG_LEVEL`` says. With ``one_get`` (files on object storage), a reader that
+    can (``capabilities.one_get``) reads files of known size in one request.
 
     Raises:
         ValueError: for an unknown backend name.
@@ -64,4 +64,4 @@ def reader(backend: str, report: bool = False, sized: bool = False) -> Reader:
         from npyio._read.tfio import TfioReader  # lazily: importing npyio never imports tfio
 
         return TfioReader(report)
-    return GraphReader(report, sized)
+    return GraphReader(report, one_get)

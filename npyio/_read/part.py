@@ -142,21 +142,21 @@ class PathReader:
 class GraphReader(PathReader):
     """npyio's graph parser: ``tf.io.read_file``, the ``.npz`` member, then `decode_group`.
 
-    ``sized`` (for object storage): a ``.npy`` part whose spec knows its files' size (a hint)
+    ``one_get`` (for object storage): a ``.npy`` part whose spec knows its files' size (a hint)
     is read by `npyio._read.objects.read_sized`, in one request whatever TensorFlow's GCS
     read block.
     """
 
     capabilities = CAPABILITIES["graph"]
 
-    def __init__(self, report: bool = False, sized: bool = False) -> None:
+    def __init__(self, report: bool = False, one_get: bool = False) -> None:
         super().__init__(report)
-        self.sized = sized
+        self.one_get = one_get
 
     def fetch(self, path: tf.Tensor, spec: Spec) -> Fetched:
         if self.report:
             return self._fetch_reporting(path, spec)
-        if spec.member is None and self.sized and spec.hint is not None:
+        if spec.member is None and self.one_get and spec.hint is not None:
             return Fetched(path, read_sized(path, spec.hint.size))
         if spec.member is None:
             return Fetched(path, read_file(path))

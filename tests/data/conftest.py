@@ -1,5 +1,5 @@
-"""Fixtures of ``tests/data/test_pack.py`` (what a pack yields) and ``test_packed.py`` (how a
-pack is planned): a tree of pairs, and its pack."""
+"""Fixtures of ``tests/data/test_pack_write.py`` (what a pack yields) and ``test_pack_plan.py``
+(how a pack is planned): a tree of pairs, and its pack."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import npyio
-from tests.data.test_pack import make_tree
+from tests.data.test_pack_write import make_tree
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ function, checked directly."""
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -13,9 +14,19 @@ from typing import Any
 import numpy as np
 import pytest
 
-from npyio._data.plan import BATCH_THEN_DECODE, DECODE_THEN_BATCH, LARGE_FILE, choose_strategy
+from npyio._data.options import DatasetOptions
+from npyio._data.plan import (
+    BATCH_THEN_DECODE,
+    DECODE_THEN_BATCH,
+    LARGE_FILE,
+    choose_strategy,
+    plan,
+    plan_dataset,
+)
 from npyio._format.header import make_hint
+from npyio._format.packed import INCOMPLETE
 from npyio._format.spec import Spec
+from npyio.errors import IncompletePackError
 from tests.test_structure import run_without_tf
 
 #: Run before each snippet: the plan's results as JSON-able values.
@@ -234,6 +245,39 @@ def test_missing_sources_are_named_before_pairing(pairs, tmp_path):
         ["ValueError", f"labels: {where} does not exist (no such file or directory)"],
         ["ValueError", f"inputs: {where} does not exist (no such file or directory)"],
     ]
+
+
+# --- the source kind and what it refuses: decided once, by the plan ----------------------------
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"key": "x", "max_file_size": 10}, "max_file_size is not supported with key"),
+        ({"label_key": "y"}, "label_key needs key"),
+        ({"key": "x", "backend": "py_function"}, "needs backend='graph'"),
+    ],
+)
+def test_the_plan_refuses_what_the_kind_refuses_before_reading_anything(
+    tmp_path, arguments, message
+):
+    options = DatasetOptions.from_arguments(arguments)  # each value valid on its own
+    missing = str(tmp_path / "nothing-here")
+    for planner in (plan, plan_dataset):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            planner(missing, options=options)
+
+
+def test_a_pack_refuses_its_options_before_its_index_is_read(tmp_path):
+    (tmp_path / INCOMPLETE).write_text("")  # an interrupted pack: no index to read
+    where = str(tmp_path)
+    for arguments, labels, message in [
+        ({"backend": "py_function"}, None, "a packed directory is read by npyio's row reader"),
+        ({"key": "x"}, None, "key= does not apply to a packed directory"),
+        ({}, "labels", "a packed directory holds its labels"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(f"{where}: {message}")):
+            plan(where, labels, DatasetOptions.from_arguments(arguments))
+    with pytest.raises(IncompletePackError, match="incomplete pack"):
+        plan(where)
 
 
 # --- pure functions ---------------------------------------------------------------------------

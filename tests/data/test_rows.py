@@ -46,7 +46,7 @@ def small_chunks(monkeypatch):
     """Chunks of a few rows and pieces of a few chunks, so small files exercise the chunking
     (whole chunks plus a remainder) and the cutting into pieces that big files get."""
     monkeypatch.setattr(rows_plan, "CHUNK_BYTES", 100)
-    monkeypatch.setattr(rows_plan, "BLOCK_BYTES", 700)
+    monkeypatch.setattr(rows_plan, "MAX_PIECE_BYTES", 700)
 
 
 def sample(dtype: str, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:

@@ -22,11 +22,11 @@ import json, os, sys
 import numpy as np
 import tensorflow as tf
 import npyio
-import npyio._data.packed
+import npyio._data.pack_plan
 kind, source, root, mode, batch, steps = sys.argv[1:7]
 batch, steps = int(batch) or None, json.loads(steps)
 if kind == "small-pieces":  # pieces of 32 rows: windows of 256 rows, 32 of them an epoch
-    npyio._data.packed.PIECE_BYTES = 32 << 10
+    npyio._data.pack_plan.PIECE_BYTES = 32 << 10
 if kind == "rows":
     ds = npyio.rows(f"{source}/x.npy", f"{source}/y.npy", shuffle=True, shuffle_buffer=100_000,
                     batch_size=batch, seed=3)

@@ -62,10 +62,10 @@ def test_rows_shard_ranges_cover_every_row_once(shards):
     assert sorted(rows) == [(j, r) for j, n in enumerate(counts) for r in range(n)]
 
 
-def test_rows_shuffle_cuts_pieces_in_blocks(shards):
+def test_rows_shuffle_cuts_files_into_pieces(shards):
     out = plan_json(
         """
-        npyio._data.rows_plan.BLOCK_BYTES = 64  # blocks of 4 rows of 16 bytes, to see files cut
+        npyio._data.rows_plan.MAX_PIECE_BYTES = 64  # pieces of 4 rows of 16 bytes, to see files cut
         p = rows_plan(xs, shuffle=True, shuffle_buffer=8, num_parallel_reads=2)
         out = [p.pieces, p.chunk, p.cycle, p.auto]
         """,
@@ -137,15 +137,15 @@ def kept_rows(counts: list[int], cut: list, keep: bytes | None) -> list[int]:
 
 
 @pytest.mark.parametrize("shard", [None, (3, 0), (3, 2)])
-@pytest.mark.parametrize("block", [None, 1000])
-def test_a_random_subset_is_read_in_spans_not_in_a_piece_per_run(shard, block):
+@pytest.mark.parametrize("piece_rows", [None, 1000])
+def test_a_random_subset_is_read_in_spans_not_in_a_piece_per_run(shard, piece_rows):
     counts = [20_000, 0, 30_000]
     subset = np.sort(np.random.RandomState(0).permutation(50_000)[:40_000])
     runs = row_runs(subset)
     assert len(runs) > 5000  # runs of a few rows: a piece each made the split slow
-    cut, keep = subset_pieces(counts, runs, shard, block, 16)
-    # rows of 16 bytes, GAP_BYTES apart at most: one span, cut only at files and blocks
-    assert len(cut) <= 2 + (0 if block is None else 50_000 // block)
+    cut, keep = subset_pieces(counts, runs, shard, piece_rows, 16)
+    # rows of 16 bytes, GAP_BYTES apart at most: one span, cut only at files and pieces
+    assert len(cut) <= 2 + (0 if piece_rows is None else 50_000 // piece_rows)
     assert keep is not None and len(keep) == sum(e - a for _, a, e in cut)
     want = [a + r for a, e in shard_runs(runs, shard) for r in range(e - a)]
     assert kept_rows(counts, cut, keep) == want  # the same rows as before, ascending
@@ -164,7 +164,7 @@ def test_runs_far_apart_or_of_wide_rows_are_read_alone():
     assert kept_rows([200], cut, keep) == [0, 1, 2, 10, 11, 100]
     cut, keep = subset_pieces([200], runs, None, None, GAP_BYTES // 100)
     assert cut == [(0, 0, 101)] and kept_rows([200], cut, keep) == [0, 1, 2, 10, 11, 100]
-    # a span cut into blocks leaves out the pieces that keep no row
+    # a span cut into pieces leaves out the pieces that keep no row
     cut, keep = subset_pieces([200], runs, None, 4, 1)
     assert cut == [(0, 0, 4), (0, 8, 12), (0, 100, 101)]
     assert kept_rows([200], cut, keep) == [0, 1, 2, 10, 11, 100]

@@ -282,7 +282,7 @@ import npyio
 import npyio._data.rows_plan
 xs, ys, ckpt, mode, take = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 if ys == "rows":  # npyio.rows of the one array xs, in 10 pieces, through a buffer of rows
-    npyio._data.rows_plan.BLOCK_BYTES = 800
+    npyio._data.rows_plan.MAX_PIECE_BYTES = 800
     ds = npyio.rows(
         xs, batch_size=50, shuffle=True, shuffle_buffer=64, seed=4, num_parallel_reads=2
     )
@@ -382,7 +382,7 @@ def test_rows_shuffle_their_pieces_by_index_and_resume_exactly(tmp_path, monkeyp
     # positions only, and restores exactly
     x = tmp_path / "x.npy"
     np.save(x, np.arange(1000, dtype=np.int64))
-    monkeypatch.setattr(npyio._data.rows_plan, "BLOCK_BYTES", 800)  # 100-row pieces: 10
+    monkeypatch.setattr(npyio._data.rows_plan, "MAX_PIECE_BYTES", 800)  # 100-row pieces: 10
     ds = npyio.rows(str(x), shuffle=True, shuffle_buffer=64, seed=4)
     graph = tf.compat.v1.GraphDef.FromString(ds._as_serialized_graph().numpy())
     nodes = [*graph.node, *(n for f in graph.library.function for n in f.node_def)]
@@ -435,7 +435,7 @@ elif kind == "directory":
 elif kind == "pack":
     ds = npyio.dataset(f"{root}/pack", **kw)
 else:  # npyio.rows of one array, in pieces of 20 rows, through a buffer of rows
-    npyio._data.rows_plan.BLOCK_BYTES = 160
+    npyio._data.rows_plan.MAX_PIECE_BYTES = 160
     ds = npyio.rows(f"{root}/rows.npy", batch_size=batch, shuffle=True, shuffle_buffer=16)
 def ids(e):
     x = e[0] if isinstance(e, tuple) else e

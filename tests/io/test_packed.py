@@ -71,6 +71,19 @@ def test_state_ours_and_the_index(tmp_path, pack):
     assert load_index(str(pack)) == index and INDEX + ".tmp" not in ours(str(pack))
 
 
+def test_state_is_the_one_pack_rule_with_or_without_a_listing(tmp_path, pack):
+    assert state(str(pack)) == state(str(pack), listing=False) == "complete"
+    (pack / INDEX).unlink()
+    assert state(str(pack)) is None and state(str(pack), listing=False) is None  # shards alone
+    (pack / INCOMPLETE).write_text("")
+    assert state(str(pack)) == state(str(pack), listing=False) == "incomplete"
+    (pack / INCOMPLETE).unlink()
+    (pack / ".x-00000-of-00003.npy.tmp").write_bytes(b"")
+    assert state(str(pack)) == "incomplete"  # a temporary shard: found by the listing
+    assert state(str(pack), listing=False) is None  # two look-ups, nothing listed
+    assert state(str(tmp_path / "absent")) is None
+
+
 def test_load_index_refuses_what_is_not_a_pack(tmp_path, pack):
     with pytest.raises(FileNotFoundError, match="not a packed directory"):
         load_index(str(tmp_path))

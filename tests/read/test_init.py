@@ -15,9 +15,9 @@ def test_each_backend_has_its_capabilities():
     for name in BACKENDS:
         assert capabilities(name) is CAPABILITIES[name]
     graph, tfio, py = (capabilities(b) for b in BACKENDS)
-    assert graph == Capabilities(batched=True, python_free=True, members=True, sized=True)
+    assert graph == Capabilities(batched=True, python_free=True, members=True, one_get=True)
     assert tfio.python_free and not (tfio.batched or tfio.members)
-    assert not (py.python_free or py.batched or py.members or py.sized)
+    assert not (py.python_free or py.batched or py.members or py.one_get)
 
 
 def test_capabilities_are_frozen_data():

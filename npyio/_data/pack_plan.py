@@ -11,7 +11,7 @@ parts of a piece are zipped. What `npyio.dataset`'s options mean here:
 - **Order.** Unshuffled, rows come in the packed order, which is the sources' order (unless the
   pack was written with ``shuffle``): the same elements, in the same order, with the same
   ``element_spec`` as `npyio.dataset` of the sources.
-- **Shuffle** (by index over blocks of rows, then by index within windows): the rows are cut
+- **Shuffle** (by index over pieces of rows, then by index within windows): the rows are cut
   into pieces of about `PIECE_BYTES` (per part), the pieces are put in a new order each epoch
   by `npyio._data.shuffle.IndexShuffle` (a permutation computed in the graph: a checkpoint
   holds a position, not a list), and `CYCLE` at a time form a window, whose rows are read
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from npyio._data import capabilities
-from npyio._data.options import DatasetOptions, LoaderOptions, RowsOptions, split
+from npyio._data.options import DatasetOptions, LoaderOptions, ReadOptions, RowsOptions, split
 from npyio._data.rows_plan import (
     CHUNK_BYTES,
     CYCLE,
@@ -59,10 +59,9 @@ from npyio._data.rows_plan import (
 )
 from npyio._data.structure import LEAF, per_part
 from npyio._format import npy
-from npyio._format.files import UnknownSchemeError, is_local, join, path_text
-from npyio._format.packed import INCOMPLETE, INDEX, PackIndex, structure_from_json
-from npyio._io.files import exists
-from npyio._io.packed import read_index
+from npyio._format.files import UnknownSchemeError, is_local, path_text
+from npyio._format.packed import PackIndex, structure_from_json
+from npyio._io.packed import read_index, state
 
 __all__ = ["PIECE_BYTES", "PackPlan", "is_packed", "plan_packed", "plan_subset"]
 
@@ -71,18 +70,18 @@ PIECE_BYTES = 1 << 20
 
 
 def is_packed(inputs: object) -> str | None:
-    """The directory, when ``inputs`` is one path to a packed (or partly packed) directory:
-    one holding the index or the marker a pack writes first (two look-ups, no listing)."""
+    """The directory, when ``inputs`` is one path to a packed (or partly packed) directory by
+    `npyio._io.packed.state`'s rule, asked without a listing (two look-ups)."""
     text = path_text(inputs)
     if text is None or any(c in text for c in "*?[") or text.endswith(".npy"):
         return None
     if is_local(text) and not os.path.isdir(text):
         return None
     try:
-        found = exists(join(text, INDEX)) or exists(join(text, INCOMPLETE))
+        found = state(text, listing=False)
     except UnknownSchemeError:  # the resolver names the scheme, as for any other source
         return None
-    return text if found else None
+    return None if found is None else text
 
 
 @dataclass(frozen=True)
@@ -98,18 +97,10 @@ class PackPlan:
     kind: str = capabilities.PACK
 
 
-def _check_options(index: PackIndex, labels: object, options: DatasetOptions) -> None:
-    """Refuses what the table refuses for a pack, and a dtype/shape the pack contradicts."""
+def _check_specs(index: PackIndex, read: ReadOptions) -> None:
+    """Refuses a dtype or shape the pack contradicts (what the table refuses for a pack,
+    `npyio._data.plan.plan` has refused)."""
     where = index.directory
-    if labels is not None:
-        raise ValueError(
-            f"{where}: a packed directory holds its labels; call npyio.dataset({where!r}) "
-            f"without labels"
-        )
-    read = options.read
-    if read.key is not None:  # not a row of the table: key makes a source of .npz members
-        raise ValueError(f"{where}: key= does not apply to a packed directory")
-    capabilities.refuse(capabilities.PACK, options.given(), where)
     inputs_tmpl = structure_from_json(index.inputs, LEAF)
     labels_tmpl = None if index.labels is None else structure_from_json(index.labels, LEAF)
     sides = [("inputs", inputs_tmpl, read.dtype, read.shape)]
@@ -151,12 +142,12 @@ def plan_subset(
         raise ValueError(f"shard {i} of {n} has no rows ({len(rows)} in all)")
     widest = max(max(s.row_bytes for s in sides), 1)
     chunk = max(1, CHUNK_BYTES // widest)
-    block, buffer = None, None
+    piece_rows, buffer = None, None
     if loader.shuffle:
-        block = max(1, PIECE_BYTES // widest)
-        buffer = CYCLE * block
+        piece_rows = max(1, PIECE_BYTES // widest)
+        buffer = CYCLE * piece_rows
         chunk = max(1, min(chunk, buffer // (2 * CYCLE)))
-    cut, keep = subset_pieces(counts, runs, loader.shard, block, widest)
+    cut, keep = subset_pieces(counts, runs, loader.shard, piece_rows, widest)
     rows_options = RowsOptions(
         shuffle=loader.shuffle,
         shuffle_buffer=buffer,
@@ -169,20 +160,19 @@ def plan_subset(
     return RowsPlan(sides, tuple(cut), chunk, CYCLE, rows_options, keep)
 
 
-def plan_packed(
-    directory: str, labels: object, options: DatasetOptions
-) -> PackPlan | tuple[PackPlan, PackPlan]:
+def plan_packed(directory: str, options: DatasetOptions) -> PackPlan | tuple[PackPlan, PackPlan]:
     """The plan of `npyio.dataset` of a packed directory (see the module docstring): one, or
-    two for ``subset="both"`` (training, validation).
+    two for ``subset="both"`` (training, validation). The options a pack refuses (labels
+    given, ``key``, the table's) are `npyio._data.plan.plan`'s to refuse, before this.
 
     Raises:
         IncompletePackError: for a directory an interrupted pack left.
         PackIndexError: (an NpyFormatError) naming the index, for an index that is not valid
             or that a shard file contradicts (missing, damaged, other dtype, shape or rows).
-        ValueError: for an option that does not apply, or a dtype/shape the pack contradicts.
+        ValueError: for a dtype/shape the pack contradicts.
     """
     index = read_index(directory)
-    _check_options(index, labels, options)
+    _check_specs(index, options.read)
     parts = list(range(len(index.parts)))
     if not options.loader.with_paths:
         parts = parts[:-1]  # ``order`` is read only for the paths

@@ -1,6 +1,6 @@
-"""`npyio._data.packed`: a packed directory found by its index or marker (`is_packed`), and
+"""`npyio._data.pack_plan`: a packed directory found by its index or marker (`is_packed`), and
 planned as `npyio.rows`'s pieces (`plan_packed`): every row once across shards and subsets,
-and the options a pack refuses, named. What a pack yields: ``tests/data/test_pack.py``."""
+and the options a pack refuses, named. What a pack yields: ``tests/data/test_pack_write.py``."""
 
 from __future__ import annotations
 
@@ -14,14 +14,17 @@ import tensorflow as tf
 import npyio
 from npyio._data.dataset import build_packed
 from npyio._data.options import DatasetOptions
-from npyio._data.packed import is_packed, plan_packed, plan_subset
+from npyio._data.pack_plan import is_packed, plan_subset
+from npyio._data.plan import plan as plan_sources
 from npyio._format.packed import INCOMPLETE, INDEX
-from tests.data.test_pack import N
+from tests.data.test_pack_write import N
 from tests.data.test_rows_plan import kept_rows
 
 
 def plan(directory: str, labels: object = None, **arguments: object):
-    return plan_packed(directory, labels, DatasetOptions.from_arguments(arguments))
+    """`npyio._data.plan.plan` of the pack (which refuses what a pack refuses, then asks
+    `plan_packed`)."""
+    return plan_sources(directory, labels, DatasetOptions.from_arguments(arguments))
 
 
 def rows_of(p) -> list[int]:

@@ -11,7 +11,7 @@ bytes. TensorFlow is imported only for those, for class folders and for a
 shuffled order (`npyio.dataset`'s permutation): packing local ``.npy`` files in their order
 imports none. Rows are written with numpy's header and plain writes
 (`npyio._format.packed`), a batch of about `WRITE_BATCH_BYTES` at a time, so memory is bounded
-by a few batches whatever the dataset's size. Reading a pack back is `npyio._data.packed`.
+by a few batches whatever the dataset's size. Reading a pack back is `npyio._data.pack_plan`.
 
 Before anything is written every file's header is checked against its part's spec, the check
 `npyio verify` makes (`check_files`, and the spec's verdict through `LocalReader.reason`): a

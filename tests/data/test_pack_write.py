@@ -364,7 +364,7 @@ def test_the_first_odd_file_is_named_when_headers_are_checked_a_slice_at_a_time(
 ):
     """The element first, then the part: an odd label at 5 comes before an odd input at 7,
     with each part's files checked 3 at a time."""
-    monkeypatch.setattr(importlib.import_module("npyio._data.pack"), "_CHECK_SLICE", 3)
+    monkeypatch.setattr(importlib.import_module("npyio._data.pack_write"), "_CHECK_SLICE", 3)
     for side in ("x", "y"):
         (tmp_path / side).mkdir()
         for i in range(10):
