@@ -251,7 +251,7 @@ def mixed(tmp_path) -> Path:
 
 def dataset_loads(d: Path, **kwargs: object) -> bool:
     try:
-        return sum(1 for _ in npyio.dataset(str(d), **kwargs)) == PAIRS
+        return sum(1 for _ in npyio.dataset(str(d), batch_size=None, **kwargs)) == PAIRS
     except (ValueError, TypeError, NpyFormatError, tf.errors.OpError):
         return False
 
