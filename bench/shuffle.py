@@ -63,7 +63,7 @@ def throughput(root: str, rounds: int, only: str = "") -> dict[str, list[float]]
     if hasattr(npyio._data.dataset, "row_source"):
         pipelines["shuffled (a buffer of every row)"] = buffer_shuffled(xs, ys)
     # unbatched: one element per pair, where a shuffle's cost per element shows most
-    pipelines["shuffled, unbatched"] = npyio.dataset(xs, ys, shuffle=True, seed=1)
+    pipelines["shuffled, unbatched"] = npyio.dataset(xs, ys, shuffle=True, seed=1, batch_size=None)
     if hasattr(npyio._data.dataset, "row_source"):
         pipelines["shuffled, unbatched (a buffer)"] = buffer_shuffled(xs, ys, batch_size=None)
     pipelines = {name: ds for name, ds in pipelines.items() if only in name}

@@ -282,7 +282,7 @@ def dataset(
     inputs: PathSpec,
     labels: PathSpec | None = None,
     *,
-    batch_size: int | None = None,
+    batch_size: int | None = 32,
     shuffle: bool = False,
     seed: int | None = None,
     reshuffle_each_iteration: bool = True,
@@ -323,11 +323,12 @@ def dataset(
         labels: Like ``inputs``, or an array or list of values, one (or one row) per input
             file, or ``None``. Sources pair by file name when any is a directory or a glob,
             by position otherwise.
-        batch_size: Yield batches of this size; ``None``, the default, yields single elements
-            (as ``tf.data`` sources do; ``dataset_from_directory`` batches by 32, as Keras's).
-            For Keras's ``fit``, give one: an unbatched element fails there as "Expected shape
-            (None, 8, 8), but input has incompatible shape (8, 8)" (docs/options.md, "The
-            default batch_size").
+        batch_size: Yield batches of this size: 32 by default, as Keras's
+            ``*_dataset_from_directory`` (and `npyio.dataset_from_directory`), so the dataset
+            goes straight to ``fit``. ``None`` yields single elements, for a map of your own
+            before a ``batch``, a ``padded_batch`` or a ``Dataset.window``; ``fit`` refuses
+            those as "Expected shape (None, 8, 8), but input has incompatible shape (8, 8)"
+            (docs/options.md, "The default batch_size").
         shuffle: Shuffle the files, a full uniform shuffle, anew each epoch.
         seed: The shuffle and split seed: the same seed gives the same sequence of orders.
         reshuffle_each_iteration: Give each epoch a new order (when shuffling).
@@ -366,7 +367,8 @@ def dataset(
             float32, ``-1`` for int64). Refused when no part has a ``None`` dim.
 
     Returns:
-        A dataset of ``x`` or ``(x, y)`` (then the path), batched when ``batch_size`` is set.
+        A dataset of batches of ``x`` or ``(x, y)`` (then the path), or of single elements
+        with ``batch_size=None``.
 
     Raises:
         ValueError: When the dataset is built: a bad argument, an option the source refuses

@@ -64,6 +64,12 @@ __all__ = [
 
 #: ``tf.data.AUTOTUNE``, without importing TensorFlow.
 AUTOTUNE = -1
+
+#: The default ``batch_size`` of `npyio.dataset`, `npyio.rows` and
+#: `npyio.dataset_from_directory`: 32, as Keras's ``*_dataset_from_directory``, so that a call
+#: without one gives what ``model.fit`` takes (docs/options.md, "The default batch_size").
+#: The public signatures spell it out (``tests/data/test_options.py`` keeps them equal).
+BATCH_SIZE = 32
 SUBSETS = ("training", "validation", "both")
 #: The public functions' arguments that are not options: the sources, and
 #: ``dataset_from_directory``'s own listing. `from_arguments` leaves them alone.
@@ -391,7 +397,7 @@ class LoaderOptions:
     each part's dtype when the plan knows it (`npyio._data.plan`).
     """
 
-    batch_size: int | None = field(default=None, metadata=checked_by(positive))
+    batch_size: int | None = field(default=BATCH_SIZE, metadata=checked_by(positive))
     drop_remainder: bool = field(default=False, metadata=checked_by(_flag))
     shuffle: bool = field(default=False, metadata=checked_by(_flag))
     seed: int | None = field(default=None, metadata=checked_by(_seed))
@@ -493,7 +499,7 @@ class RowsOptions:
     shuffle_buffer: int | None = field(default=None, metadata=checked_by(positive))
     seed: int | None = field(default=None, metadata=checked_by(_seed))
     reshuffle_each_iteration: bool = field(default=True, metadata=checked_by(_flag))
-    batch_size: int | None = field(default=None, metadata=checked_by(positive))
+    batch_size: int | None = field(default=BATCH_SIZE, metadata=checked_by(positive))
     drop_remainder: bool = field(default=False, metadata=checked_by(_flag))
     num_parallel_reads: int | None = field(default=AUTOTUNE, metadata=checked_by(_parallelism))
     shard: Any = field(default=None, metadata=checked_by(_shard))

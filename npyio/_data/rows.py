@@ -178,7 +178,7 @@ def rows(
     shuffle_buffer: int | None = None,
     seed: int | None = None,
     reshuffle_each_iteration: bool = True,
-    batch_size: int | None = None,
+    batch_size: int | None = 32,
     drop_remainder: bool = False,
     num_parallel_reads: int | None = AUTOTUNE,
     shard: object = None,
@@ -228,8 +228,8 @@ def rows(
         seed: Seed of the shuffles (piece order and windows) and of the split. The same seed
             gives the same sequence of epoch orders.
         reshuffle_each_iteration: Give each epoch a new order (when shuffling).
-        batch_size: Yield batches of this many rows; ``None``, the default, yields single
-            rows (give one for Keras's ``fit``).
+        batch_size: Yield batches of this many rows: 32 by default, as `npyio.dataset`
+            batches (what Keras's ``fit`` takes); ``None`` yields single rows.
         drop_remainder: Drop the last, smaller batch, which makes the batch dim static.
         num_parallel_reads: When shuffling, how many pieces are read at once (the
             interleave's cycle length and parallelism; AUTOTUNE, the default, reads 8 with
@@ -244,8 +244,9 @@ def rows(
             datasets). Each subset is then sharded by row.
 
     Returns:
-        A dataset of rows ``x[i]`` (or pairs ``(x[i], y[i])``), or of batches of them, with
-        the static row shape and dtype of the files; two for ``subset="both"``.
+        A dataset of batches of rows ``x[i]`` (or of pairs ``(x[i], y[i])``), or of single
+        rows with ``batch_size=None``, with the static row shape and dtype of the files; two
+        for ``subset="both"``.
 
     Raises:
         NpyFormatError: When the dataset is built (every header is read then, and every size
@@ -276,7 +277,8 @@ def rows(
         TensorSpec(shape=(None, 2), dtype=tf.float64, name=None)
         >>> [b.numpy().tolist() for b in ds]
         [[[0.0, 1.0], [2.0, 3.0]], [[4.0, 5.0], [10.0, 11.0]], [[12.0, 13.0]]]
-        >>> [x.numpy().tolist() for x in npyio.rows("ram://doc/rows/x1.npy", shard=(2, 1))]
+        >>> one = npyio.rows("ram://doc/rows/x1.npy", shard=(2, 1), batch_size=None)
+        >>> [x.numpy().tolist() for x in one]
         [[12.0, 13.0]]
     """
     require_tf2()

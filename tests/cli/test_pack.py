@@ -66,7 +66,7 @@ def test_pack_json_summary_then_verify(capsys, tree):
     assert summary["shards"] == -(-N // 4)  # 100 bytes hold 4 rows of 24 bytes
     assert [p["name"] for p in summary["parts"]] == ["inputs", "labels"]
     assert summary["bytes"] == sum(f.stat().st_size for f in Path(out).glob("*-of-*.npy"))
-    ys = [int(y) for _, y in npyio.dataset(out)]
+    ys = [int(y) for _, y in npyio.dataset(out, batch_size=None)]
     assert ys == list(range(N))
     code, stdout, _ = run(capsys, "verify", out)
     assert code == 0

@@ -71,6 +71,7 @@ def write_sources(root: Path, n: int) -> dict[str, object]:
 
 
 def open_kind(kind: str, sources: dict[str, object], option: str, **kw: object) -> object:
+    kw = {"batch_size": None, **kw}  # single elements, unless the sample batches
     if kind == FILES:
         return npyio.dataset(sources["x"], sources["y"], **kw)
     if kind == NPZ:
@@ -122,13 +123,20 @@ def test_a_refused_value_is_refused_and_the_default_is_not(sources):
     with pytest.raises(ValueError, match=r"^p: deterministic=False does not apply"):
         capabilities.refuse(PACK, {"deterministic": False}, "p")
     defaults = {"backend": "graph", "max_header_size": 10_000, "deterministic": None}
+    defaults["batch_size"] = None  # an element per file, to count them
     assert len(list(npyio.dataset(sources["p"], **defaults))) == N  # the defaults, given
 
 
 def test_shard_means_by_file_for_files_and_by_row_for_rows_and_packs(sources):
-    by_file = [float(x[0, 0]) for x, _ in npyio.dataset(sources["x"], sources["y"], shard=(2, 1))]
+    by_file = [
+        float(x[0, 0])
+        for x, _ in npyio.dataset(sources["x"], sources["y"], shard=(2, 1), batch_size=None)
+    ]
     assert by_file == [1.0, 3.0]  # every 2nd file
-    by_row = [y.numpy().tolist() for _, y in npyio.rows(sources["x"], sources["y"], shard=(2, 1))]
+    by_row = [
+        y.numpy().tolist()
+        for _, y in npyio.rows(sources["x"], sources["y"], shard=(2, 1), batch_size=None)
+    ]
     assert by_row == list(range(6, 12))  # the second half of the rows
     assert "by file" in TABLE["shard"][FILES].meaning
     assert all("by row" in TABLE["shard"][k].meaning for k in (PACK, ROWS))
@@ -150,10 +158,10 @@ def labels_of(ds) -> list[int]:
 def test_rows_hold_out_rows_as_a_pack_does(sources):
     x, y, n = sources["x"], sources["y"], 3 * N  # label i is row i
     held = sorted(np.random.RandomState(3).permutation(n)[n - 3 :].tolist())  # as files are
-    train, val = npyio.rows(x, y, validation_split=0.25, subset="both", seed=3)
+    train, val = npyio.rows(x, y, validation_split=0.25, subset="both", seed=3, batch_size=None)
     assert labels_of(val) == held  # unshuffled: in row order
     assert labels_of(train) == [r for r in range(n) if r not in held]
-    shuffled = dict(validation_split=0.25, shuffle=True, shuffle_buffer=4, seed=3)
+    shuffled = dict(validation_split=0.25, shuffle=True, shuffle_buffer=4, seed=3, batch_size=None)
     val = npyio.rows(x, y, subset="validation", **shuffled)
     assert sorted(labels_of(val)) == held  # the shuffle does not move the split
     # each subset is then sharded by row: shard 0 of 2 reads the first 4 of its 9 rows

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections import Counter
 
@@ -83,7 +84,7 @@ def test_short_batch_comes_last_when_order_is_not_deterministic(pairs):
 
 
 def test_unbatched_without_labels(pairs):
-    ds = npyio.dataset(pairs[0])
+    ds = npyio.dataset(pairs[0], batch_size=None)
     assert ds.element_spec == tf.TensorSpec((4, 3), tf.float32)
     assert [int(x[0, 0]) for x in ds] == list(range(N))
 
@@ -97,7 +98,9 @@ def test_same_seed_same_orders_new_epoch_new_order(pairs):
     assert a == b
     assert a[0] != a[1] != a[2]
     assert orders(8) != a
-    fixed = npyio.dataset(*pairs, shuffle=True, seed=7, reshuffle_each_iteration=False)
+    fixed = npyio.dataset(
+        *pairs, shuffle=True, seed=7, reshuffle_each_iteration=False, batch_size=None
+    )
     assert ids_of(fixed.batch(N)) == ids_of(fixed.batch(N)) != list(range(N))
 
 
@@ -197,19 +200,25 @@ def test_arrays_of_no_elements_keep_their_batch_dim(tmp_path, order):
     got = [(x.shape, y.numpy().tolist()) for x, y in ds]
     assert got == [((5, 0, 3, 2), [0, 1, 2, 3, 4]), ((2, 0, 3, 2), [5, 6])]
     npyio.pack(xs, ys, out=f"{tmp_path}/packed")
-    for kw in ({"batch_size": 5}, {}, {"shuffle": True, "seed": 1, "batch_size": 5}):
+    for kw in (
+        {"batch_size": 5},
+        {"batch_size": None},
+        {"shuffle": True, "seed": 1, "batch_size": 5},
+    ):
         packed = list(npyio.dataset(f"{tmp_path}/packed", **kw))
         shapes = [tuple(x.shape) for x, _ in packed]
         labels = sorted(int(v) for _, y in packed for v in np.reshape(y.numpy(), -1))
         assert labels == list(range(7)), kw
-        assert shapes == ([(5, 0, 3, 2), (2, 0, 3, 2)] if kw else [(0, 3, 2)] * 7), kw
+        assert shapes == ([(5, 0, 3, 2), (2, 0, 3, 2)] if kw["batch_size"] else [(0, 3, 2)] * 7), kw
 
 
 def test_declared_spec_reads_no_header_and_checks_every_file(pairs):
     xs, ys = pairs
     with open(f"{xs}/0000.npy", "wb") as f:
         f.write(b"corrupt")  # the dataset must not read it when built
-    ds = npyio.dataset(xs, ys, dtype="float32", shape=(4, 3), label_dtype=tf.int64, label_shape=())
+    ds = npyio.dataset(
+        xs, ys, dtype="float32", shape=(4, 3), label_dtype=tf.int64, label_shape=(), batch_size=None
+    )
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"0000\.npy: not a \.npy file"):
         list(ds)
 
@@ -284,7 +293,7 @@ def test_bad_arguments(pairs):
 def test_graph_has_no_python_callbacks(pairs):
     ds = npyio.dataset(*pairs, batch_size=8, shuffle=True, ignore_errors=True)
     assert not op_types(ds) & PYTHON_OPS
-    assert op_types(npyio.dataset(*pairs, backend="py_function")) & PYTHON_OPS
+    assert op_types(npyio.dataset(*pairs, backend="py_function", batch_size=None)) & PYTHON_OPS
 
 
 def test_py_function_backend_agrees(pairs):
@@ -317,6 +326,62 @@ def test_keras_fit_evaluate_predict(tmp_path, jit_compile):
     assert history.history["loss"][-1] < history.history["loss"][0]
     predictions = model.predict(npyio.dataset(xs, batch_size=8), verbose=0)
     assert predictions.shape == (64, 1)
+
+
+def test_the_default_batch_size_is_32_and_none_yields_single_elements(tmp_path):
+    """As Keras's ``*_dataset_from_directory``: batches of 32 (the last smaller), for loose
+    files and for their pack; ``batch_size=None`` yields one element per file."""
+    n = 70
+    xs, ys = make_pairs(str(tmp_path), n=n)
+    want = [min(32, n - start) for start in range(0, n, 32)]
+    npyio.pack(xs, ys, out=f"{tmp_path}/packed")
+    for ds in (npyio.dataset(xs, ys), npyio.dataset(f"{tmp_path}/packed")):
+        assert len(ds) == -(-n // 32)
+        assert [int(y.shape[0]) for _, y in ds] == want
+        assert ids_of(ds) == list(range(n))
+        assert ds.element_spec[0].shape.as_list() == [None, 4, 3]
+    single = npyio.dataset(xs, ys, batch_size=None)
+    assert len(single) == n and single.element_spec[0].shape == (4, 3)
+    assert ids_of(single) == list(range(n))
+
+
+def _classes(root: str, n: int) -> tuple[str, str]:
+    """``n`` pairs of (8, 8) float32 inputs around -1 (label 0) or +1 (label 1)."""
+    xs, ys = f"{root}/x", f"{root}/y"
+    tf.io.gfile.makedirs(xs)
+    tf.io.gfile.makedirs(ys)
+    rng = np.random.default_rng(0)
+    for i in range(n):
+        _write(f"{xs}/{i:03d}.npy", rng.normal(2.0 * (i % 2) - 1.0, 0.3, (8, 8)).astype("f4"))
+        _write(f"{ys}/{i:03d}.npy", np.int64(i % 2))
+    return xs, ys
+
+
+@pytest.mark.filterwarnings("ignore:`shuffle=True` was passed:UserWarning")
+def test_keras_fit_takes_a_dataset_without_batch_size(tmp_path):
+    """The default batches go straight to ``fit``; ``batch_size=None`` is the mistake
+    docs/keras.md says Keras reports late, in the words it quotes."""
+    keras = pytest.importorskip("keras")
+    xs, ys = _classes(str(tmp_path), 80)
+    keras.utils.set_random_seed(0)
+
+    def model() -> keras.Model:
+        layers = [keras.layers.Flatten(), keras.layers.Dense(2, activation="softmax")]
+        out = keras.Sequential([keras.Input((8, 8)), *layers])
+        out.compile(
+            keras.optimizers.Adam(0.1), "sparse_categorical_crossentropy", metrics=["accuracy"]
+        )
+        return out
+
+    ds = npyio.dataset(xs, ys, shuffle=True, seed=0)
+    trained = model()
+    history = trained.fit(ds, epochs=3, verbose=0).history
+    assert history["loss"][-1] < history["loss"][0]
+    assert trained.evaluate(ds, verbose=0, return_dict=True)["accuracy"] == 1.0
+    single = npyio.dataset(xs, ys, batch_size=None)
+    expected = "Expected shape (None, 8, 8), but input has incompatible shape (8, 8)"
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        model().fit(single, epochs=1, verbose=0)
 
 
 def test_large_files_take_the_per_file_path(tmp_path):

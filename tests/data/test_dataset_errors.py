@@ -152,11 +152,11 @@ def test_iteration_message_holds_path_and_reason(tmp_path, batch_size):
 def test_iteration_message_of_an_npz_member(tmp_path):
     archive = tmp_path / "a.npz"
     archive.write_bytes(_npz({"x": np.zeros(3, np.float32)}))
-    ds = npyio.dataset([str(archive)], key="x", dtype="float64", shape=(3,))
+    ds = npyio.dataset([str(archive)], key="x", dtype="float64", shape=(3,), batch_size=None)
     text = f"{archive}[x]: {npy.dtype_mismatch('float64', 'float32')}"
     _line_with(_iteration_message(ds), text)
     # the archive's own refusal: one function_node wrapper, not the extractor's twice more
-    ds = npyio.dataset([str(archive)], key="y", dtype="float32", shape=(3,))
+    ds = npyio.dataset([str(archive)], key="y", dtype="float32", shape=(3,), batch_size=None)
     message = _iteration_message(ds)
     assert "__inference__extract" not in message, message
     # Assert C-escapes quotes ('y' shows as \'y\'); tf_message undoes that exactly
@@ -185,7 +185,7 @@ def test_shape_mismatch_suggests_none_where_the_dims_vary(tmp_path, batch_size):
     reason = Spec(np.dtype("float32"), tuple(spec.shape[1:] if batch_size else spec.shape))
     assert f"{second}: {reason.reason(npyio.inspect(str(second)), str(second))}" == want
     # what it suggests reads both files
-    shapes = [x.shape for x in npyio.dataset(str(tmp_path), shape=(None, 20))]
+    shapes = [x.shape for x in npyio.dataset(str(tmp_path), shape=(None, 20), batch_size=None)]
     assert shapes == [(52, 20), (40, 20)]
 
 
@@ -240,7 +240,7 @@ def test_a_truncated_first_file_fails_when_the_dataset_is_built(tmp_path, backen
     with pytest.raises(npyio.NpyFormatError) as info:
         npyio.dataset(str(tmp_path), backend=backend)
     assert str(info.value) == f"{tmp_path / '0.npy'}: {npy.payload_short('48', '43')}"
-    ds = npyio.dataset([str(tmp_path / "1.npy"), str(tmp_path / "2.npy")])
+    ds = npyio.dataset([str(tmp_path / "1.npy"), str(tmp_path / "2.npy")], batch_size=None)
     with pytest.raises(tf.errors.InvalidArgumentError) as caught:
         list(ds)
     assert tf_message(caught.value) == f"{tmp_path / '2.npy'}: {npy.payload_short('48', '43')}"
@@ -356,7 +356,7 @@ def _skip_cases(root: Path) -> tuple[dict, dict[str, list[str]], dict[str, set[i
         "npy-inferred-spec": {  # element spec from pair 0's headers
             "inputs": xs,
             "labels": ys,
-            "kwargs": {"ignore_errors": True},
+            "kwargs": {"ignore_errors": True, "batch_size": None},
         },
         "npz": {
             "inputs": zs,
@@ -452,7 +452,11 @@ def test_glob_characters_in_paths(tmp_path, capfd):
     missing = str(tmp_path / "a[2]?.npy")
     also_good = _write_npy(tmp_path / "plain.npy", np.full(3, 3, "<f4"))
     ds = npyio.dataset(
-        [good, bad, missing, also_good], dtype="float32", shape=(3,), ignore_errors=True
+        [good, bad, missing, also_good],
+        dtype="float32",
+        shape=(3,),
+        ignore_errors=True,
+        batch_size=None,
     )
     capfd.readouterr()
     assert [int(x[0]) for x in ds] == [0, 3]
@@ -465,7 +469,9 @@ def test_py_function_backend_names_missing_files(tmp_path, capfd):
     """A missing file is named by npyio before the backend runs."""
     xs = [_write_npy(tmp_path / f"{i}.npy", np.full(3, i, "<f4")) for i in range(4)]
     os.remove(xs[1])
-    ds = npyio.dataset(xs, dtype="float32", shape=(3,), backend="py_function", ignore_errors=True)
+    ds = npyio.dataset(
+        xs, dtype="float32", shape=(3,), backend="py_function", ignore_errors=True, batch_size=None
+    )
     capfd.readouterr()
     assert [int(x[0]) for x in ds] == [0, 2, 3]
     assert f"{SKIP_PREFIX}{xs[1]}: {NO_SUCH_FILE}" in capfd.readouterr().err.splitlines()
@@ -475,7 +481,9 @@ def test_py_function_backend_names_missing_files(tmp_path, capfd):
 def test_tfio_backend_names_missing_files(tmp_path, capfd):
     xs = [_write_npy(tmp_path / f"{i}.npy", np.full(3, i, "<f4")) for i in range(4)]
     os.remove(xs[2])
-    ds = npyio.dataset(xs, dtype="float32", shape=(3,), backend="tfio", ignore_errors=True)
+    ds = npyio.dataset(
+        xs, dtype="float32", shape=(3,), backend="tfio", ignore_errors=True, batch_size=None
+    )
     capfd.readouterr()
     assert [int(x[0]) for x in ds] == [0, 1, 3]
     assert f"{SKIP_PREFIX}{xs[2]}: {NO_SUCH_FILE}" in capfd.readouterr().err.splitlines()
@@ -490,7 +498,9 @@ def _one_bad_of_four(tmp_path) -> tuple[list[str], str]:
 def test_py_function_backend_names_the_files_it_refuses(tmp_path, capfd):
     """It parses in Python (np.load after npyio's checks), and says so on stderr too."""
     xs, line = _one_bad_of_four(tmp_path)
-    ds = npyio.dataset(xs, dtype="float32", shape=(3,), backend="py_function", ignore_errors=True)
+    ds = npyio.dataset(
+        xs, dtype="float32", shape=(3,), backend="py_function", ignore_errors=True, batch_size=None
+    )
     capfd.readouterr()
     assert [int(x[0]) for x in ds] == [0, 2, 3]
     assert f"{SKIP_PREFIX}{line}" in capfd.readouterr().err.splitlines()
@@ -500,7 +510,9 @@ def test_py_function_backend_names_the_files_it_refuses(tmp_path, capfd):
 def test_tfio_backend_names_the_files_it_refuses(tmp_path, capfd):
     """A file tfio is not given goes to the graph parser, which names what it refuses."""
     xs, line = _one_bad_of_four(tmp_path)
-    ds = npyio.dataset(xs, dtype="float32", shape=(3,), backend="tfio", ignore_errors=True)
+    ds = npyio.dataset(
+        xs, dtype="float32", shape=(3,), backend="tfio", ignore_errors=True, batch_size=None
+    )
     capfd.readouterr()
     assert [int(x[0]) for x in ds] == [0, 2, 3]
     assert f"{SKIP_PREFIX}{line}" in capfd.readouterr().err.splitlines()

@@ -79,15 +79,17 @@ def test_single_path_entry_points(root, form):
     assert values(npyio.dataset(to(root / "x"), to(root / "y"), batch_size=N)) == [
         ([[i, i] for i in range(N)], [[i, i] for i in range(N)])
     ]
-    assert values(npyio.dataset(to(root / "a"), key="x", label_key="y")) == [
+    assert values(npyio.dataset(to(root / "a"), key="x", label_key="y", batch_size=None)) == [
         ([i, i], i) for i in range(N)
     ]
     assert values(npyio.rows(to(root / "x"), to(root / "y"), batch_size=2 * N)) == [
         ([i for i in range(N) for _ in range(2)],) * 2
     ]
     # and one file
-    assert values(npyio.rows(to(x0))) == [1, 1]
-    assert values(npyio.dataset(to(x0), to(root / "y" / "2.npy"))) == [([1, 1], [2, 2])]
+    assert values(npyio.rows(to(x0), batch_size=None)) == [1, 1]
+    assert values(npyio.dataset(to(x0), to(root / "y" / "2.npy"), batch_size=None)) == [
+        ([1, 1], [2, 2])
+    ]
 
 
 @pytest.mark.parametrize("form", MANY)
@@ -96,12 +98,16 @@ def test_sequences_of_paths(root, form):
     xs, ys = files(root, "x"), files(root, "y")
     order = [2, 0, 1]  # a sequence keeps its order, and pairs by position
     xs, ys = [xs[i] for i in order], [ys[i] for i in order]
-    assert values(npyio.dataset(to(xs), to(ys))) == [([i, i], [i, i]) for i in order]
+    assert values(npyio.dataset(to(xs), to(ys), batch_size=None)) == [
+        ([i, i], [i, i]) for i in order
+    ]
     assert values(npyio.rows(to(xs), to(ys), batch_size=2)) == [([i, i], [i, i]) for i in order]
     # against a directory, by name
-    assert values(npyio.dataset(to(xs), str(root / "y"))) == [([i, i], [i, i]) for i in range(N)]
+    assert values(npyio.dataset(to(xs), str(root / "y"), batch_size=None)) == [
+        ([i, i], [i, i]) for i in range(N)
+    ]
     archives = [root / "a" / f"{i}.npz" for i in order]
-    assert values(npyio.dataset(to(archives), key="y")) == order
+    assert values(npyio.dataset(to(archives), key="y", batch_size=None)) == order
 
 
 def test_graph_ops_take_string_tensors(root):
@@ -127,8 +133,8 @@ def test_file_names_that_are_not_utf8(tmp_path):
         np.save(f, np.arange(4, dtype=np.int32).reshape(2, 2))
     assert npyio.read_npy(name, tf.int32).numpy().tolist() == [[0, 1], [2, 3]]
     assert npyio.inspect(name).shape == (2, 2)
-    assert values(npyio.rows(name)) == [[0, 1], [2, 3]]
-    assert values(npyio.rows(str(tmp_path))) == [[0, 1], [2, 3]]
+    assert values(npyio.rows(name, batch_size=None)) == [[0, 1], [2, 3]]
+    assert values(npyio.rows(str(tmp_path), batch_size=None)) == [[0, 1], [2, 3]]
 
 
 # --- bad arguments ----------------------------------------------------------------------------
@@ -138,10 +144,10 @@ BAD = np.arange(10_000)
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: npyio.dataset(BAD),
-        lambda: npyio.dataset(tf.constant(BAD)),
-        lambda: npyio.dataset(list(BAD)),
-        lambda: npyio.rows(BAD),
+        lambda: npyio.dataset(BAD, batch_size=None),
+        lambda: npyio.dataset(tf.constant(BAD), batch_size=None),
+        lambda: npyio.dataset(list(BAD), batch_size=None),
+        lambda: npyio.rows(BAD, batch_size=None),
         lambda: npyio.inspect(BAD),
     ],
     ids=["dataset-array", "dataset-tensor", "dataset-list", "rows", "inspect"],
@@ -173,7 +179,7 @@ def test_one_path_arguments_refuse_several(root):
 def test_a_symbolic_tensor_cannot_list_files(root):
     @tf.function
     def build(paths: tf.Tensor) -> tf.Tensor:
-        npyio.dataset(paths)
+        npyio.dataset(paths, batch_size=None)
         return paths
 
     with pytest.raises(TypeError, match="inputs: a symbolic tensor has no value"):
@@ -284,6 +290,8 @@ def test_cast_suggestions_for_inputs_alone_and_implausible_casts(tmp_path, root)
 
 
 def test_both_given_reads_no_file_and_checks_each_file_when_read(root):
-    ds = npyio.dataset(root / "x", root / "y", dtype=tf.float64, shape=(2,))  # builds
+    ds = npyio.dataset(
+        root / "x", root / "y", dtype=tf.float64, shape=(2,), batch_size=None
+    )  # builds
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"x/0\.npy: dtype mismatch"):
         list(ds)

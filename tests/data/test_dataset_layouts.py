@@ -84,7 +84,7 @@ def test_nested_part_that_does_not_pair_is_named(root, tmp_path):
 
 def test_a_tuple_of_file_paths_is_still_one_source(root):
     files = tuple(f"{root}/img/{i:04d}.npy" for i in range(3))
-    ds = npyio.dataset(files)
+    ds = npyio.dataset(files, batch_size=None)
     assert ds.element_spec == tf.TensorSpec([4, 4], tf.float32)
     assert [int(x[0, 0]) for x in ds] == [0, 1, 2]
 
@@ -197,6 +197,8 @@ def test_nested_values_and_splits_run_no_python(root):
         {"image": f"{root}/img", "mask": f"{root}/mask"}, f"{root}/labels", batch_size=4
     )
     values = npyio.dataset(f"{root}/img", np.arange(N), batch_size=4, shuffle=True, seed=0)
-    train = npyio.dataset(f"{root}/img", validation_split=0.2, subset="training", seed=0)
+    train = npyio.dataset(
+        f"{root}/img", validation_split=0.2, subset="training", seed=0, batch_size=None
+    )
     for ds in (nested, values, train):
         assert not python_ops(ds)

@@ -162,7 +162,9 @@ def test_the_corruptions_are_each_refused(stress_files):
     iteration goes on to the next pair."""
     xs, ys, bad, _ = stress_files
     ids = sorted(bad)
-    ds = npyio.dataset([xs[i] for i in ids], [ys[i] for i in ids], num_parallel_calls=4, **SPEC)
+    ds = npyio.dataset(
+        [xs[i] for i in ids], [ys[i] for i in ids], num_parallel_calls=4, batch_size=None, **SPEC
+    )
     it = iter(ds)
     for i in ids:
         with pytest.raises((tf.errors.InvalidArgumentError, tf.errors.NotFoundError)) as info:

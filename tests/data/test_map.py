@@ -75,10 +75,10 @@ def test_npyio_dataset_maps_are_single_device_except_ignore_errors(tmp_path):
         return [f.attr["experimental_ints_on_device"].b for f in _map_functions(ds)]
 
     assert single_device(npyio.dataset(small, batch_size=2)) == [True, True]
-    assert single_device(npyio.dataset(small)) == [True]
+    assert single_device(npyio.dataset(small, batch_size=None)) == [True]
     assert single_device(npyio.dataset(big, batch_size=2)) == [True]
-    assert single_device(npyio.dataset(small, ignore_errors=True)) == [False]
-    assert single_device(npyio.dataset(small, backend="py_function")) == [False]
+    assert single_device(npyio.dataset(small, ignore_errors=True, batch_size=None)) == [False]
+    assert single_device(npyio.dataset(small, backend="py_function", batch_size=None)) == [False]
 
 
 def test_pipelines_built_inside_a_tf_function(tmp_path):
@@ -130,7 +130,9 @@ def test_flat_map_and_interleave_give_dataset_s_elements(calls, cycle, block):
 def test_shuffled_rows_read_pieces_through_a_single_device_interleave(tmp_path):
     # the function that makes every piece's dataset, started again at each iterator start
     np.save(tmp_path / "x.npy", np.arange(64, dtype=np.float32).reshape(32, 2))
-    ds = npyio.rows(str(tmp_path / "x.npy"), shuffle=True, shuffle_buffer=4, seed=1)
+    ds = npyio.rows(
+        str(tmp_path / "x.npy"), shuffle=True, shuffle_buffer=4, seed=1, batch_size=None
+    )
     gd = graph_def(ds)
     names = {n.attr["f"].func.name for n in gd.node if "Interleave" in n.op}
     names |= {

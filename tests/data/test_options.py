@@ -177,7 +177,13 @@ def test_the_public_functions_refuse_a_bad_argument_before_reading_anything(tmp_
     with pytest.raises(ValueError, match="subset must be"):
         npyio.rows(missing, validation_split=0.5, subset="test")
     with pytest.raises(ValueError, match="needs a seed"):
-        npyio.rows(missing, validation_split=0.5, subset="both", shuffle=True, shuffle_buffer=8)
+        npyio.rows(
+            missing,
+            validation_split=0.5,
+            subset="both",
+            shuffle=True,
+            shuffle_buffer=8,
+        )
 
 
 def test_rows_options_refuse_unknown_names():

@@ -63,7 +63,7 @@ def test_the_shuffle_orders_a_subset_and_does_not_pick_it(sources):
     plain = sample_ids(open_kind(FILES, sources, "", **kw), FILES)
     shuffled = sample_ids(open_kind(FILES, sources, "", shuffle=True, **kw), FILES)
     assert plain == sorted(shuffled, key=str)  # unshuffled: in file order (by name)
-    rows = sample_ids(npyio.rows(sources["x"], sources["y"], **kw), ROWS)
+    rows = sample_ids(npyio.rows(sources["x"], sources["y"], batch_size=None, **kw), ROWS)
     listed = [3 * i + k for i in sorted(range(N), key=str) for k in range(3)]  # by file name
     positions = [listed.index(r) for r in rows]
     assert positions == sorted(positions)

@@ -87,7 +87,7 @@ def test_shards_are_standard_npy_files_described_by_the_index(tree, packed):
 @pytest.mark.parametrize(
     "kw",
     [
-        {},
+        {"batch_size": None},
         {"batch_size": 4},
         {"batch_size": 8, "drop_remainder": True},
         {"batch_size": 6, "with_paths": True},
@@ -150,7 +150,9 @@ def test_shuffle_every_row_once_new_order_each_epoch_reproducible(packed):
     assert epochs[0] != epochs[1] != epochs[2]
     again = npyio.dataset(packed, batch_size=4, shuffle=True, seed=5)
     assert [labels_of(again) for _ in range(3)] == epochs
-    fixed = npyio.dataset(packed, shuffle=True, seed=5, reshuffle_each_iteration=False)
+    fixed = npyio.dataset(
+        packed, shuffle=True, seed=5, reshuffle_each_iteration=False, batch_size=None
+    )
     assert labels_of(fixed) == labels_of(fixed)
 
 
@@ -159,12 +161,19 @@ def test_shards_by_row_are_balanced_and_cover_every_row_once(packed):
     assert sorted(v for shard in got for v in shard) == list(range(N))
     assert max(map(len, got)) - min(map(len, got)) <= 1
     context = tf.distribute.InputContext(num_input_pipelines=3, input_pipeline_id=1)
-    assert labels_of(npyio.dataset(packed, shard=context)) == got[1]
+    assert labels_of(npyio.dataset(packed, shard=context, batch_size=None)) == got[1]
 
 
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_validation_split_holds_out_the_rows_the_sources_hold_out(tree, packed, shuffle):
-    kw = dict(validation_split=0.3, subset="both", shuffle=shuffle, seed=3, with_paths=True)
+    kw = dict(
+        validation_split=0.3,
+        subset="both",
+        shuffle=shuffle,
+        seed=3,
+        with_paths=True,
+        batch_size=None,
+    )
     for a, b in zip(loose(tree, **kw), npyio.dataset(packed, **kw)):
         assert b.element_spec == a.element_spec
         got, want = drain(b), drain(a)
@@ -222,8 +231,10 @@ def test_pack_shuffle_writes_a_seeded_permutation_and_keeps_the_paths(tmp_path, 
     one, two = str(tmp_path / "a"), str(tmp_path / "b")
     npyio.pack(str(tree / "x"), str(tree / "y"), out=one, shuffle=True, seed=1)
     npyio.pack(str(tree / "x"), str(tree / "y"), out=two, shuffle=True, seed=1)
-    got = drain(npyio.dataset(one, with_paths=True))
-    assert [int(e[1]) for e in got] == [int(e[1]) for e in drain(npyio.dataset(two))]
+    got = drain(npyio.dataset(one, with_paths=True, batch_size=None))
+    assert [int(e[1]) for e in got] == [
+        int(e[1]) for e in drain(npyio.dataset(two, batch_size=None))
+    ]
     assert sorted(int(e[1]) for e in got) == list(range(N))
     assert [int(e[1]) for e in got] != list(range(N))
     for x, y, path in got:  # each row with its own file's name
@@ -291,7 +302,7 @@ def test_local_files_shuffle_as_the_graph_does(tmp_path):
     files = [npy_bytes(np.full((2,), i, np.int16)) for i in range(23)]
     local, graph = _pack_local_and_by_graph(tmp_path, files, shuffle=True, seed=5, shard_size=20)
     _assert_same_shards(local, graph)
-    got = [int(x[0]) for x in drain(npyio.dataset(str(local)))]
+    got = [int(x[0]) for x in drain(npyio.dataset(str(local), batch_size=None))]
     assert sorted(got) != got and sorted(got) == list(range(23))
 
 
@@ -328,7 +339,7 @@ def test_an_existing_pack_needs_overwrite(tmp_path, tree):
     with pytest.raises(FileExistsError, match=r"already holds a pack.*overwrite"):
         npyio.pack(str(tree / "y"), out=out)
     npyio.pack(str(tree / "y"), out=out, overwrite=True)
-    assert labels_of(npyio.dataset(out).map(lambda y: (y, y))) == list(range(N))
+    assert labels_of(npyio.dataset(out, batch_size=None).map(lambda y: (y, y))) == list(range(N))
     assert sorted(os.listdir(out)) == sorted(
         [INDEX, "inputs-00000-of-00001.npy", "order-00000-of-00001.npy"]
     )
@@ -406,7 +417,9 @@ def test_a_shuffled_pack_without_a_seed_records_the_seed_it_drew(tmp_path, tree)
     assert isinstance(seed, int)
     two = str(tmp_path / "two")
     npyio.pack(str(tree / "x"), str(tree / "y"), out=two, shuffle=True, seed=seed)
-    assert labels_of(npyio.dataset(one)) == labels_of(npyio.dataset(two))
+    assert labels_of(npyio.dataset(one, batch_size=None)) == labels_of(
+        npyio.dataset(two, batch_size=None)
+    )
 
 
 def test_none_dims_are_refused(tmp_path, tree):

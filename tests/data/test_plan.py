@@ -94,7 +94,7 @@ def test_pairs_specs_from_headers_and_strategy(pairs):
     out = plan_json(
         """
         p = plan(xs, ys, batch_size=4)
-        q = plan(xs)
+        q = plan(xs, batch_size=None)
         out = {
             "x": names(p.columns[0]), "y": names(p.columns[1]), "count": p.count,
             "specs": [spec(s) for s in p.specs], "strategy": p.strategy,
@@ -185,7 +185,7 @@ def test_given_spec_contradicting_the_header(pairs):
     "kwargs, strategy",
     [
         ({"batch_size": 2}, BATCH_THEN_DECODE),
-        ({}, DECODE_THEN_BATCH),
+        ({"batch_size": None}, DECODE_THEN_BATCH),
         ({"batch_size": 2, "ignore_errors": True}, DECODE_THEN_BATCH),
         ({"batch_size": 2, "backend": "py_function"}, DECODE_THEN_BATCH),
         ({"batch_size": 2, "shape": (None, 3)}, DECODE_THEN_BATCH),

@@ -65,14 +65,14 @@ DTYPES = ["|u1", "<f4", ">f8", "|b1", ">u4", "<u8", ">i2", ">f2", ">c8", "<c16",
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_one_file_bit_exact(tmp_path, small_chunks, dtype):
     arr = sample(dtype, (23, 3, 2))
-    ds = npyio.rows(save(tmp_path / "a.npy", arr))
+    ds = npyio.rows(save(tmp_path / "a.npy", arr), batch_size=None)
     assert ds.element_spec == tf.TensorSpec((3, 2), tf.as_dtype(native(arr).dtype.name))
     assert_same(stacked(ds, arr), arr, dtype)
 
 
 def test_default_chunking_bit_exact_1d_and_wide_rows(tmp_path):
     for arr in (sample("<i8", (5000,)), sample(">f4", (3, 300_000)), sample("<f4", (1, 7))):
-        assert_same(stacked(npyio.rows(save(tmp_path / "a.npy", arr)), arr), arr)
+        assert_same(stacked(npyio.rows(save(tmp_path / "a.npy", arr), batch_size=None), arr), arr)
 
 
 def test_shards_with_labels_uneven_and_mixed_headers(tmp_path, small_chunks):
@@ -92,7 +92,7 @@ def test_shards_with_labels_uneven_and_mixed_headers(tmp_path, small_chunks):
         else:
             ys.append(save(tmp_path / f"y{i}.npy", y))
     assert len({npyio.inspect(p).data_offset for p in ys}) == 2
-    ds = npyio.rows(xs, ys)
+    ds = npyio.rows(xs, ys, batch_size=None)
     assert ds.element_spec == (tf.TensorSpec((2, 3), tf.float64), tf.TensorSpec((), tf.uint16))
     got = collect(ds)
     assert_same(np.stack([x for x, _ in got]), np.concatenate([native(x) for x in xa]))
@@ -106,38 +106,57 @@ def test_directory_glob_and_pairing_by_name(tmp_path):
         save(tmp_path / "x" / f"{i}.npy", np.full((n, 2), i, np.int32))
         save(tmp_path / "y" / f"{i}.npy", np.full(n, i, np.int64))
     want = [1] * 4 + [10] * 2 + [2] * 3
-    got = collect(npyio.rows(str(tmp_path / "x"), str(tmp_path / "y")))
+    got = collect(npyio.rows(str(tmp_path / "x"), str(tmp_path / "y"), batch_size=None))
     assert [int(y) for _, y in got] == want
     assert all((x == y).all() for x, y in got)
-    assert [int(x[0]) for x in collect(npyio.rows(str(tmp_path / "x" / "*.npy")))] == want
+    assert [
+        int(x[0]) for x in collect(npyio.rows(str(tmp_path / "x" / "*.npy"), batch_size=None))
+    ] == want
 
 
 def test_single_paths_pair_by_position(tmp_path):
     x = save(tmp_path / "inputs.npy", np.arange(6, dtype=np.int16).reshape(3, 2))
     y = save(tmp_path / "targets.npy", np.array([7, 8, 9], np.uint8))
-    assert [int(b) for _, b in collect(npyio.rows(x, y))] == [7, 8, 9]
+    assert [int(b) for _, b in collect(npyio.rows(x, y, batch_size=None))] == [7, 8, 9]
+
+
+def test_the_default_batch_size_is_32_and_none_yields_single_rows(tmp_path):
+    n = 70
+    arr = np.arange(n * 2, dtype=np.float32).reshape(n, 2)
+    x = save(tmp_path / "x.npy", arr)
+    ds = npyio.rows(x)
+    assert len(ds) == -(-n // 32)
+    assert [int(b.shape[0]) for b in ds] == [min(32, n - start) for start in range(0, n, 32)]
+    np.testing.assert_array_equal(np.concatenate([b.numpy() for b in ds]), arr)
+    assert ds.element_spec.shape.as_list() == [None, 2]
+    single = npyio.rows(x, batch_size=None)
+    assert len(single) == n and single.element_spec.shape == (2,)
+    assert_same(stacked(single, arr), arr)
 
 
 def test_zero_rows(tmp_path):
     empty = save(tmp_path / "e.npy", np.zeros((0, 4), "<f4"))
-    ds = npyio.rows([empty, empty])
+    ds = npyio.rows([empty, empty], batch_size=None)
     assert ds.element_spec == tf.TensorSpec((4,), tf.float32)
     assert collect(ds) == []
     assert collect(npyio.rows(empty, batch_size=3)) == []
-    assert collect(npyio.rows(empty, shuffle=True, shuffle_buffer=5, shard=(2, 1))) == []
+    assert (
+        collect(npyio.rows(empty, shuffle=True, shuffle_buffer=5, shard=(2, 1), batch_size=None))
+        == []
+    )
 
 
 def test_rows_of_zero_bytes(tmp_path, small_chunks):
     # (TensorFlow's Dataset.unbatch crashes the process on such rows; npyio avoids it.)
     x = save(tmp_path / "x.npy", np.zeros((7, 0, 2), np.float32))
     y = save(tmp_path / "y.npy", np.arange(7, dtype=np.int64))
-    got = collect(npyio.rows(x, y))
+    got = collect(npyio.rows(x, y, batch_size=None))
     assert [int(b) for _, b in got] == list(range(7))
     assert all(a.shape == (0, 2) for a, _ in got)
     shuffled = collect(npyio.rows(x, y, shuffle=True, shuffle_buffer=3, batch_size=4, seed=0))
     assert sorted(np.concatenate([b for _, b in shuffled]).tolist()) == list(range(7))
     assert [a.shape for a, _ in shuffled] == [(4, 0, 2), (3, 0, 2)]
-    assert [a.shape for a in collect(npyio.rows(x))] == [(0, 2)] * 7
+    assert [a.shape for a in collect(npyio.rows(x, batch_size=None))] == [(0, 2)] * 7
     assert [a.shape for a in collect(npyio.rows(x, batch_size=5))] == [(5, 0, 2), (2, 0, 2)]
 
 
@@ -145,7 +164,7 @@ def test_fortran_1d_is_fine(tmp_path):
     arr = np.arange(5, dtype="<i4")
     path = tmp_path / "f.npy"
     path.write_bytes(with_header(header_text("<i4", True, (5,)), arr.tobytes()))
-    assert_same(stacked(npyio.rows(str(path)), arr), arr)
+    assert_same(stacked(npyio.rows(str(path), batch_size=None), arr), arr)
 
 
 def test_file_much_larger_than_a_chunk(tmp_path):
@@ -220,7 +239,7 @@ def test_shuffle_exactly_once_seeded_and_reshuffled(tmp_path, small_chunks):
 
 def test_shuffle_mixes_a_single_file(tmp_path, small_chunks):
     xs, ys = make_indexed(tmp_path, (400,))
-    ids = ids_of(npyio.rows(xs, ys, shuffle=True, shuffle_buffer=8, seed=3))
+    ids = ids_of(npyio.rows(xs, ys, shuffle=True, shuffle_buffer=8, seed=3, batch_size=None))
     assert sorted(ids) == list(range(400))
     # pieces from all over the file are read at once: early rows come from far apart
     assert max(ids[:40]) - min(ids[:40]) > 100
@@ -228,11 +247,13 @@ def test_shuffle_mixes_a_single_file(tmp_path, small_chunks):
 
 def test_shuffle_alone_picks_its_window_and_holds_its_order_if_asked(tmp_path, small_chunks):
     xs, ys = make_indexed(tmp_path, (60, 7, 33))
-    ds = npyio.rows(xs, ys, shuffle=True, seed=5)
+    ds = npyio.rows(xs, ys, shuffle=True, seed=5, batch_size=None)
     first, second = ids_of(ds), ids_of(ds)
     assert sorted(first) == list(range(100)) and first != list(range(100))
     assert first != second, "each epoch should get a new order"
-    fixed = npyio.rows(xs, ys, shuffle=True, seed=5, reshuffle_each_iteration=False)
+    fixed = npyio.rows(
+        xs, ys, shuffle=True, seed=5, reshuffle_each_iteration=False, batch_size=None
+    )
     once = ids_of(fixed)
     assert once != list(range(100)) and ids_of(fixed) == once, "the same order every epoch"
     with pytest.raises(ValueError, match=r"shuffle_buffer=8 .* needs shuffle=True"):
@@ -241,7 +262,7 @@ def test_shuffle_alone_picks_its_window_and_holds_its_order_if_asked(tmp_path, s
 
 def test_unshuffled_is_strictly_ordered(tmp_path, small_chunks):
     xs, ys = make_indexed(tmp_path, (31, 5, 64))
-    assert ids_of(npyio.rows(xs, ys)) == list(range(100))
+    assert ids_of(npyio.rows(xs, ys, batch_size=None)) == list(range(100))
 
 
 # --- sharding -----------------------------------------------------------------------------------
@@ -250,11 +271,24 @@ def test_unshuffled_is_strictly_ordered(tmp_path, small_chunks):
 def test_shard_rows_exactly_once(tmp_path, small_chunks, sizes, num_shards):
     xs, ys = make_indexed(tmp_path, sizes)
     total = sum(sizes)
-    parts = [ids_of(npyio.rows(xs, ys, shard=(num_shards, i))) for i in range(num_shards)]
+    parts = [
+        ids_of(npyio.rows(xs, ys, shard=(num_shards, i), batch_size=None))
+        for i in range(num_shards)
+    ]
     assert [i for part in parts for i in part] == list(range(total))  # contiguous, in order
     assert max(map(len, parts)) - min(map(len, parts)) <= 1
     shuffled = [
-        ids_of(npyio.rows(xs, ys, shard=(num_shards, i), shuffle=True, shuffle_buffer=4, seed=i))
+        ids_of(
+            npyio.rows(
+                xs,
+                ys,
+                shard=(num_shards, i),
+                shuffle=True,
+                shuffle_buffer=4,
+                seed=i,
+                batch_size=None,
+            )
+        )
         for i in range(num_shards)
     ]
     assert [sorted(p) for p in shuffled] == parts
@@ -263,7 +297,8 @@ def test_shard_rows_exactly_once(tmp_path, small_chunks, sizes, num_shards):
 def test_shard_input_context_and_more_workers_than_rows(tmp_path):
     xs, ys = make_indexed(tmp_path, (2, 1))
     parts = [
-        ids_of(npyio.rows(xs, ys, shard=tf.distribute.InputContext(5, i, 1))) for i in range(5)
+        ids_of(npyio.rows(xs, ys, shard=tf.distribute.InputContext(5, i, 1), batch_size=None))
+        for i in range(5)
     ]
     assert Counter(len(p) for p in parts) == {0: 2, 1: 3}
     assert sorted(i for p in parts for i in p) == [0, 1, 2]
@@ -365,7 +400,13 @@ def test_file_changed_after_build_is_an_error(tmp_path, monkeypatch, change, wor
     naming the file)."""
     monkeypatch.setattr(rows_plan, "CHUNK_BYTES", 10 * ROW)
     path = save(tmp_path / "a.npy", np.arange(4000, dtype=np.float32).reshape(1000, 4))
-    ds = npyio.rows(path, shuffle=shuffle_buffer is not None, shuffle_buffer=shuffle_buffer, seed=0)
+    ds = npyio.rows(
+        path,
+        shuffle=shuffle_buffer is not None,
+        shuffle_buffer=shuffle_buffer,
+        seed=0,
+        batch_size=None,
+    )
     change(path)
     with pytest.raises(tf.errors.InvalidArgumentError) as e:
         collect(ds)
@@ -380,7 +421,7 @@ def test_file_changed_in_later_pieces_is_an_error(tmp_path, small_chunks):
     path = save(tmp_path / "a.npy", np.arange(400, dtype=np.float32).reshape(100, 4))
     for cut in (ROW, 30 * ROW, 99 * ROW):
         save(path, np.arange(400, dtype=np.float32).reshape(100, 4))
-        ds = npyio.rows(path, shuffle=True, shuffle_buffer=4, seed=1)
+        ds = npyio.rows(path, shuffle=True, shuffle_buffer=4, seed=1, batch_size=None)
         assert len(rows_plan.pieces([100], 0, 100, 700 // ROW)) > 2
         truncate(path, cut)
         with pytest.raises(tf.errors.OpError):
@@ -389,7 +430,7 @@ def test_file_changed_in_later_pieces_is_an_error(tmp_path, small_chunks):
 
 def test_file_removed_after_build(tmp_path):
     path = save(tmp_path / "a.npy", np.zeros((3, 2)))
-    ds = npyio.rows(path)
+    ds = npyio.rows(path, batch_size=None)
     os.remove(path)
     with pytest.raises(tf.errors.NotFoundError, match=r"a\.npy"):
         collect(ds)
@@ -398,12 +439,17 @@ def test_file_removed_after_build(tmp_path):
 # --- graph only ---------------------------------------------------------------------------------
 def test_no_python_ops(tmp_path):
     xs, ys = make_indexed(tmp_path, (5, 3))
-    for kwargs in ({}, {"shuffle": True, "shuffle_buffer": 4, "batch_size": 2, "shard": (2, 1)}):
+    for kwargs in (
+        {"batch_size": None},
+        {"shuffle": True, "shuffle_buffer": 4, "batch_size": 2, "shard": (2, 1)},
+    ):
         ds = npyio.rows(xs, ys, **kwargs)
         types = op_types(ds)
         assert "FixedLengthRecordDatasetV2" in types
         assert not types & CALLBACK_OPS
-    ds = npyio.rows(save(tmp_path / "big.npy", np.zeros((2, 2), ">c8")))  # the tf.cond path
+    ds = npyio.rows(
+        save(tmp_path / "big.npy", np.zeros((2, 2), ">c8")), batch_size=None
+    )  # the tf.cond path
     assert not op_types(ds) & CALLBACK_OPS
 
 

@@ -17,7 +17,7 @@ import npyio
 N = 37  # rows: no batch size, split or shard below divides it
 
 BATCHES = {
-    "rows": {},
+    "rows": {"batch_size": None},
     "by4": {"batch_size": 4},
     "by4-drop": {"batch_size": 4, "drop_remainder": True},
 }

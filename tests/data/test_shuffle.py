@@ -152,7 +152,7 @@ def test_dataset_order_depends_on_the_seed_only(pairs):
     def order(**kwargs):
         return ids_of(npyio.dataset(*pairs, shuffle=True, seed=5, **kwargs))
 
-    assert order() == order(batch_size=4) == order(batch_size=9, deterministic=True)
+    assert order(batch_size=None) == order(batch_size=4) == order(batch_size=9, deterministic=True)
 
 
 def test_a_dataset_iterator_is_only_a_position_and_a_key(pairs):
@@ -243,7 +243,7 @@ def _python(code: str, *args: str, timeout: int = 300) -> subprocess.CompletedPr
         {"batch_size": 3, "seed": 11},
         {"batch_size": 3, "seed": 11, "epochs": 3},
         {"batch_size": 4, "seed": 2, "shape": (None,)},
-        {"seed": 5, "num_parallel_calls": 4},
+        {"batch_size": None, "seed": 5, "num_parallel_calls": 4},
         {"batch_size": 3, "seed": 11, "reshuffle_each_iteration": False, "epochs": 2},
         {"batch_size": 5, "seed": 3, "ignore_errors": True},
     ],
@@ -331,14 +331,17 @@ def test_a_checkpoint_at_an_epochs_end_keeps_the_next_orders_with_new_iterators(
 
 
 def test_a_caller_can_turn_the_injected_prefetch_back_on(pairs):
-    ds = npyio.dataset(*pairs, shuffle=True, seed=1)
+    ds = npyio.dataset(*pairs, shuffle=True, seed=1, batch_size=None)
     assert ds.options().experimental_optimization.inject_prefetch is False
     options = tf.data.Options()
     options.experimental_optimization.inject_prefetch = True
     again = ds.with_options(options)
     assert again.options().experimental_optimization.inject_prefetch is True
     assert sorted(ids_of(again)) == list(range(N))
-    assert npyio.dataset(*pairs).options().experimental_optimization.inject_prefetch is None
+    assert (
+        npyio.dataset(*pairs, batch_size=None).options().experimental_optimization.inject_prefetch
+        is None
+    )
 
 
 def test_split_keeps_its_files_while_each_subset_reshuffles(pairs):
@@ -383,7 +386,7 @@ def test_rows_shuffle_their_pieces_by_index_and_resume_exactly(tmp_path, monkeyp
     x = tmp_path / "x.npy"
     np.save(x, np.arange(1000, dtype=np.int64))
     monkeypatch.setattr(npyio._data.rows_plan, "MAX_PIECE_BYTES", 800)  # 100-row pieces: 10
-    ds = npyio.rows(str(x), shuffle=True, shuffle_buffer=64, seed=4)
+    ds = npyio.rows(str(x), shuffle=True, shuffle_buffer=64, seed=4, batch_size=None)
     graph = tf.compat.v1.GraphDef.FromString(ds._as_serialized_graph().numpy())
     nodes = [*graph.node, *(n for f in graph.library.function for n in f.node_def)]
     shuffles = [node for node in nodes if node.op.startswith("ShuffleDataset")]

@@ -120,7 +120,7 @@ def test_an_object_of_another_size_is_refused_naming_it(gcs, pairs, change):
 def test_rows_on_gs_get_the_private_thread_pool(gcs, pairs):
     code = (
         "import sys, npyio\n"
-        "ds = npyio.rows(sys.argv[1] + '/0.npy')\n"
+        "ds = npyio.rows(sys.argv[1] + '/0.npy', batch_size=None)\n"
         "print(ds.options().threading.private_threadpool_size, len(list(ds)))"
     )
     run = gcs.python(code, pairs[0], timeout=300)
@@ -136,7 +136,8 @@ def test_rows_on_gs_read_past_the_read_block(gcs, pairs):
     gcs.reset_stats()
     code = (
         "import sys\nimport tensorflow as tf\nimport npyio\n"
-        "print(len(list(npyio.rows(sys.argv[1] + '/0.npy', sys.argv[2] + '/0.npy'))))"
+        "ds = npyio.rows(sys.argv[1] + '/0.npy', sys.argv[2] + '/0.npy', batch_size=None)\n"
+        "print(len(list(ds)))"
     )
     run = gcs.python(code, *pairs, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -116,7 +116,9 @@ def same_both_ways(worker: Worker, trees: tuple[str, str], code: str) -> Any:
 
 ENTRY_POINTS = {
     "directories": "result = drain(npyio.dataset(f'{ROOT}/x', f'{ROOT}/y', batch_size=5))",
-    "globs": "result = drain(npyio.dataset(f'{ROOT}/x/00*.npy', f'{ROOT}/y/00*.npy'))",
+    "globs": """
+        result = drain(npyio.dataset(f'{ROOT}/x/00*.npy', f'{ROOT}/y/00*.npy', batch_size=None))
+    """,
     "lists": """
         xs = [f'{ROOT}/x/{i:03d}.npy' for i in (3, 1, 2)]
         ys = [f'{ROOT}/y/{i:03d}.npy' for i in (3, 1, 2)]
@@ -157,7 +159,8 @@ ENTRY_POINTS = {
     """,
     "validation_split": """
         train, val = npyio.dataset(f'{ROOT}/x', f'{ROOT}/y', validation_split=0.25,
-                                   subset='both', shuffle=True, seed=1, with_paths=True)
+                                   subset='both', shuffle=True, seed=1, with_paths=True,
+                                   batch_size=None)
         result = [drain(train), drain(val)]
     """,
 }
@@ -174,7 +177,7 @@ def test_ignore_errors_names_the_object_it_skips(gcs, trees):
     code = PRELUDE + textwrap.dedent(
         f"""
         import json
-        ds = npyio.dataset('{remote}/bad_x', '{remote}/bad_y', ignore_errors=True)
+        ds = npyio.dataset('{remote}/bad_x', '{remote}/bad_y', ignore_errors=True, batch_size=None)
         print(json.dumps([int(y) for _, y in ds]))
         """
     )
@@ -188,13 +191,22 @@ def test_ignore_errors_names_the_object_it_skips(gcs, trees):
     ("code", "message"),
     [
         (
-            "npyio.dataset(f'{ROOT}/nowhere', f'{ROOT}/y')",
+            "npyio.dataset(f'{ROOT}/nowhere', f'{ROOT}/y', batch_size=None)",
             "inputs: '{ROOT}/nowhere' does not exist",
         ),
-        ("npyio.dataset(f'{ROOT}/x', f'{ROOT}/nope/*.npy')", "labels: glob '{ROOT}/nope/*.npy'"),
-        ("npyio.dataset([f'{ROOT}/x/999.npy', f'{ROOT}/x/001.npy'])", "{ROOT}/x/999.npy: no such"),
+        (
+            "npyio.dataset(f'{ROOT}/x', f'{ROOT}/nope/*.npy', batch_size=None)",
+            "labels: glob '{ROOT}/nope/*.npy'",
+        ),
+        (
+            "npyio.dataset([f'{ROOT}/x/999.npy', f'{ROOT}/x/001.npy'], batch_size=None)",
+            "{ROOT}/x/999.npy: no such",
+        ),
         ("npyio.dataset_from_directory(f'{ROOT}/none')", "directory: '{ROOT}/none' does not exist"),
-        ("npyio.rows(f'{ROOT}/rows_missing.npy')", "'{ROOT}/rows_missing.npy' does not exist"),
+        (
+            "npyio.rows(f'{ROOT}/rows_missing.npy', batch_size=None)",
+            "'{ROOT}/rows_missing.npy' does not exist",
+        ),
     ],
     ids=["missing-dir", "empty-glob", "missing-file", "missing-classes", "missing-rows"],
 )
@@ -209,7 +221,7 @@ def test_a_later_missing_object_of_a_list_is_named_when_read(gcs_worker, trees):
     """Only the first file of a list is read when the dataset is built (one request, not one
     per file); a later one that is missing is named when the pipeline reaches it."""
     _, remote = trees
-    code = "drain(npyio.dataset([f'{ROOT}/x/001.npy', f'{ROOT}/x/999.npy']))"
+    code = "drain(npyio.dataset([f'{ROOT}/x/001.npy', f'{ROOT}/x/999.npy'], batch_size=None))"
     with pytest.raises(WorkerError) as caught:
         run_remote(gcs_worker, code, remote)
     assert caught.value.type_name == "NotFoundError"
@@ -257,7 +269,7 @@ def test_npyio_reads_what_tensorflow_wrote(gcs_worker, gcs_sandbox):
                 buf = io.BytesIO(); np.save(buf, np.full((2,), i, 'u2'))
                 with tf.io.gfile.GFile('{prefix}/x/' + str(i) + '.npy', 'wb') as f:
                     f.write(buf.getvalue())
-            result = [x.tolist() for x in drain(npyio.dataset('{prefix}/x'))]
+            result = [x.tolist() for x in drain(npyio.dataset('{prefix}/x', batch_size=None))]
             """
         )
     )

@@ -54,7 +54,9 @@ def test_pack_from_local_and_from_gcs_to_gcs_reads_as_the_loose_objects(gcs_work
                 "from-gcs": drain(npyio.dataset({remote + "/from-gcs"!r}, **kw)),
                 "from-local": drain(npyio.dataset({remote + "/from-local"!r}, batch_size=5)),
                 "local": drain(npyio.dataset({local + "/x"!r}, {local + "/y"!r}, batch_size=5)),
-                "shuffled": drain(npyio.dataset({remote + "/from-gcs"!r}, shuffle=True, seed=2)),
+                "shuffled": drain(
+                    npyio.dataset({remote + "/from-gcs"!r}, shuffle=True, seed=2, batch_size=None)
+                ),
                 "listing": sorted(tf.io.gfile.listdir({remote + "/from-gcs"!r})),
             }}
             """
@@ -89,4 +91,6 @@ def test_an_incomplete_pack_on_gcs_is_refused(gcs_worker, gcs_sandbox, trees):
     gcs_sandbox.put(f"{prefix}/half/npyio-pack.incomplete", b"")
     gcs_sandbox.put(f"{prefix}/half/inputs-00000-of-00002.npy", Path(__file__).read_bytes())
     with pytest.raises(WorkerError, match="incomplete pack"):
-        gcs_worker.exec(PRELUDE + f"npyio.dataset({remote + '/half'!r})", timeout=120)
+        gcs_worker.exec(
+            PRELUDE + f"npyio.dataset({remote + '/half'!r}, batch_size=None)", timeout=120
+        )

@@ -103,9 +103,9 @@ def test_header_length_field_is_checked_before_reading():
 
 def test_dataset_takes_max_header_size(tmp_path):
     path = write_file(tmp_path, "h.npy", _sized_header(200, (1, 0)))
-    ds = npyio.dataset([path], max_header_size=200)
+    ds = npyio.dataset([path], max_header_size=200, batch_size=None)
     assert_same(next(iter(ds)), ARRAY)
-    ds = npyio.dataset([path], dtype="float32", shape=(2, 3), max_header_size=199)
+    ds = npyio.dataset([path], dtype="float32", shape=(2, 3), max_header_size=199, batch_size=None)
     assert refused(next, iter(ds)) == f"{path}: " + npy.header_too_large("199", "200")
 
 
@@ -181,13 +181,18 @@ def test_dataset_max_file_size(tmp_path, capfd):
     big = write_file(tmp_path, "big.npy", npy_bytes(np.zeros(300, "<f4")))
     paths = [*small[:2], big, *small[2:]]
     limit = len(npy_bytes(np.zeros(3, "<f4")))
-    ds = npyio.dataset(paths, dtype="float32", shape=(None,), max_file_size=limit)
+    ds = npyio.dataset(paths, dtype="float32", shape=(None,), max_file_size=limit, batch_size=None)
     it = iter(ds)
     for want in (0, 1):
         assert_same(next(it), np.full(3, want, "<f4"))
     assert refused(next, it) == f"{big}: {too_large_file(limit, 128 + 1200)}"
     skipping = npyio.dataset(
-        paths, dtype="float32", shape=(None,), max_file_size=limit, ignore_errors=True
+        paths,
+        dtype="float32",
+        shape=(None,),
+        max_file_size=limit,
+        ignore_errors=True,
+        batch_size=None,
     )
     assert [int(x[0]) for x in skipping] == [0, 1, 2, 3]
     assert big in capfd.readouterr().err
@@ -255,7 +260,7 @@ _MEMORY_SCRIPT = textwrap.dedent(r"""
             "dataset batched": lambda: next(iter(npyio.dataset(
                 [path], dtype=dtype, shape=shape, batch_size=2))),
             "dataset ignore_errors": lambda: list(npyio.dataset(
-                [path], dtype=dtype, shape=shape, ignore_errors=True)),
+                [path], dtype=dtype, shape=shape, ignore_errors=True, batch_size=None)),
         }
 
     def run(paths):
@@ -361,7 +366,9 @@ _GROWTH_SCRIPT = textwrap.dedent(r"""
                     return int(line.split()[1])
 
     bad, epochs, per_epoch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    ds = npyio.dataset([bad] * per_epoch, dtype="float32", shape=(4,), ignore_errors=True)
+    ds = npyio.dataset(
+        [bad] * per_epoch, dtype="float32", shape=(4,), ignore_errors=True, batch_size=None
+    )
     assert list(ds) == []  # warm up
     before = rss_kib()
     for _ in range(epochs):

@@ -256,7 +256,7 @@ def test_tf1_style_graphs_are_refused_clearly(tmp_path):
         "decode_npy": lambda: npyio.decode_npy(tf.constant(b"x"), "float32", (2, 2)),
         "read_npy": lambda: npyio.read_npy(path, "float32", (2, 2)),
         "dataset": lambda: npyio.dataset([path], batch_size=2),
-        "rows": lambda: npyio.rows(path),
+        "rows": lambda: npyio.rows(path, batch_size=None),
         "read_npz": lambda: npyio.read_npz(path, "x", "float32"),
     }
     for name, call in calls.items():

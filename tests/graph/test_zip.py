@@ -280,7 +280,7 @@ def test_dataset_key_and_label_key(tmp_path):
 
 def test_dataset_key_alone_unbatched_shuffled_with_npy_suffix(tmp_path):
     root = make_archives(tmp_path / "d")
-    ds = npyio.dataset(root, key="x.npy", shuffle=True, seed=1)
+    ds = npyio.dataset(root, key="x.npy", shuffle=True, seed=1, batch_size=None)
     assert ds.element_spec == tf.TensorSpec((2, 3), tf.float32)
     assert sorted(int(x[0, 0]) for x in ds) == list(range(7))
 
@@ -297,7 +297,7 @@ def test_dataset_key_missing_member_names_path_and_key(tmp_path):
         npyio.dataset(root, key="nope")  # the first archive is inspected when built
     bad = root + "/001.npz"
     write(Path(bad), npz_bytes({"other": np.zeros((2, 3), np.float32)}, True))
-    ds = npyio.dataset(root, key="x", dtype=tf.float32, shape=(2, 3))
+    ds = npyio.dataset(root, key="x", dtype=tf.float32, shape=(2, 3), batch_size=None)
     with pytest.raises(tf.errors.InvalidArgumentError) as e:
         list(ds)
     assert tf_message(e.value).startswith(f"{bad}[x]: no such member")

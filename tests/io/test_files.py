@@ -36,8 +36,8 @@ def test_a_scheme_without_a_file_system_is_named_when_built(scheme):
     if scheme == "s3":
         assert "tensorflow-io" in str(caught.value) and "2.16" in str(caught.value)
     for build in (
-        lambda: npyio.dataset(path, f"{scheme}://bucket/labels"),
-        lambda: npyio.rows(path),
+        lambda: npyio.dataset(path, f"{scheme}://bucket/labels", batch_size=None),
+        lambda: npyio.rows(path, batch_size=None),
         lambda: npyio.dataset_from_directory(path),
     ):
         with pytest.raises(ValueError, match=f"{path}: TensorFlow .* no file system for"):

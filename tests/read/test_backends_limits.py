@@ -110,12 +110,18 @@ def files(tmp_path) -> tuple[Path, list[np.ndarray], int, int]:
 def test_dataset_max_file_size(backend, files):
     d, arrays, _, large = files
     # shape=(None, 3) takes both sizes; the first file is small, so the spec is read fine
-    got = drain(npyio.dataset(str(d), shape=(None, 3), backend=backend, max_file_size=large))
+    got = drain(
+        npyio.dataset(
+            str(d), shape=(None, 3), backend=backend, max_file_size=large, batch_size=None
+        )
+    )
     assert len(got) == len(arrays)
     for g, want in zip(got, arrays, strict=True):
         assert_same(g, want)
     # the large file is refused when the dataset reaches it, by name
-    ds = npyio.dataset(str(d), shape=(None, 3), backend=backend, max_file_size=large - 1)
+    ds = npyio.dataset(
+        str(d), shape=(None, 3), backend=backend, max_file_size=large - 1, batch_size=None
+    )
     message = refusal(drain, ds)
     assert f"{d / '004.npy'}: {npy.file_too_large(str(large - 1), str(large))}" in message, message
 
@@ -129,7 +135,12 @@ def test_dataset_max_file_size_first_file(backend, files):
     assert str(info.value) == f"{d / '000.npy'}: {npy.file_too_large(str(small - 1), str(small))}"
     # spec given: no header is read when built; the backend refuses the first file it reads
     ds = npyio.dataset(
-        str(d), dtype="float32", shape=SHAPE, backend=backend, max_file_size=small - 1
+        str(d),
+        dtype="float32",
+        shape=SHAPE,
+        backend=backend,
+        max_file_size=small - 1,
+        batch_size=None,
     )
     message = refusal(drain, ds)
     assert f"{d / '000.npy'}: {npy.file_too_large(str(small - 1), str(small))}" in message, message
@@ -139,14 +150,23 @@ def test_dataset_max_file_size_first_file(backend, files):
 def test_dataset_max_header_size(backend, files):
     d, arrays, _, _ = files
     hlen = npyio.inspect(str(d / "000.npy")).data_offset - 10
-    got = drain(npyio.dataset(str(d), shape=(None, 3), backend=backend, max_header_size=hlen))
+    got = drain(
+        npyio.dataset(
+            str(d), shape=(None, 3), backend=backend, max_header_size=hlen, batch_size=None
+        )
+    )
     for g, want in zip(got, arrays, strict=True):
         assert_same(g, want)
     with pytest.raises(npyio.NpyFormatError) as info:
         npyio.dataset(str(d), backend=backend, max_header_size=hlen - 1)
     assert str(info.value) == f"{d / '000.npy'}: {npy.header_too_large(str(hlen - 1), str(hlen))}"
     ds = npyio.dataset(
-        str(d), dtype="float32", shape=SHAPE, backend=backend, max_header_size=hlen - 1
+        str(d),
+        dtype="float32",
+        shape=SHAPE,
+        backend=backend,
+        max_header_size=hlen - 1,
+        batch_size=None,
     )
     message = refusal(drain, ds)
     assert f"{d / '000.npy'}: {npy.header_too_large(str(hlen - 1), str(hlen))}" in message, message

@@ -53,7 +53,7 @@ def test_first_member_over_the_limit_is_refused_when_built(archives):
     [
         ({"batch_size": 2, "shape": (3,)}, BATCH_THEN_DECODE),
         ({"batch_size": 2, "shape": (None,)}, DECODE_THEN_BATCH),
-        ({"shape": (3,)}, DECODE_THEN_BATCH),
+        ({"shape": (3,), "batch_size": None}, DECODE_THEN_BATCH),
     ],
     ids=["batch-then-decode", "decode-then-batch-padded", "decode-then-batch"],
 )
@@ -70,7 +70,13 @@ def test_member_over_the_limit_is_refused_on_every_strategy(archives, kwargs, st
 
 def test_member_over_the_limit_is_skipped_and_named_with_ignore_errors(archives, capfd):
     ds = npyio.dataset(
-        archives, key="x", dtype="float32", shape=(3,), max_header_size=LIMIT, ignore_errors=True
+        archives,
+        key="x",
+        dtype="float32",
+        shape=(3,),
+        max_header_size=LIMIT,
+        ignore_errors=True,
+        batch_size=None,
     )
     assert int(ds.reduce(np.int64(0), lambda n, _: n + 1)) == 0
     err = capfd.readouterr().err
@@ -80,7 +86,11 @@ def test_member_over_the_limit_is_skipped_and_named_with_ignore_errors(archives,
 
 def test_members_at_the_limit_are_delivered_on_every_strategy(archives):
     limit = hlen(f"{archives}/0.npz", "x")
-    for kwargs in ({"batch_size": 2}, {"batch_size": 2, "shape": (None,)}, {"ignore_errors": True}):
+    for kwargs in (
+        {"batch_size": 2},
+        {"batch_size": 2, "shape": (None,)},
+        {"ignore_errors": True, "batch_size": None},
+    ):
         ds = npyio.dataset(archives, key="x", label_key="y", max_header_size=limit, **kwargs)
         ys = [int(v) for _, y in ds for v in np.atleast_1d(y.numpy())]
         assert ys == list(range(N)), kwargs
