@@ -75,8 +75,9 @@ def test_plan_shards_by_row_and_splits_into_disjoint_subsets(packed):
 def test_a_subset_of_scattered_rows_is_read_in_a_piece_per_shard_file(packed, shuffle, shard):
     """Every other row (runs of one row, as a split's random subset has runs of a few): read
     in spans, not a piece per run, and yielded exactly, ascending unless shuffled."""
-    options = DatasetOptions.from_arguments(dict(shuffle=shuffle, seed=4, shard=shard))
-    whole = plan(packed, shuffle=shuffle, seed=4, shard=shard)
+    kw = dict(shuffle=shuffle, seed=4, shard=shard, batch_size=None)
+    options = DatasetOptions.from_arguments(kw)
+    whole = plan(packed, **kw)
     subset = np.arange(0, N, 2)
     p = plan_subset(whole.index, whole.rows.sides, subset, options)
     assert len(p.pieces) <= len(whole.index.shards)  # not one per row
