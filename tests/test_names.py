@@ -142,8 +142,8 @@ def test_resolves_in_looks_in_the_module_its_class_and_builtins():
     import npyio._format.spec as spec
 
     assert resolves_in(spec, None, "Spec") and resolves_in(spec, None, "Spec.hint")
-    assert resolves_in(spec, "Spec", "reason") and resolves_in(spec, None, "ValueError")
-    assert resolves_in(spec, None, "Spec.dtype")  # a dataclass field without a default
+    assert resolves_in(spec, "Layout", "reason") and resolves_in(spec, None, "ValueError")
+    assert resolves_in(spec, None, "Spec.file")  # a dataclass field without a default
     assert not resolves_in(spec, None, "Writer") and not resolves_in(spec, None, "Spec.nope")
     method = 'class C:\n    def f(self):\n        """`X`"""\n'
     assert docstrings(method) == [(3, "`X`", "C")]

@@ -30,10 +30,10 @@ from npyio._data.shuffle import IndexShuffle, block_size
 from npyio._data.structure import LEAF, flatten, pack
 from npyio._format import npy
 from npyio._format.packed import structure_from_json
+from npyio._graph.decode import Fetched
 from npyio._graph.ops import require_tf2
 from npyio._read import capabilities
 from npyio._read.backends import Reader, reader
-from npyio._read.part import Fetched
 
 __all__ = [
     "Fetch",
@@ -61,10 +61,10 @@ class Row(NamedTuple):
 
 
 class Fetch(NamedTuple):
-    """One element with its parts fetched: what batch-then-decode batches."""
+    """One element with its parts fetched, as the reader fetched them: what batch-then-decode
+    batches (each `Fetched` field gains the batch dim) and then decodes."""
 
-    names: tuple[tf.Tensor, ...]
-    contents: tuple[tf.Tensor, ...]
+    parts: tuple[Fetched, ...]
     values: tuple[tf.Tensor, ...]
     path: tf.Tensor  # the first input part's path, for with_paths
 
@@ -140,17 +140,10 @@ def build_batch_then_decode(plan: DatasetPlan, read: Reader, source: RowSource) 
     """Fetches in the parallel map, batches the bytes, decodes whole batches."""
 
     def fetch(row: Row) -> Fetch:
-        fetched = _fetch(read, plan, row)
-        return Fetch(
-            tuple(f.name for f in fetched),
-            tuple(f.contents for f in fetched),
-            row.values,
-            row.paths[0],
-        )
+        return Fetch(tuple(_fetch(read, plan, row)), row.values, row.paths[0])
 
     def decode(batch: Fetch) -> object:
-        fetched = [Fetched(n, c) for n, c in zip(batch.names, batch.contents)]
-        parts = read.decode(fetched, plan.specs, batched=True)
+        parts = read.decode(batch.parts, plan.specs, batched=True)
         return _element(plan, parts, batch.values, batch.path)
 
     loader = plan.loader
@@ -193,7 +186,7 @@ def build_decode_then_batch(plan: DatasetPlan, read: Reader, source: RowSource) 
     else:
         ds = parallel_map(ds, load, loader.num_parallel_calls, loader.deterministic)
     if loader.batch_size is not None:
-        if all(spec.static for spec in plan.specs):
+        if all(spec.output.static for spec in plan.specs):
             ds = ds.batch(loader.batch_size, drop_remainder=loader.drop_remainder)
         else:
             ds = ds.padded_batch(
@@ -210,7 +203,7 @@ def _padding_values(plan: DatasetPlan) -> object:
     if plan.padding is None:
         return None
     parts = [
-        tf.constant(0 if value is None else value, spec.dtype)
+        tf.constant(0 if value is None else value, spec.output.dtype)
         for value, spec in zip(plan.padding, plan.specs)
     ]
     values = () if plan.label_values is None else (tf.zeros([], plan.label_values.dtype),)

@@ -117,8 +117,9 @@ def _part_names(plan: DatasetPlan) -> list[str]:
 
 def _refuse_variable(plan: DatasetPlan, names: list[str]) -> None:
     for spec, name in zip(plan.specs, names):
-        if not spec.static:
-            shape = "any shape" if spec.shape is None else npy.show_shape(spec.shape)
+        if not spec.output.static:
+            output = spec.output
+            shape = "any shape" if output.shape is None else npy.show_shape(output.shape)
             raise ValueError(
                 f"{name}: a pack stores rows of one shape, got {shape} (None dims) -- pass a "
                 f"fixed shape= if every file has it, or pad the files to one shape first "
@@ -218,7 +219,9 @@ def _from_local_files(plan: DatasetPlan, names: list[str]) -> Iterator[Rows]:
         rows = order[at : at + batch]
         arrays = []
         for column, spec, read in zip(plan.columns, plan.specs, readers):
-            out = np.empty((len(rows), *(int(d or 0) for d in spec.shape or ())), spec.dtype)
+            out = np.empty(
+                (len(rows), *(int(d or 0) for d in spec.output.shape or ())), spec.output.dtype
+            )
             for j, i in enumerate(rows):
                 out[j] = read.read(column[i])
             arrays.append(out)
@@ -373,8 +376,8 @@ def _plan_pack(
     assert isinstance(planned, DatasetPlan)
     names = _part_names(planned)
     _refuse_variable(planned, names)
-    dtypes = [spec.dtype for spec in planned.specs]
-    shapes = [tuple(int(d or 0) for d in spec.shape or ()) for spec in planned.specs]
+    dtypes = [spec.output.dtype for spec in planned.specs]
+    shapes = [tuple(int(d or 0) for d in spec.output.shape or ()) for spec in planned.specs]
     if planned.label_values is not None:
         dtypes.append(planned.label_values.dtype.newbyteorder("="))
         shapes.append(tuple(planned.label_values.shape[1:]))

@@ -71,7 +71,7 @@ def choose_strategy(
         batch_size is not None
         and reader_capabilities(backend).batched
         and not ignore_errors
-        and all(spec.static for spec in specs)
+        and all(spec.file.static for spec in specs)
     )
     small = all(spec.hint is not None and spec.hint.size < LARGE_FILE for spec in specs)
     return BATCH_THEN_DECODE if possible and small else DECODE_THEN_BATCH
@@ -298,7 +298,7 @@ def _padding(
     """
     if padding_value is None:
         return None
-    if all(spec.static for spec in specs):
+    if all(spec.output.static for spec in specs):
         raise ValueError(
             f"padding_value={padding_value!r:.100} pads nothing: no part has a None dim -- "
             "pass shape= with None where the arrays' sizes vary"
@@ -306,7 +306,7 @@ def _padding(
     labelled = parts.labels is not None or values is not None
     element = (parts.inputs, LEAF if parts.labels is None else parts.labels) if labelled else None
     names = list(parts.names)
-    dtypes = [spec.dtype for spec in specs]
+    dtypes = [spec.output.dtype for spec in specs]
     if values is not None:
         names.append("labels")
         dtypes.append(values.dtype)
@@ -316,7 +316,7 @@ def _padding(
         except ValueError as e:
             raise ValueError(f"padding_value: not the structure of the elements -- {e}") from e
     else:  # one number pads every part that has a None dim (the others are never padded)
-        leaves = [None if spec.static else padding_value for spec in specs]
+        leaves = [None if spec.output.static else padding_value for spec in specs]
         leaves += [None] * (len(names) - len(leaves))
     for leaf, name, dt in zip(leaves, names, dtypes):
         if leaf is not None and not _fits(leaf, dt):

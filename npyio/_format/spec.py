@@ -1,11 +1,16 @@
-"""What one part of every element loads as (`Spec`), and the rules that derive it from the first
-file's header (`spec_from_header`; `npyio._io.spec.derive_spec` reads that header).
+"""The one description of a part of every element (`Spec`), from the plan to the graph parser:
+what its files must hold (`Spec.file`), what it loads as (`Spec.output`), the header the fast
+path expects, the ``.npz`` member and the limits it is read under; and the rules that derive it
+from the first file's header (`spec_from_header`; `npyio._io.spec.derive_spec` reads that
+header).
 
 No I/O. A spec comes from the arguments (``dtype``, ``shape``), else from the first file's
 header; arguments that contradict that header are refused when the dataset is built, naming
-the file. Every file must then have the spec's dtype and a shape the spec's shape matches
-(``None`` dims match any size): `Spec.reason`, the rule the graph parser applies too, so that
-``npyio verify`` and ``npyio.dataset`` agree.
+the file. Every file must then have the file layout's dtype and a shape its shape matches
+(``None`` dims match any size): `Layout.reason`, the rule the graph parser applies too, so that
+``npyio verify`` and ``npyio.dataset`` agree. Readers, the graph parser and the commands take a
+`Spec` as it is; the graph layer's views of it are functions
+(`npyio._graph.parser.spec_tensors`).
 """
 
 from __future__ import annotations
@@ -19,43 +24,76 @@ from npyio._format.files import member_name
 from npyio._format.header import Hint, Limits, make_hint
 from npyio.errors import NpyFormatError
 
-__all__ = ["Spec", "spec_from_header"]
+__all__ = ["Layout", "Spec", "spec_from_header"]
 
 
 @dataclass(frozen=True)
-class Spec:
-    """What one part of every element loads as, and the limits it is read under.
+class Layout:
+    """A dtype and a shape: what a part's files hold, or what the part loads as.
 
     Attributes:
         dtype: The dtype, in native byte order (files of either order decode to it).
         shape: The shape; ``None`` dims match any size, ``shape=None`` any shape.
-        hint: The header files are expected to share, for the graph's fast path.
-        member: The ``.npz`` member to read, or None for ``.npy`` files.
-        limits: The size limits every reader applies to this part.
     """
 
     dtype: np.dtype
     shape: tuple[int | None, ...] | None
-    hint: Hint | None = None
-    member: str | None = None
-    limits: Limits = Limits()
-
-    def name(self, path: str) -> str:
-        """How errors name this part of the file ``path``: the path, or ``path[member]``."""
-        return path if self.member is None else member_name(path, self.member)
 
     @property
     def static(self) -> bool:
-        """Whether every element has the same shape (batches need no padding)."""
+        """Whether every array has the same shape (batches need no padding)."""
         return self.shape is not None and all(d is not None for d in self.shape)
 
     def reason(self, header: npy.NpyHeader, path: str) -> str | None:
-        """Why a file with ``header`` does not load as this spec (None: it does)."""
+        """Why a file with ``header`` does not hold this layout (None: it does)."""
         try:
             npy.check_declared(header, self.dtype, self.shape, path)
         except NpyFormatError as e:
             return e.reason
         return None
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One part of every element: what its files hold, what it loads as, and the limits it is
+    read under.
+
+    Attributes:
+        file: What every file of the part must hold (checked by every reader).
+        output: What the part loads as. The same as ``file`` for a part read whole, as every
+            part is today; a part that reads a window of the file's array (a crop) will have
+            the window's shape here.
+        hint: The header files are expected to share, for the graph's fast path.
+        member: The ``.npz`` member to read, or None for ``.npy`` files.
+        limits: The size limits every reader applies to this part.
+    """
+
+    file: Layout
+    output: Layout
+    hint: Hint | None = None
+    member: str | None = None
+    limits: Limits = Limits()
+
+    @staticmethod
+    def whole(
+        dtype: np.dtype,
+        shape: tuple[int | None, ...] | None,
+        hint: Hint | None = None,
+        member: str | None = None,
+        limits: Limits = Limits(),
+    ) -> Spec:
+        """The spec of a part read whole: it loads as its files' layout, ``(dtype, shape)``."""
+        layout = Layout(dtype, shape)
+        return Spec(layout, layout, hint, member, limits)
+
+    def usable_hint(self) -> Hint | None:
+        """The hint, unless files like it must be refused under the limits (then the full
+        parser says why)."""
+        return self.hint if self.hint is not None and self.hint.usable(self.limits) else None
+
+    def name(self, path: str) -> str:
+        """How errors name this part of the file ``path``: the path, or ``path[member]``."""
+        return path if self.member is None else member_name(path, self.member)
 
 
 def _cast_hint(what: str, arg: str, want: np.dtype, paired: bool) -> str:
@@ -99,7 +137,7 @@ def _contradiction(
             reason += _cast_hint(what, f"{prefix}dtype", dtype, paired)
         return NpyFormatError(path, reason)
     if shape is not None:
-        mismatch = Spec(got, shape).reason(header, path)
+        mismatch = Layout(got, shape).reason(header, path)
         if mismatch is not None:
             mismatch = mismatch.replace(" -- expected ", f" -- expected {prefix}shape=", 1)
             return NpyFormatError(path, mismatch.replace("pass shape=", f"pass {prefix}shape=", 1))
@@ -130,4 +168,4 @@ def spec_from_header(
     dt = header.dtype.newbyteorder("=") if dt is None else dt
     dims = header.shape if dims is None else dims
     hint = make_hint(dt, dims, prefix) or make_hint(dt, dims)
-    return Spec(dt, dims, hint, member, limits)
+    return Spec.whole(dt, dims, hint, member, limits)

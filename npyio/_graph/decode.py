@@ -16,13 +16,14 @@ error is always npyio's, and it names the file.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import tensorflow as tf
 
 from npyio._format import npy
 from npyio._format.header import Hint, Limits, make_hint
+from npyio._format.spec import Spec
 from npyio._graph.ops import (
     RAW_DTYPES,
     as_str,
@@ -33,12 +34,12 @@ from npyio._graph.ops import (
     require_tf2,
     static_shape,
 )
-from npyio._graph.parser import Declared, Files, SizeLimits, parser
+from npyio._graph.parser import Files, parser, spec_tensors
 from npyio._tf import print_to_stderr, stateless_call
 
 __all__ = [
     "SKIP_PREFIX",
-    "Part",
+    "Fetched",
     "decode_group",
     "decode_npy",
     "decode_one",
@@ -50,36 +51,27 @@ ShapeLike = object
 
 
 def _parse(
-    contents: tf.Tensor,
-    names: tf.Tensor | None,
-    dt: np.dtype,
-    shape: tf.TensorShape,
-    limits: Limits,
-    batched: bool,
+    f: Fetched, spec: Spec, batched: bool
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
-    """The parser's verdict on a [B] string tensor of whole files, unasserted:
-    ``(payload, dims, ok, message)`` (see `npyio._graph.parser.parse_headers`)."""
+    """The parser's verdict on ``f``'s [B] whole files, unasserted: ``(payload, dims, ok,
+    message)`` (see `npyio._graph.parser.parse_headers`)."""
+    contents, names = f.contents, f.name
     if names is None:
         if batched:
             count = tf.shape(contents, out_type=tf.int64)[0]
             names = tf.strings.join(["<bytes>[", as_str(tf.range(count)), "]"])
         else:
             names = tf.constant(["<bytes>"])
-    args = (Files(contents, names), Declared.of(dt, shape), SizeLimits.of(limits))
+    args = (Files(contents, names), spec_tensors(spec))
     out_types = [tf.uint8, tf.int64, tf.bool, tf.string]
     raw, dims, ok, message = stateless_call(parser(), args, out_types)
     return raw, dims, ok, message
 
 
-def _values(
-    raw: tf.Tensor,
-    dims: tf.Tensor,
-    contents: tf.Tensor,
-    dt: np.dtype,
-    shape: tf.TensorShape,
-    batched: bool,
-) -> tf.Tensor:
-    """The checked payload bytes of `_parse` as [B, *dims] values of ``dt`` (dims unbatched)."""
+def _values(raw: tf.Tensor, dims: tf.Tensor, f: Fetched, spec: Spec, batched: bool) -> tf.Tensor:
+    """The checked payload bytes of `_parse` as [B, *dims] values of the spec's dtype (dims
+    unbatched)."""
+    dt, shape = spec.file.dtype, _file_shape(spec)
     raw_type = RAW_DTYPES[dt.name]
     if raw_type != tf.uint8:  # bitcast shares the buffer
         count = tf.shape(raw, out_type=tf.int64)[0]
@@ -88,7 +80,7 @@ def _values(
     values = native(raw, dt)
     lead = tf.shape(values, out_type=tf.int64)[:1] if batched else tf.zeros([0], tf.int64)
     out = tf.reshape(values, tf.concat([lead, dims], 0))
-    out.set_shape(tf.TensorShape([contents.shape[0]]).concatenate(shape) if batched else shape)
+    out.set_shape(tf.TensorShape([f.contents.shape[0]]).concatenate(shape) if batched else shape)
     return out
 
 
@@ -96,7 +88,7 @@ def _values(
 SKIP_PREFIX = "npyio: skipping "
 
 
-def report_then_assert(verdicts: Sequence[tuple[tf.Tensor, tf.Tensor]]) -> list[tf.Operation]:
+def report_then_assert(verdicts: Sequence[tuple[tf.Tensor, ...]]) -> list[tf.Operation]:
     """Prints ``SKIP_PREFIX + message`` to stderr for each ``(ok, message)`` (scalars) that
     failed, then asserts them all; returns the assertions, for control dependencies.
 
@@ -126,43 +118,56 @@ def report_then_assert(verdicts: Sequence[tuple[tf.Tensor, tf.Tensor]]) -> list[
         return [tf.debugging.Assert(ok, [message], summarize=1) for ok, message in verdicts]
 
 
-@dataclass(frozen=True)
-class Part:
-    """One tensor of a `decode_group`: [B] whole files of one dtype and static shape."""
+class Fetched(NamedTuple):
+    """One part of an element (or of a batch of elements), fetched: what a reader's fetch
+    gives, what ``npyio.dataset`` batches, and what `decode_group` decodes under the part's
+    `npyio._format.spec.Spec`.
 
+    Attributes:
+        name: The name errors use: the path, or ``path[key]`` for an ``.npz`` member; None for
+            bytes that come from no file (`decode_npy`: errors say ``<bytes>``).
+        contents: The part's ``.npy`` bytes (the path itself for backends that read it).
+        verdict: In a reporting read, ``(ok, message)``: whether fetching succeeded (the file
+            exists, the archive is sound) and, if not, why; ``()`` otherwise (empty, not None,
+            so that a fetched element is all tensors, as ``npyio.dataset``'s maps need). In a
+            ``report`` decode (see `decode_group`), where it fails its message is the one
+            reported, instead of the parser's verdict on the empty contents that stand in.
+    """
+
+    name: tf.Tensor | None
     contents: tf.Tensor
-    names: tf.Tensor | None
-    dt: np.dtype
-    shape: tf.TensorShape
-    hint: Hint | None
-    limits: Limits = field(default_factory=Limits)
-    #: For a ``report`` decode (see `decode_group`): a check made before decoding, ``([B] ok,
-    #: [B] message)`` (a missing file, a bad archive); where it fails, its message is the one
-    #: reported, instead of the parser's verdict on the empty contents that stand in.
-    precheck: tuple[tf.Tensor, tf.Tensor] | None = None
-
-    def usable_hint(self) -> Hint | None:
-        """The hint, unless files like it must be refused (then the full parser says why)."""
-        return self.hint if self.hint is not None and self.hint.usable(self.limits) else None
+    verdict: tuple[tf.Tensor, ...] = ()
 
 
-def _spec(part: Part, batched: bool, lead: int | None) -> tf.TensorShape:
-    """The static shape of ``part``'s output: ``[lead, *shape]``, or ``shape`` unbatched."""
-    return tf.TensorShape([lead]).concatenate(part.shape) if batched else part.shape
+def _as_rows(f: Fetched) -> Fetched:
+    """One fetched file as a batch of one (what the parser takes)."""
+    verdict = tuple(t[None] for t in f.verdict)
+    return Fetched(None if f.name is None else f.name[None], f.contents[None], verdict)
 
 
-def _matches(part: Part, hint: Hint) -> tf.Tensor:
+def _file_shape(spec: Spec) -> tf.TensorShape:
+    """The static shape every file of ``spec``'s part has (its arrays, not the output's)."""
+    return tf.TensorShape(spec.file.shape)
+
+
+def _spec(spec: Spec, batched: bool, lead: int | None) -> tf.TensorShape:
+    """The static shape of a decoded part: ``[lead, *shape]``, or ``shape`` unbatched."""
+    shape = _file_shape(spec)
+    return tf.TensorShape([lead]).concatenate(shape) if batched else shape
+
+
+def _matches(f: Fetched, hint: Hint) -> tf.Tensor:
     """[B]: whether each file starts with ``hint``'s header bytes and has its size."""
     return tf.logical_and(
-        tf.strings.substr(part.contents, 0, len(hint.header)) == hint.header,
-        tf.strings.length(part.contents) == hint.size,
+        tf.strings.substr(f.contents, 0, len(hint.header)) == hint.header,
+        tf.strings.length(f.contents) == hint.size,
     )
 
 
-def _decode_known(part: Part, hint: Hint, batched: bool) -> tf.Tensor:
-    """The fast path: ``part``'s files, known to have ``hint``'s header, without the parser."""
-    offset, dt, contents = len(hint.header), part.dt, part.contents
-    dims = part.shape.as_list()
+def _decode_known(f: Fetched, spec: Spec, hint: Hint, batched: bool) -> tf.Tensor:
+    """The fast path: ``f``'s files, known to have ``hint``'s header, without the parser."""
+    offset, dt, contents = len(hint.header), spec.file.dtype, f.contents
+    dims = _file_shape(spec).as_list()
     if not batched and offset % dt.itemsize == 0:
         # Decode the whole file and drop the header's items: slicing the front of a 1-d
         # tensor at an aligned offset shares its buffer, so the payload is copied once.
@@ -195,78 +200,92 @@ def _fast_path_cond(
 
 
 # --- strict: the first refusal raises ------------------------------------------------------
-def _decode_full(part: Part, batched: bool) -> tf.Tensor:
-    """``part``'s [B] files by the full parser, asserted: [B, *dims] values, or dims (one
-    file) when not ``batched``. ``part.names[row]`` names element ``row`` in an error;
-    without names it is ``<bytes>`` (``<bytes>[row]`` in a batch)."""
-    contents, dt, shape = part.contents, part.dt, part.shape
-    raw, dims, ok, message = _parse(contents, part.names, dt, shape, part.limits, batched)
+def _decode_full(f: Fetched, spec: Spec, batched: bool) -> tf.Tensor:
+    """``f``'s [B] files by the full parser, asserted: [B, *dims] values, or dims (one file)
+    when not ``batched``. ``f.name[row]`` names element ``row`` in an error; without names it
+    is ``<bytes>`` (``<bytes>[row]`` in a batch)."""
+    raw, dims, ok, message = _parse(f, spec, batched)
     raw, dims = assert_verdict(ok, message, raw, dims)
-    out = _values(raw, dims, contents, dt, shape, batched)
-    out.set_shape(_spec(part, batched, None))
+    out = _values(raw, dims, f, spec, batched)
+    out.set_shape(_spec(spec, batched, None))
     return out
 
 
-def _decode_strict(parts: Sequence[Part], batched: bool) -> list[tf.Tensor]:
+def _decode_strict(
+    fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool
+) -> list[tf.Tensor]:
     """Parts without a usable hint by the full parser; the others share one fast-path cond,
     whose other branch is the full parser for all of them."""
-    hints = [part.usable_hint() for part in parts]
-    outs = {i: _decode_full(parts[i], batched) for i, hint in enumerate(hints) if hint is None}
-    fast = [(i, parts[i], hint) for i, hint in enumerate(hints) if hint is not None]
+    hints = [spec.usable_hint() for spec in specs]
+    outs = {
+        i: _decode_full(fetched[i], specs[i], batched)
+        for i, hint in enumerate(hints)
+        if hint is None
+    }
+    fast = [(i, fetched[i], specs[i], hint) for i, hint in enumerate(hints) if hint is not None]
     if fast:
         decoded = _fast_path_cond(
-            [_matches(part, hint) for _, part, hint in fast],
-            lambda: [_decode_known(part, hint, batched) for _, part, hint in fast],
-            lambda: [_decode_full(part, batched) for _, part, _ in fast],
+            [_matches(f, hint) for _, f, _, hint in fast],
+            lambda: [_decode_known(f, spec, hint, batched) for _, f, spec, hint in fast],
+            lambda: [_decode_full(f, spec, batched) for _, f, spec, _ in fast],
         )
-        outs.update(zip((i for i, _, _ in fast), decoded))
-    return [outs[i] for i in range(len(parts))]
+        outs.update(zip((i for i, _, _, _ in fast), decoded))
+    return [outs[i] for i in range(len(specs))]
 
 
 # --- reporting: every refusal is printed, then asserted --------------------------------------
-def _with_precheck(part: Part, ok: tf.Tensor, message: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-    """The verdict ``(ok, message)`` on ``part``, its precheck's first refusal first."""
-    if part.precheck is None:
+def _with_verdict(f: Fetched, ok: tf.Tensor, message: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    """The verdict ``(ok, message)`` on ``f``, its fetch's first refusal first."""
+    if not f.verdict:
         return ok, message
-    pre_ok, pre_message = part.precheck
+    pre_ok, pre_message = f.verdict
     passed = tf.reduce_all(pre_ok)
     first = tf.gather(tf.concat([pre_message, [""]], 0), first_index(tf.logical_not(pre_ok)))
     return tf.logical_and(ok, passed), tf.where(passed, message, first)
 
 
-def _decode_full_reporting(parts: Sequence[Part], batched: bool) -> list[tf.Tensor]:
+def _decode_full_reporting(
+    fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool
+) -> list[tf.Tensor]:
     """Every part by the full parser; every refusal printed before any assertion fails."""
-    parsed = [_parse(p.contents, p.names, p.dt, p.shape, p.limits, batched) for p in parts]
-    verdicts = [
-        _with_precheck(part, ok, message) for part, (_, _, ok, message) in zip(parts, parsed)
-    ]
+    parsed = [_parse(f, spec, batched) for f, spec in zip(fetched, specs)]
+    verdicts = [_with_verdict(f, ok, message) for f, (_, _, ok, message) in zip(fetched, parsed)]
     with tf.control_dependencies(report_then_assert(verdicts)):
         outs = [
-            _values(tf.identity(raw), tf.identity(dims), p.contents, p.dt, p.shape, batched)
-            for p, (raw, dims, _, _) in zip(parts, parsed)
+            _values(tf.identity(raw), tf.identity(dims), f, spec, batched)
+            for f, spec, (raw, dims, _, _) in zip(fetched, specs, parsed)
         ]
-    for part, out in zip(parts, outs):
-        out.set_shape(_spec(part, batched, None))
+    for spec, out in zip(specs, outs):
+        out.set_shape(_spec(spec, batched, None))
     return outs
 
 
-def _decode_reporting(parts: Sequence[Part], batched: bool) -> list[tf.Tensor]:
-    """The fast path only when every part has a usable hint and passes its precheck (one
+def _decode_reporting(
+    fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool
+) -> list[tf.Tensor]:
+    """The fast path only when every part has a usable hint and its fetch's verdict passes (one
     refusing branch must see all the parts); else the full parser for all, reporting."""
-    hints = [part.usable_hint() for part in parts]
+    hints = [spec.usable_hint() for spec in specs]
     if any(hint is None for hint in hints):
-        return _decode_full_reporting(parts, batched)
-    same = [_matches(part, hint) for part, hint in zip(parts, hints) if hint is not None]
-    same += [part.precheck[0] for part in parts if part.precheck is not None]
+        return _decode_full_reporting(fetched, specs, batched)
+    same = [_matches(f, hint) for f, hint in zip(fetched, hints) if hint is not None]
+    same += [f.verdict[0] for f in fetched if f.verdict]
     return _fast_path_cond(
         same,
-        lambda: [_decode_known(p, h, batched) for p, h in zip(parts, hints) if h is not None],
-        lambda: _decode_full_reporting(parts, batched),
+        lambda: [
+            _decode_known(f, spec, h, batched)
+            for f, spec, h in zip(fetched, specs, hints)
+            if h is not None
+        ],
+        lambda: _decode_full_reporting(fetched, specs, batched),
     )
 
 
-def decode_group(parts: Sequence[Part], batched: bool, report: bool = False) -> list[tf.Tensor]:
-    """Decodes several [B] file tensors (a dataset's inputs and labels, say).
+def decode_group(
+    fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool, report: bool = False
+) -> list[tf.Tensor]:
+    """Decodes several fetched parts (a dataset's inputs and labels, say), each under its
+    spec: [B] files each with ``batched``, else one file each.
 
     Parts with a usable hint share one ``tf.cond``: when every file of every such part starts
     with its hint's header bytes and has its size, the fast path decodes them all; otherwise
@@ -275,8 +294,8 @@ def decode_group(parts: Sequence[Part], batched: bool, report: bool = False) -> 
 
     With ``report`` (graph mode, for ``ignore_errors``), the full parser checks every part
     first and prints each refusal to stderr before any assertion fails (`report_then_assert`);
-    the fast path is then taken only when every part has a usable hint and passes its
-    ``precheck``, since one refusing branch must see all the parts.
+    the fast path is then taken only when every part has a usable hint and its fetch's
+    ``verdict`` passes, since one refusing branch must see all the parts.
 
     Returns:
         Per part, [B, *dims] (or dims when not batched) values of its dtype.
@@ -287,27 +306,18 @@ def decode_group(parts: Sequence[Part], batched: bool, report: bool = False) -> 
             not a valid ``.npy`` file of its part's dtype and shape, naming the file.
     """
     require_tf2()
-    outs = (_decode_reporting if report else _decode_strict)(parts, batched)
-    for part, out in zip(parts, outs):
-        out.set_shape(_spec(part, batched, part.contents.shape[0]))
+    rows = list(fetched) if batched else [_as_rows(f) for f in fetched]
+    outs = (_decode_reporting if report else _decode_strict)(rows, specs, batched)
+    for f, spec, out in zip(rows, specs, outs):
+        out.set_shape(_spec(spec, batched, f.contents.shape[0]))
     return outs
 
 
-def decode_one(
-    contents: tf.Tensor,
-    name: tf.Tensor | None,
-    dt: np.dtype,
-    shape: tf.TensorShape,
-    hint: Hint | None,
-    limits: Limits,
-    report: bool = False,
-) -> tf.Tensor:
-    """Decodes one whole file (a scalar string tensor): the fast path for a file whose header
-    bytes are ``hint``'s, the full parser for any other. ``name`` (a scalar) names it in errors;
-    ``report`` as in `decode_group`."""
-    names = None if name is None else name[None]
-    part = Part(contents[None], names, dt, shape, hint, limits)
-    return decode_group([part], False, report=report and not tf.executing_eagerly())[0]
+def decode_one(f: Fetched, spec: Spec, report: bool = False) -> tf.Tensor:
+    """Decodes one whole file (``f.contents``: a scalar string tensor): the fast path for a
+    file whose header bytes are the spec's hint, the full parser for any other; ``report`` as
+    in `decode_group`."""
+    return decode_group([f], [spec], False, report=report and not tf.executing_eagerly())[0]
 
 
 def parse_args(
@@ -365,7 +375,8 @@ def decode_npy(
             raise ValueError(
                 f"contents must be a scalar or a rank-1 string tensor, got shape {contents.shape}"
             )
-        hint = make_hint(dt, static)
+        dims = None if static.rank is None else tuple(static.as_list())
+        spec = Spec.whole(dt, dims, make_hint(dt, static), None, limits)
         if contents.shape.rank == 1:
-            return decode_group([Part(contents, None, dt, static, hint, limits)], True)[0]
-        return decode_one(contents, None, dt, static, hint, limits)
+            return decode_group([Fetched(None, contents)], [spec], True)[0]
+        return decode_one(Fetched(None, contents), spec)

@@ -26,7 +26,7 @@ import numpy as np
 import tensorflow as tf
 
 from npyio._format import npy
-from npyio._format.header import Limits
+from npyio._format.spec import Spec
 from npyio._graph.ops import (
     HEX,
     NATIVE_LE,
@@ -45,16 +45,16 @@ __all__ = [
     "GRAMMAR",
     "PARSE_SIGNATURE",
     "Check",
-    "Declared",
     "Dims",
     "Files",
     "Header",
     "Prefix",
-    "SizeLimits",
+    "SpecTensors",
     "Values",
     "Words",
     "parse_headers",
     "parser",
+    "spec_tensors",
 ]
 
 _PREFIX = npy.MAGIC_LEN + 4  # magic, version and the longest header-length field
@@ -69,8 +69,10 @@ class Files(NamedTuple):
     names: tf.Tensor
 
 
-class Declared(NamedTuple):
-    """What every file must be, as the caller declares it (scalars, and dims ``[rank]``)."""
+class SpecTensors(NamedTuple):
+    """A part's `npyio._format.spec.Spec` as the parser takes it (scalars, and dims
+    ``[rank]``): what every file must hold, and the limits it is read under. Made by
+    `spec_tensors`, from the spec alone."""
 
     code: tf.Tensor  # the dtype's code without byte order, e.g. "f4"
     name: tf.Tensor  # the dtype's name, e.g. "float32"
@@ -78,34 +80,26 @@ class Declared(NamedTuple):
     dims: tf.Tensor  # int64, -1 for a None dim
     rank: tf.Tensor  # -1 for an unknown rank (then dims is empty)
     text: tf.Tensor  # the shape as messages show it, e.g. "(2, None)"
-
-    @staticmethod
-    def of(dt: np.dtype, shape: tf.TensorShape) -> Declared:
-        """The tensors that declare ``dt`` and ``shape`` (``None`` dims, unknown rank)."""
-        dims = [] if shape.rank is None else [-1 if d is None else d for d in shape.as_list()]
-        return Declared(
-            tf.constant(npy.dtype_code(dt)),
-            tf.constant(dt.name),
-            tf.constant(dt.itemsize, tf.int64),
-            tf.constant(dims, tf.int64, shape=[len(dims)]),
-            tf.constant(-1 if shape.rank is None else shape.rank, tf.int64),
-            tf.constant("" if shape.rank is None else npy.show_shape(tuple(shape.as_list()))),
-        )
-
-
-class SizeLimits(NamedTuple):
-    """The resource limits (int64 scalars)."""
-
     max_header_size: tf.Tensor
     max_file_size: tf.Tensor  # -1 for no limit
 
-    @staticmethod
-    def of(limits: Limits) -> SizeLimits:
-        most = limits.max_file_size
-        return SizeLimits(
-            tf.constant(limits.max_header_size, tf.int64),
-            tf.constant(-1 if most is None else most, tf.int64),
-        )
+
+def spec_tensors(spec: Spec) -> SpecTensors:
+    """The tensors that give the parser ``spec``: its file layout (``None`` dims, unknown
+    rank) and its limits."""
+    dt, shape, limits = spec.file.dtype, spec.file.shape, spec.limits
+    dims = [] if shape is None else [-1 if d is None else d for d in shape]
+    most = limits.max_file_size
+    return SpecTensors(
+        tf.constant(npy.dtype_code(dt)),
+        tf.constant(dt.name),
+        tf.constant(dt.itemsize, tf.int64),
+        tf.constant(dims, tf.int64, shape=[len(dims)]),
+        tf.constant(-1 if shape is None else len(shape), tf.int64),
+        tf.constant("" if shape is None else npy.show_shape(shape)),
+        tf.constant(limits.max_header_size, tf.int64),
+        tf.constant(-1 if most is None else most, tf.int64),
+    )
 
 
 class Prefix(NamedTuple):
@@ -151,8 +145,7 @@ class Dims(NamedTuple):
 class Values(NamedTuple):
     """Everything a check's condition reads."""
 
-    declared: Declared
-    limits: SizeLimits
+    spec: SpecTensors
     prefix: Prefix
     header: Header
     dims: Dims
@@ -228,7 +221,7 @@ for _, _reason, _args in GRAMMAR:
 CHECKS: tuple[Check, ...] = (
     Check(
         "file_size",
-        lambda v, k: (v.limits.max_file_size < k(0)) | (v.prefix.size <= v.limits.max_file_size),
+        lambda v, k: (v.spec.max_file_size < k(0)) | (v.prefix.size <= v.spec.max_file_size),
         npy.file_too_large,
         ("max_file_size", "size"),
     ),
@@ -253,7 +246,7 @@ CHECKS: tuple[Check, ...] = (
     ),
     Check(
         "header_size",
-        lambda v, k: v.prefix.hlen <= v.limits.max_header_size,
+        lambda v, k: v.prefix.hlen <= v.spec.max_header_size,
         npy.header_too_large,
         ("max_header_size", "hlen"),
     ),
@@ -283,7 +276,7 @@ CHECKS: tuple[Check, ...] = (
     Check("small", lambda v, k: v.everyone & v.dims.small, npy.too_large, ("first_shape",)),
     Check(
         "dtype",
-        lambda v, k: v.header.code == v.declared.code,
+        lambda v, k: v.header.code == v.spec.code,
         npy.dtype_mismatch,
         ("declared_name", "code"),
     ),
@@ -392,13 +385,13 @@ def _read_prefix(contents: tf.Tensor, k: Consts) -> Prefix:
     return Prefix(size, pb, magic, major, v1, v23, hstart, hlen, hstart + hlen)
 
 
-def _parse_header(contents: tf.Tensor, prefix: Prefix, limits: SizeLimits, k: Consts) -> Header:
+def _parse_header(contents: tf.Tensor, prefix: Prefix, spec: SpecTensors, k: Consts) -> Header:
     """Each file's header text (at most ``max_header_size`` bytes of it) against the grammar,
     and the values it gives."""
     text = tf.strings.substr(
         contents,
         tf.minimum(prefix.hstart, prefix.size),
-        tf.minimum(prefix.hlen, limits.max_header_size),
+        tf.minimum(prefix.hlen, spec.max_header_size),
     )
     py2 = prefix.major != k(3)  # versions 1.0 and 2.0 (any other fails the version check first)
     shape = group(text, npy.SHAPE_EXTRACT)
@@ -417,7 +410,7 @@ def _parse_header(contents: tf.Tensor, prefix: Prefix, limits: SizeLimits, k: Co
     )
 
 
-def _parse_dims(header: Header, declared: Declared, k: Consts) -> Dims:
+def _parse_dims(header: Header, spec: SpecTensors, k: Consts) -> Dims:
     """The dims of the first file's shape text, and whether the array they make is small
     enough (with each file's own item size, as the reference parser does: the dtype is
     checked later)."""
@@ -445,23 +438,23 @@ def _parse_dims(header: Header, declared: Declared, k: Consts) -> Dims:
         ),
         axis0,
     )
-    nbytes = tf.reduce_prod(dims, axis0) * declared.itemsize
+    nbytes = tf.reduce_prod(dims, axis0) * spec.itemsize
     return Dims(canon0, ndim, tokens, dims, nonnegative, small, nbytes)
 
 
-def _match_shape(dims: Dims, declared: Declared, k: Consts) -> tf.Tensor:
+def _match_shape(dims: Dims, spec: SpecTensors, k: Consts) -> tf.Tensor:
     """Whether the dims match the declared shape (``None`` dims match any size)."""
     axis0, c0 = k.i32(0), k(0)
     padded = _upto(
-        tf.concat([dims.values, tf.zeros_like(declared.dims)], axis0),
-        tf.size(declared.dims, out_type=tf.int64),
+        tf.concat([dims.values, tf.zeros_like(spec.dims)], axis0),
+        tf.size(spec.dims, out_type=tf.int64),
         k,
     )
     return tf.logical_or(
-        declared.rank < c0,
+        spec.rank < c0,
         tf.logical_and(
-            dims.ndim == declared.rank,
-            tf.reduce_all(tf.logical_or(declared.dims < c0, padded == declared.dims), axis0),
+            dims.ndim == spec.rank,
+            tf.reduce_all(tf.logical_or(spec.dims < c0, padded == spec.dims), axis0),
         ),
     )
 
@@ -513,11 +506,11 @@ def _failure_words(v: Values, row: tf.Tensor, text: tf.Tensor, k: Consts) -> Wor
         snip_fortran=snip_fortran,
         snip_shape=snip_shape,
         nbytes=as_str(v.dims.nbytes),
-        max_file_size=as_str(v.limits.max_file_size),
-        max_header_size=as_str(v.limits.max_header_size),
+        max_file_size=as_str(v.spec.max_file_size),
+        max_header_size=as_str(v.spec.max_header_size),
         magic_len=k.str(str(npy.MAGIC_LEN)),
-        declared_name=v.declared.name,
-        declared_text=v.declared.text,
+        declared_name=v.spec.name,
+        declared_text=v.spec.text,
         magic=_show_magic(row_bytes, _at(numbers, k(0), k), k),
         version=tf.strings.reduce_join(
             as_str(_at(row_bytes, k([6, 7]), k)), axis=k.i32(0), separator="."
@@ -552,7 +545,7 @@ def _vary_hint(check: tf.Tensor, v: Values, row: tf.Tensor, k: Consts) -> tf.Ten
     """`npy.vary_hint` after a shape mismatch between shapes of one rank (as
     `npy.shape_mismatch_reason` adds it), else "": the expected shape (the first file's, or
     the declared one) with "None" where the failing file's differs."""
-    declared = tf.where(v.declared.dims < k(0), k.str("None"), as_str(v.declared.dims))
+    declared = tf.where(v.spec.dims < k(0), k.str("None"), as_str(v.spec.dims))
     expected = tf.where(
         check == k(_SAME_SHAPE_CHECK),
         v.dims.canon0,
@@ -621,12 +614,12 @@ def _read_payload(
     payload = tf.strings.substr(contents, offset, tf.broadcast_to(nbytes, tf.shape(offset)))
     raw = tf.io.decode_raw(payload, tf.uint8)  # [B, nbytes]: one copy of the payload
     count = _at(tf.shape(raw, out_type=tf.int64), c0, k)
-    itemsize, order, fortran = v.declared.itemsize, v.header.order, v.header.fortran
+    itemsize, order, fortran = v.spec.itemsize, v.header.order, v.header.fortran
     is_le = tf.logical_or(
         order == k.str("<"), tf.logical_and(order != k.str(">"), k(NATIVE_LE, tf.bool))
     )
     swap = tf.logical_and(tf.not_equal(is_le, k(NATIVE_LE, tf.bool)), itemsize > c1)
-    complex_ = tf.strings.substr(v.declared.code, k.i32(0), k.i32(1)) == k.str("c")
+    complex_ = tf.strings.substr(v.spec.code, k.i32(0), k.i32(1)) == k.str("c")
     unit = tf.where(complex_, itemsize // k(2), itemsize)
     # Only a good batch is rearranged: a bad one's dims say nothing about its (empty) payload,
     # and a reshape error here would hide npyio's message. One branch for both steps: each
@@ -641,15 +634,14 @@ def _read_payload(
 
 
 def parse_headers(
-    files: Files, declared: Declared, limits: SizeLimits
+    files: Files, spec: SpecTensors
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
     """Parses and checks the headers of a [B] batch of whole files.
 
-    Generic over dtype and shape (they come in as tensors, see `Declared` and
-    `PARSE_SIGNATURE`): ``declared.dims`` holds -1 for a ``None`` dim and ``declared.rank`` is
-    -1 for an unknown rank; ``limits.max_file_size`` is -1 for no limit. ``files.names[row]``
-    is the file an error about element ``row`` names.
-
+    Generic over dtype and shape (they come in as tensors, see `SpecTensors` and
+    `PARSE_SIGNATURE`): ``spec.dims`` holds -1 for a ``None`` dim and ``spec.rank`` is -1 for
+    an unknown rank; ``spec.max_file_size`` is -1 for no limit. ``files.names[row]`` is the
+    file an error about element ``row`` names.
     Returns:
         ``(payload [B, nbytes] uint8 in native byte order and C order, dims [ndim], ok,
         message)``: when ``ok`` is false the payload is empty and ``message`` names the first
@@ -661,15 +653,14 @@ def parse_headers(
     k = Consts()
     contents, names = files
     prefix = _read_prefix(contents, k)
-    header = _parse_header(contents, prefix, limits, k)
-    dims = _parse_dims(header, declared, k)
+    header = _parse_header(contents, prefix, spec, k)
+    dims = _parse_dims(header, spec, k)
     v = Values(
-        declared=declared,
-        limits=limits,
+        spec=spec,
         prefix=prefix,
         header=header,
         dims=dims,
-        shape_ok=_match_shape(dims, declared, k),
+        shape_ok=_match_shape(dims, spec, k),
         payload_len=prefix.size - prefix.offset,
         everyone=tf.equal(prefix.size, prefix.size),
     )
@@ -683,18 +674,19 @@ def parse_headers(
     return raw, dims_out, all_ok, message
 
 
-#: The parser's input signature: `Files`, `Declared` and `SizeLimits` of tensors.
+#: The parser's input signature: `Files` and `SpecTensors` of tensors.
 PARSE_SIGNATURE = (
     Files(tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.string)),
-    Declared(
+    SpecTensors(
         code=tf.TensorSpec([], tf.string),
         name=tf.TensorSpec([], tf.string),
         itemsize=tf.TensorSpec([], tf.int64),
         dims=tf.TensorSpec([None], tf.int64),
         rank=tf.TensorSpec([], tf.int64),
         text=tf.TensorSpec([], tf.string),
+        max_header_size=tf.TensorSpec([], tf.int64),
+        max_file_size=tf.TensorSpec([], tf.int64),
     ),
-    SizeLimits(tf.TensorSpec([], tf.int64), tf.TensorSpec([], tf.int64)),
 )
 
 

@@ -42,7 +42,7 @@ def derive_spec(
     dt = None if dtype is None else npy.parse_dtype(dtype)
     dims = npy.parse_shape(shape)
     if dt is not None and shape is not None:
-        return Spec(dt, dims, make_hint(dt, dims), member, limits)
+        return Spec.whole(dt, dims, make_hint(dt, dims), member, limits)
     if member is None:
         # the payload's size too: the file's size is known already (a truncated first file
         # fails here, as the graph would say when it reads it)

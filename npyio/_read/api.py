@@ -70,7 +70,7 @@ def read_npz(
     """
     dt = npy.parse_dtype(dtype)
     dims = npy.parse_shape(shape)
-    spec = Spec(dt, dims, make_hint(dt, dims))
+    spec = Spec.whole(dt, dims, make_hint(dt, dims))
     graph = GraphReader()
     with tf.name_scope(name or "read_npz"):
         # eagerly, a missing archive is "PATH: no such file or directory"
@@ -135,5 +135,5 @@ def read_npy(
     read = reader(backend)
     with tf.name_scope(name or "read_npy"):
         return read.read(
-            [path_tensor(path)], [Spec(dt, dims, make_hint(dt, static), None, limits)]
+            [path_tensor(path)], [Spec.whole(dt, dims, make_hint(dt, static), None, limits)]
         )[0]

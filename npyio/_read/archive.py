@@ -68,4 +68,4 @@ def decode_npz(
         key_t = key_tensor(key)
         graph = GraphReader()
         fetched = graph.take_member(contents, key_t, member_name(tf.constant("<bytes>"), key_t))
-        return graph.decode([fetched], [Spec(dt, dims, make_hint(dt, dims))])[0]
+        return graph.decode([fetched], [Spec.whole(dt, dims, make_hint(dt, dims))])[0]

@@ -20,8 +20,9 @@ from typing import Protocol
 import tensorflow as tf
 
 from npyio._format.spec import Spec
+from npyio._graph.decode import Fetched
 from npyio._read import BACKENDS, Capabilities, capabilities
-from npyio._read.part import Fetched, GraphReader
+from npyio._read.part import GraphReader
 
 __all__ = ["BACKENDS", "Reader", "reader"]
 

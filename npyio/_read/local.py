@@ -4,10 +4,11 @@ A pack is about reading every file once, and on local files a pair of small file
 Python costs a fraction of tf.data's per-file path (bench/README.md, "Packing"). This reader
 gives numpy arrays in the calling thread, so it is no tf.data backend (`npyio._read.backends`),
 but it reads a part as they do: each file through `check_file` (`npyio verify`'s reader and
-checks: the limits, the header grammar, the size) and its spec (`Spec.reason`), so a bad or
-odd file is refused naming it; `npy.payload_array` is numpy's reading of the payload, with
-bools as the graph decodes them. ``tests/read/test_local.py`` holds it to the backends'
-conformance cases (``tests/read/test_backends.py``).
+checks: the limits, the header grammar, the size) and its spec's file layout
+(`npyio._format.spec.Layout.reason`), so a bad or odd file is refused naming it;
+`npy.payload_array` is numpy's reading of the payload, with bools as the graph decodes them.
+``tests/read/test_local.py`` holds it to the backends' conformance cases
+(``tests/read/test_backends.py``).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class LocalReader:
         if checked.reason is not None or checked.header is None:
             return checked.reason
         if checked.header not in self._verdicts:
-            self._verdicts[checked.header] = self.spec.reason(checked.header, checked.path)
+            self._verdicts[checked.header] = self.spec.file.reason(checked.header, checked.path)
         return self._verdicts[checked.header]
 
     def error(self, checked: Checked, reason: str) -> NpyFormatError:

@@ -2,8 +2,8 @@
 becomes its tensor, in two steps that every builder and backend share.
 
 1. **fetch** (`npyio._read.backends.Reader.fetch`): a path and the part's `Spec` -> a
-   `Fetched`: the part's ``.npy`` bytes and the name its errors use (the path, or
-   ``path[key]``); in a *reporting* read (for ``ignore_errors``), also the verdict of
+   `npyio._graph.decode.Fetched`: the part's ``.npy`` bytes and the name its errors use (the
+   path, or ``path[key]``); in a *reporting* read (for ``ignore_errors``), also the verdict of
    fetching (the file exists, the archive is sound).
 2. **decode** (`npyio._read.backends.Reader.decode`): the fetched parts of one element, or of
    a batch of them -> their tensors, checked against their specs under each spec's limits.
@@ -17,20 +17,18 @@ themselves, so their fetch only names the file (and, reporting, checks that it e
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import tensorflow as tf
 
 from npyio._format.files import NO_SUCH_FILE
 from npyio._format.spec import Spec
-from npyio._graph.decode import Part, decode_group, report_then_assert
+from npyio._graph.decode import Fetched, decode_group, report_then_assert
 from npyio._graph.zip import checked_member, npz_member
 from npyio._read import CAPABILITIES, Capabilities
 from npyio._read.objects import read_sized
 from npyio._tf import undecorated
 
 __all__ = [
-    "Fetched",
     "GraphReader",
     "PathReader",
     "exists_in_graph",
@@ -84,22 +82,6 @@ def exists_in_graph(path: tf.Tensor) -> tf.Tensor:
     )
 
 
-@dataclass(frozen=True)
-class Fetched:
-    """One part of an element (or of a batch of elements), fetched.
-
-    Attributes:
-        name: The name errors use: the path, or ``path[key]`` for an ``.npz`` member.
-        contents: The part's ``.npy`` bytes (the path itself for backends that read it).
-        verdict: In a reporting read, ``(ok, message)``: whether fetching succeeded (the file
-            exists, the archive is sound) and, if not, why; None otherwise.
-    """
-
-    name: tf.Tensor
-    contents: tf.Tensor
-    verdict: tuple[tf.Tensor, tf.Tensor] | None = None
-
-
 class PathReader:
     """The readers of the backends that read a file from its path themselves (a
     `npyio._read.backends.Reader`).
@@ -125,10 +107,11 @@ class PathReader:
         """The tensors of one element's fetched parts (this reader does not batch bytes)."""
         if batched:
             raise ValueError(f"{type(self).__name__} decodes one element at a time")
-        verdicts = [f.verdict for f in fetched if f.verdict is not None]
+        verdicts = [f.verdict for f in fetched if f.verdict]
         # npyio reports the missing files here; the backend reports the rest itself.
         with tf.control_dependencies(report_then_assert(verdicts) if verdicts else []):
-            return [self.read_path(f.name, spec) for f, spec in zip(fetched, specs)]
+            # (this reader's fetch gives the path as the contents: it reads the file itself)
+            return [self.read_path(f.contents, spec) for f, spec in zip(fetched, specs)]
 
     def read_path(self, path: tf.Tensor, spec: Spec) -> tf.Tensor:
         """One file through the backend (a scalar path in, its tensor out)."""
@@ -188,24 +171,8 @@ class GraphReader(PathReader):
         self, fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool = False
     ) -> list[tf.Tensor]:
         """The tensors of fetched parts: each a scalar, or with ``batched`` a [B] batch."""
-
-        def rows(t: tf.Tensor) -> tf.Tensor:
-            return t if batched else t[None]
-
-        parts = [
-            Part(
-                rows(f.contents),
-                rows(f.name),
-                spec.dtype,
-                tf.TensorShape(spec.shape),
-                spec.hint,
-                spec.limits,
-                None if f.verdict is None else (rows(f.verdict[0]), rows(f.verdict[1])),
-            )
-            for f, spec in zip(fetched, specs)
-        ]
         report = self.report and not tf.executing_eagerly()
-        return decode_group(parts, batched, report=report)
+        return decode_group(fetched, specs, batched, report=report)
 
 
 def _missing(path: tf.Tensor) -> tf.Tensor:

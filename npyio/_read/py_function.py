@@ -49,11 +49,12 @@ def load(name: str, spec: Spec) -> np.ndarray:
     """``np.load`` of ``name`` after npyio's checks; raises `npyio.NpyFormatError` naming it."""
     checked = read_checked(name, spec.limits)
     header = checked.raise_if_bad()
-    npy.check_declared(header, spec.dtype, spec.shape, name)  # in the graph parser's order
+    layout = spec.file
+    npy.check_declared(header, layout.dtype, layout.shape, name)  # in the graph parser's order
     npy.check_payload(header, checked.size or 0, name)
     with tf.io.gfile.GFile(name, "rb") as f:
         array = np_load(f, allow_pickle=False)
-    return np.asarray(array, dtype=spec.dtype, order="C")  # keeps 0-d arrays 0-d
+    return np.asarray(array, dtype=spec.output.dtype, order="C")  # keeps 0-d arrays 0-d
 
 
 class PyFunctionReader(PathReader):
@@ -78,6 +79,6 @@ class PyFunctionReader(PathReader):
                     raise
                 raise ValueError(message) from e
 
-        out = tf.py_function(run, [path], tf.as_dtype(spec.dtype))
-        out.set_shape(tf.TensorShape(spec.shape))
+        out = tf.py_function(run, [path], tf.as_dtype(spec.output.dtype))
+        out.set_shape(tf.TensorShape(spec.output.shape))
         return out

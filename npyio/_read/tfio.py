@@ -330,11 +330,11 @@ class TfioRead:
 
     @property
     def dt(self) -> np.dtype:
-        return self.spec.dtype
+        return self.spec.file.dtype
 
     @property
     def shape(self) -> tf.TensorShape:
-        return tf.TensorShape(self.spec.shape)
+        return tf.TensorShape(self.spec.file.shape)
 
     @property
     def limits(self) -> Limits:
@@ -496,7 +496,9 @@ def read_tfio(
     dt = npy.parse_dtype(dt)
     dims = npy.parse_shape(shape)
     hint = None if hint_header is None else make_hint(dt, dims, hint_header)
-    how = TfioRead(Spec(dt, dims, hint or make_hint(dt, dims), None, limits), fallback, report)
+    how = TfioRead(
+        Spec.whole(dt, dims, hint or make_hint(dt, dims), None, limits), fallback, report
+    )
     with tf.name_scope(name or "read_tfio"):
         path = tf.convert_to_tensor(path, tf.string, name="path")
         if path.shape.rank != 0:

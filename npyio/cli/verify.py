@@ -7,9 +7,9 @@ so that the two cannot disagree: each call it stands for (`Call`: ``npyio.datase
 from the plan. Files are checked by the one header reader, `npyio._io.header.check_files`
 (headers and sizes, with the graph decoder's grammar, limits and wording); every good file is
 then compared with the spec its part's rule derives (`spec_issues`: `SpecRule.derive` and
-`Spec.reason`), so that ``verify`` passes exactly the files ``dataset`` delivers. ``--full``
-then reads every good file through the graph decoder (`npyio.read_npy`), one ``tf.data``
-pipeline per dtype and shape.
+`npyio._format.spec.Layout.reason` of `Spec.file`), so that ``verify`` passes exactly the
+files ``dataset`` delivers. ``--full`` then reads every good file through the graph decoder
+(`npyio.read_npy`), one ``tf.data`` pipeline per dtype and shape.
 
 A run is planned (`plan`: its calls), scanned (`scan`) and comes back as an `Outcome`, which
 `verify_command` (``npyio verify``) and `npyio.cli.inspect` print with `npyio.cli.report`, as
@@ -194,8 +194,8 @@ def decode_files(
 
 # --- the plan: what npyio.dataset reads, planned as it plans it -----------------------------
 def _spec_text(spec: Spec) -> str:
-    shape = "any shape" if spec.shape is None else npy.show_shape(spec.shape)
-    return f"{spec.dtype.name} {shape}"
+    shape = "any shape" if spec.file.shape is None else npy.show_shape(spec.file.shape)
+    return f"{spec.file.dtype.name} {shape}"
 
 
 def spec_issues(
@@ -233,7 +233,7 @@ def spec_issues(
     # dataset reads no header when built and refuses a first file unlike them when it gets there.
     for c in good:
         assert c.header is not None
-        reason = spec.reason(c.header, c.path)
+        reason = spec.file.reason(c.header, c.path)
         if reason is not None:
             out.append((c.path, f"{reason} ({loads_as})"))
     return out

@@ -28,7 +28,7 @@ import tensorflow as tf
 import npyio
 from npyio._format import npy, npz
 from npyio._format.files import NO_SUCH_FILE
-from npyio._format.spec import Spec
+from npyio._format.spec import Layout
 from npyio._graph.decode import SKIP_PREFIX
 from tests._graph_util import graph_def, op_types, python_ops
 from tests._npy_testing import npy_bytes, tf_message
@@ -169,7 +169,7 @@ def test_iteration_message_of_an_npz_member(tmp_path):
 @pytest.mark.parametrize("batch_size", [None, 2], ids=["decode-then-batch", "batch-then-decode"])
 def test_shape_mismatch_suggests_none_where_the_dims_vary(tmp_path, batch_size):
     """Variable-length arrays read without ``shape=``: the error says which shape to pass,
-    in the graph and in Python (`npyio._format.spec.Spec.reason`, what ``npyio verify`` says)."""
+    in the graph and in Python (`npyio._format.spec.Layout.reason`, what ``npyio verify`` says)."""
     first, second = tmp_path / "0.npy", tmp_path / "1.npy"
     first.write_bytes(npy_bytes(np.zeros((52, 20), "<f4")))
     second.write_bytes(npy_bytes(np.zeros((40, 20), "<f4")))
@@ -182,7 +182,7 @@ def test_shape_mismatch_suggests_none_where_the_dims_vary(tmp_path, batch_size):
         list(ds)
     assert tf_message(info.value) == want
     spec = ds.element_spec
-    reason = Spec(np.dtype("float32"), tuple(spec.shape[1:] if batch_size else spec.shape))
+    reason = Layout(np.dtype("float32"), tuple(spec.shape[1:] if batch_size else spec.shape))
     assert f"{second}: {reason.reason(npyio.inspect(str(second)), str(second))}" == want
     # what it suggests reads both files
     shapes = [x.shape for x in npyio.dataset(str(tmp_path), shape=(None, 20), batch_size=None)]

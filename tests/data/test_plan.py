@@ -47,8 +47,8 @@ def rows_plan(inputs, labels=None, **arguments):
 
 def spec(s):
     return {
-        "dtype": s.dtype.name,
-        "shape": None if s.shape is None else list(s.shape),
+        "dtype": s.file.dtype.name,
+        "shape": None if s.file.shape is None else list(s.file.shape),
         "hint": s.hint is not None,
         "member": s.member,
     }
@@ -286,7 +286,7 @@ def spec(shape: tuple[int | None, ...] | None, size: int = 1000) -> Spec:
     hint = make_hint(dt, shape)
     if hint is not None and size != hint.size:
         hint = type(hint)(hint.header, size, hint.little_endian, hint.fortran_order)
-    return Spec(dt, shape, hint)
+    return Spec.whole(dt, shape, hint)
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from npyio._format.header import Limits, make_hint
+from npyio._format.spec import Spec
 from npyio._io.spec import derive_spec
 from npyio.errors import NpyFormatError
 
@@ -63,9 +65,10 @@ def _save(tmp_path, dtype: str, shape: tuple[int, ...]) -> str:
 )
 def test_accepted(tmp_path, file_dtype, file_shape, dtype, shape, what, want_dtype, want_shape):
     spec = derive_spec(_save(tmp_path, file_dtype, file_shape), dtype, shape, what)
-    assert (spec.dtype, spec.shape) == (want_dtype, want_shape)
-    assert spec.dtype.isnative
-    assert spec.static == all(d is not None for d in want_shape)
+    assert (spec.file.dtype, spec.file.shape) == (want_dtype, want_shape)
+    assert spec.output == spec.file  # a part read whole loads as its files' layout
+    assert spec.file.dtype.isnative
+    assert spec.output.static == all(d is not None for d in want_shape)
 
 
 @pytest.mark.parametrize(("file_dtype", "file_shape", "dtype", "shape", "what", "words"), REFUSED)
@@ -89,3 +92,19 @@ def test_complex_to_real_is_refused_without_a_cast_hint(tmp_path):
 def test_an_unsupported_dtype_is_a_type_error(tmp_path, dtype):
     with pytest.raises(TypeError):
         derive_spec(_save(tmp_path, "<f4", (2,)), dtype, (2,))
+
+
+# --- the fast path's hint, under the spec's limits ------------------------------------------------
+def test_usable_hint_respects_the_limits():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    hint = make_hint(x.dtype, x.shape)
+    assert hint is not None
+
+    def spec(limits: Limits = Limits(), hinted: bool = True) -> Spec:
+        return Spec.whole(x.dtype, x.shape, hint if hinted else None, limits=limits)
+
+    assert spec().usable_hint() == hint
+    small = Limits(max_file_size=hint.size - 1)
+    assert spec(limits=small).usable_hint() is None
+    assert spec(limits=Limits(max_header_size=10)).usable_hint() is None
+    assert spec(hinted=False).usable_hint() is None

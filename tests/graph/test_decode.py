@@ -1,5 +1,5 @@
 """npyio._graph.decode: the header fast path and the full parser behind one shared cond
-(`decode_group`, strict and reporting), the report-then-assert step, and `Part`'s hint."""
+(`decode_group`, strict and reporting), the report-then-assert step, and `decode_one`."""
 
 from __future__ import annotations
 
@@ -7,8 +7,15 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from npyio._format.header import Limits, make_hint
-from npyio._graph.decode import SKIP_PREFIX, Part, decode_group, decode_one, report_then_assert
+from npyio._format.header import make_hint
+from npyio._format.spec import Spec
+from npyio._graph.decode import (
+    SKIP_PREFIX,
+    Fetched,
+    decode_group,
+    decode_one,
+    report_then_assert,
+)
 from tests._graph_util import graph_def
 from tests._npy_testing import assert_same, npy_bytes, tf_message
 
@@ -19,9 +26,9 @@ CONDS = {"If", "StatelessIf"}
 CALLS = {"PartitionedCall", "StatefulPartitionedCall"}
 
 
-def part(contents: tf.Tensor, arr: np.ndarray, hinted: bool = True, **kwargs) -> Part:
-    dt, shape = arr.dtype, tf.TensorShape(arr.shape)
-    return Part(contents, None, dt, shape, make_hint(dt, arr.shape) if hinted else None, **kwargs)
+def spec(arr: np.ndarray, hinted: bool = True) -> Spec:
+    dt = arr.dtype
+    return Spec.whole(dt, arr.shape, make_hint(dt, arr.shape) if hinted else None)
 
 
 def top_conds(fn) -> list[tuple[list[str], list[str]]]:
@@ -44,7 +51,9 @@ def is_fast_path(then_ops: list[str], else_ops: list[str]) -> bool:
 def test_hinted_parts_share_one_fast_path_cond():
     @tf.function(input_signature=[FILES, FILES], autograph=False)
     def decode(xs, ys):
-        return decode_group([part(xs, X), part(ys, Y)], batched=True)
+        return decode_group(
+            [Fetched(None, xs), Fetched(None, ys)], [spec(X), spec(Y)], batched=True
+        )
 
     conds = top_conds(decode)
     assert len(conds) == 1 and is_fast_path(*conds[0])
@@ -63,7 +72,8 @@ def test_hinted_parts_share_one_fast_path_cond():
 def test_a_part_without_a_hint_is_decoded_outside_the_cond():
     @tf.function(input_signature=[FILES, FILES], autograph=False)
     def decode(xs, ys):
-        return decode_group([part(xs, X, hinted=False), part(ys, Y)], batched=True)
+        fetched = [Fetched(None, xs), Fetched(None, ys)]
+        return decode_group(fetched, [spec(X, hinted=False), spec(Y)], batched=True)
 
     conds = top_conds(decode)
     assert len(conds) == 1 and is_fast_path(*conds[0])
@@ -76,7 +86,8 @@ def test_a_part_without_a_hint_is_decoded_outside_the_cond():
 def test_static_shapes_are_set():
     @tf.function(input_signature=[tf.TensorSpec([4], tf.string)] * 2, autograph=False)
     def decode(xs, ys):
-        outs = decode_group([part(xs, X), part(ys, Y, hinted=False)], batched=True)
+        fetched = [Fetched(None, xs), Fetched(None, ys)]
+        outs = decode_group(fetched, [spec(X), spec(Y, hinted=False)], batched=True)
         assert [o.shape for o in outs] == [(4, 2, 3), (4, 4)]
         return outs
 
@@ -88,8 +99,9 @@ def test_reporting_takes_the_fast_path_only_when_every_part_has_a_hint():
     def traced(hinted_y: bool):
         @tf.function(input_signature=[FILES, FILES], autograph=False)
         def decode(xs, ys):
-            parts = [part(xs, X), part(ys, Y, hinted=hinted_y)]
-            return decode_group(parts, batched=True, report=True)
+            fetched = [Fetched(None, xs), Fetched(None, ys)]
+            specs = [spec(X), spec(Y, hinted=hinted_y)]
+            return decode_group(fetched, specs, batched=True, report=True)
 
         return decode
 
@@ -104,11 +116,8 @@ def test_reporting_prints_every_refusal_then_asserts(capfd):
     @tf.function(input_signature=[FILES, FILES], autograph=False)
     def decode(xs, ys):
         names = tf.constant(["x0.npy"]), tf.constant(["y0.npy"])
-        parts = [
-            Part(xs, names[0], X.dtype, tf.TensorShape(X.shape), make_hint(X.dtype, X.shape)),
-            Part(ys, names[1], Y.dtype, tf.TensorShape(Y.shape), make_hint(Y.dtype, Y.shape)),
-        ]
-        return decode_group(parts, batched=True, report=True)
+        fetched = [Fetched(names[0], xs), Fetched(names[1], ys)]
+        return decode_group(fetched, [spec(X), spec(Y)], batched=True, report=True)
 
     with pytest.raises(tf.errors.InvalidArgumentError) as e:
         decode(tf.constant([b"junk"]), tf.constant([npy_bytes(Y.astype(np.int32))]))
@@ -118,11 +127,11 @@ def test_reporting_prints_every_refusal_then_asserts(capfd):
     assert tf_message(e.value).startswith(("x0.npy: ", "y0.npy: "))
 
 
-def test_a_failing_precheck_is_the_refusal_reported(capfd):
+def test_a_failing_fetch_verdict_is_the_refusal_reported(capfd):
     @tf.function(input_signature=[FILES], autograph=False)
     def decode(xs):
         pre = (tf.constant([True, False, False]), tf.constant(["", "a: first", "b: second"]))
-        return decode_group([part(xs, X, precheck=pre)], batched=True, report=True)
+        return decode_group([Fetched(None, xs, pre)], [spec(X)], batched=True, report=True)
 
     with pytest.raises(tf.errors.InvalidArgumentError) as e:
         decode(tf.constant([npy_bytes(X), b"", b""]))
@@ -147,23 +156,10 @@ def test_report_then_assert_prints_each_message_once_then_fails(capfd):
     assert capfd.readouterr().err.count(f"{SKIP_PREFIX}p.npz[x]: missing\n") == 1
 
 
-# --- Part's hint and decode_one -------------------------------------------------------------------
-def test_usable_hint_respects_the_limits():
-    hint = make_hint(X.dtype, X.shape)
-    assert hint is not None
-    files = tf.constant([npy_bytes(X)])
-    assert part(files, X).usable_hint() == hint
-    small = Limits(max_file_size=hint.size - 1)
-    assert part(files, X, limits=small).usable_hint() is None
-    assert part(files, X, limits=Limits(max_header_size=10)).usable_hint() is None
-    assert part(files, X, hinted=False).usable_hint() is None
-
-
+# --- decode_one -----------------------------------------------------------------------------------
 def test_decode_one_eagerly_and_its_errors():
-    dt, shape = X.dtype, tf.TensorShape(X.shape)
-    hint = make_hint(dt, X.shape)
-    got = decode_one(tf.constant(npy_bytes(X)), tf.constant("a.npy"), dt, shape, hint, Limits())
+    got = decode_one(Fetched(tf.constant("a.npy"), tf.constant(npy_bytes(X))), spec(X))
     assert_same(got, X)
     with pytest.raises(tf.errors.InvalidArgumentError) as e:
-        decode_one(tf.constant(b"junk"), tf.constant("a.npy"), dt, shape, hint, Limits())
+        decode_one(Fetched(tf.constant("a.npy"), tf.constant(b"junk")), spec(X))
     assert e.value.message.startswith("a.npy: not a .npy file")  # the message itself

@@ -35,26 +35,26 @@ def test_parser_is_one_shared_function():
 
 
 def test_parser_takes_named_groups():
-    """``parse_headers(files, declared, limits)``: three named groups, built by their own
-    constructors, not ten positional tensors kept in step by hand."""
+    """``parse_headers(files, spec)``: two named groups, the spec's built from a `Spec` alone
+    (`spec_tensors`), not ten positional tensors kept in step by hand."""
     import numpy as np
 
     from npyio._format.header import Limits
+    from npyio._format.spec import Spec
     from tests._npy_testing import npy_bytes
 
     assert [spec.__class__ for spec in parser.PARSE_SIGNATURE] == [
         parser.Files,
-        parser.Declared,
-        parser.SizeLimits,
+        parser.SpecTensors,
     ]
     files = parser.Files(tf.constant([npy_bytes(np.eye(2, dtype=">f4"))]), tf.constant(["a"]))
-    declared = parser.Declared.of(np.dtype("float32"), tf.TensorShape([2, None]))
-    raw, dims, ok, message = parser.parser()(files, declared, parser.SizeLimits.of(Limits()))
+    declared = parser.spec_tensors(Spec.whole(np.dtype("float32"), (2, None)))
+    raw, dims, ok, message = parser.parser()(files, declared)
     assert bool(ok) and message.numpy() == b"" and dims.numpy().tolist() == [2, 2]
     assert raw.numpy().tobytes() == np.eye(2, dtype="float32").tobytes()  # native order
     assert declared.text.numpy() == b"(2, None)" and declared.rank.numpy() == 2
-    wrong = parser.Declared.of(np.dtype("int8"), tf.TensorShape(None))
-    _, _, ok, message = parser.parser()(files, wrong, parser.SizeLimits.of(Limits(10**6, 10)))
+    wrong = parser.spec_tensors(Spec.whole(np.dtype("int8"), None, limits=Limits(10**6, 10)))
+    _, _, ok, message = parser.parser()(files, wrong)
     assert not bool(ok) and message.numpy().startswith(b"a: ")
 
 

@@ -15,7 +15,7 @@ from tests.format.test_spec import _save
 
 def test_both_arguments_read_no_file(tmp_path):
     spec = derive_spec(str(tmp_path / "absent.npy"), "int16", (4, None))
-    assert spec == Spec(np.dtype("int16"), (4, None), spec.hint)
+    assert spec == Spec.whole(np.dtype("int16"), (4, None), spec.hint)
 
 
 def test_a_truncated_first_file_is_refused_naming_it(tmp_path):
@@ -32,5 +32,5 @@ def test_an_npz_member_is_read_by_name(tmp_path):
     path = tmp_path / "a.npz"
     np.savez(path, x=np.zeros((2, 2), "<i4"), y=np.zeros(3, "<f8"))
     spec = derive_spec(str(path), member="y")
-    assert (spec.dtype, spec.shape, spec.member) == (np.dtype("float64"), (3,), "y")
+    assert (spec.file.dtype, spec.file.shape, spec.member) == (np.dtype("float64"), (3,), "y")
     assert spec.name(str(path)) == f"{path}[y]"

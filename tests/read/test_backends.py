@@ -61,7 +61,7 @@ def test_a_reader_says_what_it_can_do_as_data(backend):
 
 def test_the_plan_asks_capabilities_not_names(monkeypatch):
     dt = np.dtype("float32")
-    specs = (Spec(dt, (2,), make_hint(dt, (2,))),)
+    specs = (Spec.whole(dt, (2,), make_hint(dt, (2,))),)
     assert choose_strategy(specs, 4, False, "graph") == BATCH_THEN_DECODE
     assert choose_strategy(specs, 4, False, "tfio") == DECODE_THEN_BATCH
     # a backend that batches bytes gets batch-then-decode, whatever its name

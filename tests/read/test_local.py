@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from npyio._format.header import make_hint
-from npyio._format.spec import Spec
+from npyio._format.spec import Layout, Spec
 from npyio._read.local import LocalReader
 from npyio.errors import NpyFormatError
 from tests._corpus import CORPUS, CORPUS_IDS
@@ -17,7 +17,7 @@ from tests._npy_testing import assert_same, case_id, write_file
 
 def _spec(dtype: object, shape: tuple[int | None, ...] | None) -> Spec:
     dt = np.dtype(dtype).newbyteorder("=")
-    return Spec(dt, shape, make_hint(dt, shape))
+    return Spec.whole(dt, shape, make_hint(dt, shape))
 
 
 def test_the_local_reader_decodes_what_numpy_writes(files):
@@ -44,7 +44,7 @@ def test_a_part_is_judged_once_per_distinct_header(tmp_path, monkeypatch):
     calls = []
     read = LocalReader(spec)
     monkeypatch.setattr(
-        Spec, "reason", lambda self, header, path: calls.append(path) or None, raising=True
+        Layout, "reason", lambda self, header, path: calls.append(path) or None, raising=True
     )
     assert [read.read(p).tolist() for p in paths] == [[0, 0], [1, 1], [2, 2]]
     assert calls == paths[:1]

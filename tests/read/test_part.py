@@ -98,16 +98,16 @@ def test_members_at_the_limit_are_delivered_on_every_strategy(archives):
 
 def test_graph_reader_fetches_a_member_named_path_key(archives):
     path = tf.constant(f"{archives}/1.npz")
-    spec = Spec(np.dtype("float32"), (3,), member="x")
+    spec = Spec.whole(np.dtype("float32"), (3,), member="x")
     fetched = GraphReader().fetch(path, spec)
     assert fetched.name.numpy().decode() == f"{archives}/1.npz[x]"
-    assert fetched.verdict is None
+    assert fetched.verdict == ()
     np.testing.assert_array_equal(GraphReader().decode([fetched], [spec])[0], [1, 1, 1])
 
 
 def test_reporting_fetch_gives_a_verdict_instead_of_raising(tmp_path):
     missing = tf.constant(str(tmp_path / "missing.npy"))
-    spec = Spec(np.dtype("float32"), (3,))
+    spec = Spec.whole(np.dtype("float32"), (3,))
 
     @tf.function
     def verdict():

@@ -60,15 +60,15 @@ def test_np_load_gives_up_after_its_tries_or_on_another_error(monkeypatch):
 def test_load_checks_before_np_load(tmp_path):
     path = tmp_path / "a.npy"
     np.save(path, np.asfortranarray(np.arange(6, dtype=">f4").reshape(2, 3)))
-    got = load(str(path), Spec(np.dtype("float32"), (2, None)))
+    got = load(str(path), Spec.whole(np.dtype("float32"), (2, None)))
     assert got.dtype == np.dtype("float32") and got.flags.c_contiguous
     assert got.tolist() == np.arange(6).reshape(2, 3).tolist()
     np.save(tmp_path / "s.npy", np.float64(2.5))
-    assert load(str(tmp_path / "s.npy"), Spec(np.dtype("float64"), ())).shape == ()
+    assert load(str(tmp_path / "s.npy"), Spec.whole(np.dtype("float64"), ())).shape == ()
     for spec, words in (
-        (Spec(np.dtype("int32"), None), "dtype mismatch"),
-        (Spec(np.dtype("float32"), (3, 2)), "shape mismatch"),
-        (Spec(np.dtype("float32"), None, limits=Limits(max_file_size=10)), "max_file_size"),
+        (Spec.whole(np.dtype("int32"), None), "dtype mismatch"),
+        (Spec.whole(np.dtype("float32"), (3, 2)), "shape mismatch"),
+        (Spec.whole(np.dtype("float32"), None, limits=Limits(max_file_size=10)), "max_file_size"),
     ):
         with pytest.raises(NpyFormatError, match=f"^{path}: .*{words}"):
             load(str(path), spec)
@@ -78,7 +78,7 @@ def test_load_checks_before_np_load(tmp_path):
 def test_a_refused_file_is_named_on_stderr_when_reporting(tmp_path, capfd, report):
     path = tmp_path / "a.npy"
     np.save(path, np.zeros(2, np.int64))
-    spec = Spec(np.dtype("float32"), (2,))
+    spec = Spec.whole(np.dtype("float32"), (2,))
     with pytest.raises(tf.errors.InvalidArgumentError, match=str(path)):
         PyFunctionReader(report).read_path(tf.constant(str(path)), spec)
     stderr = capfd.readouterr().err
