@@ -5,15 +5,34 @@ virtualenv (TensorFlow 2.16.2 + tensorflow-io 0.37.1), which sets ``NPYIO_TFIO=1
 
 Anywhere else they are deselected (not collected as skips). Where ``NPYIO_TFIO=1`` is set they
 are never skipped: if tensorflow-io's ops do not load there, they fail.
+
+A hang is bounded by a per-test deadline (`DEADLINE_S`, or ``NPYIO_TEST_DEADLINE_S``): past it
+the run stops with every thread's traceback. Tests assert behaviour, never how long it took;
+the child processes they start have timeouts of their own.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import os
+from collections.abc import Iterator
 
 import pytest
 
 TFIO_ENV = "NPYIO_TFIO"
+#: Seconds one test may run before it counts as hung. The slowest tests take about 2 minutes
+#: on 2 busy cores; a hang in TensorFlow's C++ (a blocked op) cannot be interrupted from
+#: Python, so the whole run stops, with every thread's stack dumped to stderr.
+DEADLINE_S = float(os.environ.get("NPYIO_TEST_DEADLINE_S", "600"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    faulthandler.dump_traceback_later(DEADLINE_S, exit=True)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

