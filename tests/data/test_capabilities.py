@@ -1,20 +1,25 @@
-"""The capability table holds when run: every option on every source kind is honoured, or
-refused with the table's message, or not an argument of that kind's function; the README's
-table is the one `markdown` writes."""
+"""The capability table holds when run: every option on every source kind is honoured (its
+effect, `EFFECTS`, seen against the same call without it), or refused with the table's message,
+or not an argument of that kind's function; the README's table is the one `markdown` writes."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import npyio
-from npyio._data import capabilities
+from npyio._data import capabilities, rows_plan
 from npyio._data.capabilities import ABSENT, FILES, HONOURED, KINDS, NPZ, PACK, REFUSED, ROWS, TABLE
 from npyio._data.options import LoaderOptions, ReadOptions, RowsOptions, SplitOptions
+from tests._graph_util import graph_def, python_ops
 
 ROOT = Path(__file__).resolve().parents[2]
 N = 4
@@ -87,14 +92,265 @@ def cells() -> list[tuple[str, str]]:
     return [(option, kind) for option in TABLE for kind in KINDS]
 
 
+Open = Callable[..., Any]
+
+
+def sigs(ds: Any) -> list[tuple[float, ...]]:
+    """Each element's numbers, flattened: a sample's identity (file ``i`` is all ``i``, row
+    ``r`` is labelled ``r``), in the order the dataset yields them."""
+    return [
+        tuple(
+            np.concatenate(
+                [np.ravel(t.numpy()) for t in tf.nest.flatten(e) if t.dtype != tf.string]
+            )
+        )
+        for e in ds
+    ]
+
+
+def consts_into(ds: Any, op: str, index: int | None = None) -> list[float]:
+    """The values of the constants feeding input ``index`` (None: every input) of each ``op``
+    node in the dataset's graph."""
+    nodes = {n.name: n for n in graph_def(ds).node}
+    values = []
+    for node in nodes.values():
+        if node.op != op:
+            continue
+        names = node.input if index is None else node.input[index : index + 1]
+        for name in names:
+            source = nodes.get(name.split(":")[0])
+            if source is not None and source.op == "Const":
+                values.extend(np.ravel(tf.make_ndarray(source.attr["value"].tensor)).tolist())
+    return values
+
+
+def _batch_size(open_: Open, kind: str, tmp: Path) -> None:
+    one, two = open_(), open_(batch_size=2)
+    first = tf.nest.flatten(one.element_spec)[0].shape
+    assert tf.nest.flatten(next(iter(two)))[0].shape == (2, *first)
+    assert sum(len(tf.nest.flatten(b)[0]) for b in two) == len(sigs(one))
+
+
+def _drop_remainder(open_: Open, kind: str, tmp: Path) -> None:
+    kept, dropped = open_(batch_size=3), open_(batch_size=3, drop_remainder=True)
+    assert tf.nest.flatten(kept.element_spec)[0].shape[0] is None
+    assert tf.nest.flatten(dropped.element_spec)[0].shape[0] == 3  # the static batch dim
+    assert all(len(tf.nest.flatten(b)[0]) == 3 for b in dropped)
+
+
+def _shuffle(open_: Open, kind: str, tmp: Path) -> None:
+    plain = sigs(open_(seed=0))
+    orders = [sigs(open_(shuffle=True, seed=s)) for s in range(5)]
+    assert all(sorted(o) == sorted(plain) for o in orders)
+    assert any(o != plain for o in orders), "shuffle=True left the order as it was"
+
+
+def _seed(open_: Open, kind: str, tmp: Path) -> None:
+    orders = [sigs(open_(shuffle=True, seed=s)) for s in (1, 1, 2, 3, 4)]
+    assert orders[0] == orders[1], "the same seed gave another order"
+    assert len({tuple(o) for o in orders}) > 1, "every seed gave the same order"
+
+
+def _reshuffle(open_: Open, kind: str, tmp: Path) -> None:
+    for s in range(5):
+        ds = open_(shuffle=True, seed=s, reshuffle_each_iteration=False)
+        assert sigs(ds) == sigs(ds), "reshuffle_each_iteration=False gave each epoch an order"
+    anew = [open_(shuffle=True, seed=s) for s in range(5)]
+    assert any(sigs(ds) != sigs(ds) for ds in anew)  # the default, for contrast
+
+
+def _shard(open_: Open, kind: str, tmp: Path) -> None:
+    whole, half = sigs(open_()), sigs(open_(shard=(2, 1)))
+    assert len(half) == len(whole) // 2 and set(half) < set(whole)
+
+
+def _parallelism(option: str, index: int) -> Check:
+    def check(open_: Open, kind: str, tmp: Path) -> None:
+        op = "PrefetchDataset" if option == "prefetch" else "ParallelMapDatasetV2"
+        assert 2 not in consts_into(open_(), op, index)
+        assert 2 in consts_into(open_(**{option: 2}), op, index), f"{option}=2 not in the graph"
+
+    return check
+
+
+def _deterministic(open_: Open, kind: str, tmp: Path) -> None:
+    def modes(ds: Any) -> set[bytes]:
+        return {
+            n.attr["deterministic"].s for n in graph_def(ds).node if n.op == "ParallelMapDatasetV2"
+        }
+
+    assert b"false" not in modes(open_())
+    assert b"false" in modes(open_(deterministic=False))
+
+
+def _with_paths(open_: Open, kind: str, tmp: Path) -> None:
+    plain, named = open_(), open_(with_paths=True)
+    strings = [t for t in tf.nest.flatten(named.element_spec) if t.dtype == tf.string]
+    assert len(tf.nest.flatten(named.element_spec)) == len(tf.nest.flatten(plain.element_spec)) + 1
+    assert len(strings) == 1
+    paths = [t.numpy().decode() for e in named for t in tf.nest.flatten(e) if t.dtype == tf.string]
+    assert paths and all(p.startswith(str(tmp)) for p in paths), paths  # the source's files
+    assert sigs(named) == sigs(plain)
+
+
+def _padding_value(open_: Open, kind: str, tmp: Path) -> None:
+    kw = {"shape": (3, None), "batch_size": 2}
+    # a value no padded shape holds (-1 is an unknown dim's)
+    assert -7.5 not in consts_into(open_(**kw), "PaddedBatchDatasetV2")
+    assert -7.5 in consts_into(open_(padding_value=-7.5, **kw), "PaddedBatchDatasetV2")
+
+
+def _refused(open_: Open, *args: object, **kw: object) -> str:
+    """The error that building or reading ``open_(*args, **kw)`` raises."""
+    with pytest.raises((npyio.NpyFormatError, tf.errors.OpError, ValueError)) as info:
+        list(open_(*args, **kw))
+    return str(info.value)
+
+
+def _dtype(option: str, given: str, other: str) -> Check:
+    def check(open_: Open, kind: str, tmp: Path) -> None:
+        spec = tf.nest.flatten(open_(**{option: given}).element_spec)
+        assert given in {t.dtype.name for t in spec}
+        assert other in _refused(open_, **{option: other})  # checked, not ignored
+
+    return check
+
+
+def _shape(option: str, given: tuple, other: tuple) -> Check:
+    def check(open_: Open, kind: str, tmp: Path) -> None:
+        spec = [t.shape for t in tf.nest.flatten(open_(**{option: given}).element_spec)]
+        if kind == PACK:  # a pack's shapes are known when written: the option is checked
+            assert any(tf.TensorShape(given).is_compatible_with(t) for t in spec)
+        else:  # the files' shapes are read from the first file, unless given
+            assert tf.TensorShape(given) in spec
+            assert tf.TensorShape(given) not in [
+                t.shape for t in tf.nest.flatten(open_().element_spec)
+            ]
+        assert f"shape={other}" in _refused(open_, **{option: other})  # checked, not ignored
+
+    return check
+
+
+def _label_key(open_: Open, kind: str, tmp: Path) -> None:
+    plain, labelled = open_(), open_(label_key="y")
+    assert len(tf.nest.flatten(plain.element_spec)) == 1
+    assert [y.numpy().tolist() for _, y in labelled] == [
+        [3 * i, 3 * i + 1, 3 * i + 2] for i in range(N)
+    ]
+
+
+def _backend(open_: Open, kind: str, tmp: Path) -> None:
+    assert not python_ops(open_())
+    assert python_ops(open_(backend="py_function"))
+    assert sigs(open_(backend="py_function")) == sigs(open_())
+
+
+def _ignore_errors(open_: Open, kind: str, tmp: Path) -> None:
+    message = _refused(open_, tmp)  # the same files, file 2 of them cut short
+    assert "2.np" in message, message
+    kept = sigs(open_(tmp, ignore_errors=True))
+    assert kept == [s for s in sigs(open_()) if s[0] != 2.0]
+
+
+def _limit(option: str, measure: Callable[[Path], int]) -> Check:
+    def check(open_: Open, kind: str, tmp: Path) -> None:
+        limit = measure(tmp)
+        assert len(sigs(open_(**{option: limit}))) == N  # just enough
+        assert "0.np" in _refused(open_, **{option: limit - 1})  # one byte short
+
+    return check
+
+
+def _file_size(tmp: Path) -> int:
+    return max(p.stat().st_size for p in tmp.glob("*/*.np*") if p.parent.name in ("x", "y"))
+
+
+def _header_size(tmp: Path) -> int:
+    data = (tmp / "x" / "0.npy").read_bytes()
+    return int.from_bytes(data[8:10], "little")  # version 1.0's header length
+
+
+def _split(open_: Open, kind: str, tmp: Path) -> None:
+    whole = sigs(open_(seed=0))
+    train = sigs(open_(validation_split=0.5, subset="training", seed=0))
+    assert len(train) == len(whole) // 2 and set(train) < set(whole)
+
+
+def _subset(open_: Open, kind: str, tmp: Path) -> None:
+    whole = sigs(open_(seed=0))
+    train, val = (sigs(ds) for ds in open_(validation_split=0.5, subset="both", seed=0))
+    assert len(train) == len(val) == len(whole) // 2
+    assert sorted(train + val) == sorted(whole)
+
+
+def _shuffle_buffer(open_: Open, kind: str, tmp: Path) -> None:
+    # Pieces of 1 to 3 rows (the rows are 8 bytes wide): shuffle_buffer=6 over 2 reads at a
+    # time asks for pieces of 3 rows, whole files here, so each window of 6 rows comes from 2
+    # files; without it, pieces of the smallest size (1 row) mix more files into a window.
+    def files_per_window(**kw: object) -> list[int]:
+        order = [int(y) for _, y in open_(shuffle=True, num_parallel_reads=2, **kw)]
+        return [len({r // 3 for r in order[i : i + 6]}) for i in range(0, len(order), 6)]
+
+    with mock.patch.multiple(rows_plan, MAX_PIECE_BYTES=24, MIN_PIECE_BYTES=8):
+        assert all(files_per_window(seed=s, shuffle_buffer=6) == [2, 2] for s in range(5))
+        assert any(max(files_per_window(seed=s)) > 2 for s in range(5))
+
+
+Check = Callable[[Open, str, Path], None]
+
+#: What each honoured option does, checked against the same call without it: a cell whose
+#: option is ignored fails here.
+EFFECTS: dict[str, Check] = {
+    "batch_size": _batch_size,
+    "drop_remainder": _drop_remainder,
+    "shuffle": _shuffle,
+    "seed": _seed,
+    "reshuffle_each_iteration": _reshuffle,
+    "shard": _shard,
+    "num_parallel_calls": _parallelism("num_parallel_calls", 1),
+    "deterministic": _deterministic,
+    "prefetch": _parallelism("prefetch", 1),
+    "with_paths": _with_paths,
+    "padding_value": _padding_value,
+    "dtype": _dtype("dtype", "float32", "float64"),
+    "shape": _shape("shape", (3, None), (4, 2)),
+    "label_dtype": _dtype("label_dtype", "int64", "int32"),
+    "label_shape": _shape("label_shape", (None,), (4,)),
+    "label_key": _label_key,
+    "backend": _backend,
+    "ignore_errors": _ignore_errors,
+    "max_file_size": _limit("max_file_size", _file_size),
+    "max_header_size": _limit("max_header_size", _header_size),
+    "validation_split": _split,
+    "subset": _subset,
+    "shuffle_buffer": _shuffle_buffer,
+    "num_parallel_reads": _parallelism("num_parallel_reads", 1),
+}
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory) -> Path:
+    """The sources again, with file 2's inputs cut short (for ignore_errors)."""
+    root = tmp_path_factory.mktemp("broken")
+    write_sources(root, N)
+    for path in (root / "x" / "2.npy", root / "z" / "2.npz"):
+        path.write_bytes(path.read_bytes()[:-8])
+    return root
+
+
 @pytest.mark.parametrize(("option", "kind"), cells(), ids=[f"{o}-{k}" for o, k in cells()])
-def test_every_option_on_every_kind_does_what_the_table_says(sources, option, kind):
+def test_every_option_on_every_kind_does_what_the_table_says(sources, broken, option, kind):
     use = TABLE[option][kind]
     kw = dict(SAMPLES[option])
     if use.status == HONOURED:
-        built = open_kind(kind, sources, option, **kw)
-        for ds in built if isinstance(built, tuple) else (built,):
-            assert len(list(ds)) > 0, f"{option} on {kind}: no elements"
+
+        def open_(root: Path | None = None, **given: object) -> Any:
+            where = sources if root is None else {k: str(root / k) for k in "xyzp"}
+            return open_kind(kind, where, option, **given)
+
+        EFFECTS[option](
+            open_, kind, broken if option == "ignore_errors" else Path(sources["x"]).parent
+        )
     elif use.status == REFUSED:
         message = use.message.format(value=kw[option])
         with pytest.raises(ValueError, match=re.escape(message)):
@@ -113,7 +369,7 @@ def test_the_table_has_a_row_for_every_option_and_a_cell_for_every_kind():
         if f.init
     }
     assert set(TABLE) == options - {"key"}  # key picks the kind: it is no row
-    assert set(SAMPLES) == set(TABLE)
+    assert set(SAMPLES) == set(EFFECTS) == set(TABLE)
     for option, row in TABLE.items():
         assert set(row) == set(KINDS), option
 
