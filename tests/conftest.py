@@ -18,17 +18,21 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from _pytest.faulthandler import fault_handler_stderr_fd_key
 
 TFIO_ENV = "NPYIO_TFIO"
-#: Seconds one test may run before it counts as hung. The slowest tests take about 2 minutes
-#: on 2 busy cores; a hang in TensorFlow's C++ (a blocked op) cannot be interrupted from
-#: Python, so the whole run stops, with every thread's stack dumped to stderr.
+#: Seconds one test may run before it counts as hung: well above the slowest test (about 2
+#: minutes, with a 120 s child timeout, on 2 busy cores). A hang in TensorFlow's C++ (a blocked
+#: op) cannot be interrupted from Python, so the whole run stops, with every thread's stack.
 DEADLINE_S = float(os.environ.get("NPYIO_TEST_DEADLINE_S", "600"))
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    faulthandler.dump_traceback_later(DEADLINE_S, exit=True)
+    # To the terminal's stderr, as pytest's faulthandler plugin writes: the captured output
+    # would never be shown, since the run ends at the deadline.
+    stderr = item.config.stash.get(fault_handler_stderr_fd_key, 2)
+    faulthandler.dump_traceback_later(DEADLINE_S, exit=True, file=stderr)
     try:
         yield
     finally:
