@@ -18,7 +18,11 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from _pytest.faulthandler import fault_handler_stderr_fd_key
+
+try:  # where pytest's faulthandler plugin keeps the terminal's stderr (pytest 8 and 9)
+    from _pytest.faulthandler import fault_handler_stderr_fd_key
+except ImportError:  # moved in another pytest: the stack goes to fd 2
+    fault_handler_stderr_fd_key = None  # type: ignore[assignment]
 
 TFIO_ENV = "NPYIO_TFIO"
 #: Seconds one test may run before it counts as hung: well above the slowest test (about 2
@@ -31,7 +35,8 @@ DEADLINE_S = float(os.environ.get("NPYIO_TEST_DEADLINE_S", "600"))
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     # To the terminal's stderr, as pytest's faulthandler plugin writes: the captured output
     # would never be shown, since the run ends at the deadline.
-    stderr = item.config.stash.get(fault_handler_stderr_fd_key, 2)
+    key = fault_handler_stderr_fd_key
+    stderr = 2 if key is None else item.config.stash.get(key, 2)
     faulthandler.dump_traceback_later(DEADLINE_S, exit=True, file=stderr)
     try:
         yield
