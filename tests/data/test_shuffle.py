@@ -209,32 +209,6 @@ def test_checkpoint_of_a_million_shuffled_pairs_is_kilobytes(tmp_path):
     assert sizes["1"] <= sizes["0"] + 16 * 1024, sizes
 
 
-RESUME = """
-import json, sys
-import tensorflow as tf
-import npyio
-import npyio._data.rows_plan
-xs, ys, ckpt, mode, take = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
-kwargs = json.loads(sys.argv[6])
-epochs = kwargs.pop("epochs", 1)
-ds = npyio.dataset(xs, ys, shuffle=True, **kwargs).repeat(epochs)
-it = iter(ds)
-checkpoint = tf.train.Checkpoint(iterator=it)
-def ids(element):
-    y = element[1].numpy()
-    return [int(v) for v in y.reshape(-1)]
-def drain(it):
-    return [v for element in it for v in ids(element)]
-if mode == "save":
-    first = [v for _ in range(take) for v in ids(next(it))]
-    checkpoint.write(ckpt)
-    print(json.dumps({"first": first, "rest": drain(it)}))
-else:
-    checkpoint.read(ckpt).assert_consumed()
-    print(json.dumps({"rest": drain(it)}))
-"""
-
-
 def _python(code: str, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run(
@@ -244,44 +218,6 @@ def _python(code: str, *args: str, timeout: int = 300) -> subprocess.CompletedPr
         env=env,
         timeout=timeout,
     )
-
-
-@pytest.mark.parametrize(
-    "kwargs",
-    [
-        {"batch_size": 3, "seed": 11},
-        {"batch_size": 3, "seed": 11, "epochs": 3},
-        {"batch_size": 4, "seed": 2, "shape": (None,)},
-        {"batch_size": None, "seed": 5, "num_parallel_calls": 4},
-        {"batch_size": 3, "seed": 11, "reshuffle_each_iteration": False, "epochs": 2},
-        {"batch_size": 5, "seed": 3, "ignore_errors": True},
-    ],
-    ids=["batched", "three-epochs", "padded", "unbatched", "no-reshuffle", "ignore-errors"],
-)
-def test_a_shuffled_iterator_resumes_exactly_in_a_new_process(pairs, tmp_path, kwargs):
-    ckpt = str(tmp_path / "ckpt")
-    saved = _python(RESUME, *pairs, ckpt, "save", "5", json.dumps(kwargs))
-    assert saved.returncode == 0, saved.stderr[-3000:]
-    before = json.loads(saved.stdout.strip().splitlines()[-1])
-    restored = _python(RESUME, *pairs, ckpt, "restore", "0", json.dumps(kwargs))
-    assert restored.returncode == 0, restored.stderr[-3000:]
-    after = json.loads(restored.stdout.strip().splitlines()[-1])
-    assert after["rest"] == before["rest"]
-    epochs = kwargs.get("epochs", 1)
-    assert Counter(before["first"] + after["rest"]) == Counter({i: epochs for i in range(N)})
-
-
-def test_without_a_seed_the_current_epoch_resumes_exactly(pairs, tmp_path):
-    # seed=None: a new process draws another base seed, but the epoch under way continues
-    # from its checkpointed key; later epochs then get new random orders
-    ckpt = str(tmp_path / "ckpt")
-    kwargs = json.dumps({"batch_size": 4, "seed": None})
-    saved = _python(RESUME, *pairs, ckpt, "save", "3", kwargs)
-    assert saved.returncode == 0, saved.stderr[-3000:]
-    before = json.loads(saved.stdout.strip().splitlines()[-1])
-    restored = _python(RESUME, *pairs, ckpt, "restore", "0", kwargs)
-    assert restored.returncode == 0, restored.stderr[-3000:]
-    assert json.loads(restored.stdout.strip().splitlines()[-1])["rest"] == before["rest"]
 
 
 NEW_ITERATORS = """
@@ -431,43 +367,12 @@ def test_a_shuffled_dataset_knows_its_length(tmp_path, n):
             assert sorted(got) == list(range(n))
 
 
-SEEDLESS = """
-import json, sys
-import numpy as np
-import tensorflow as tf
-import npyio
-import npyio._data.rows_plan
-root, kind, ckpt, mode, take, batch, epochs = sys.argv[1:8]
-take, batch, epochs = int(take), int(batch) or None, epochs
-kw = dict(batch_size=batch, shuffle=True, seed=None)
-if kind == "files":
-    ds = npyio.dataset(f"{root}/inputs", f"{root}/labels", **kw)
-elif kind == "directory":
-    ds = npyio.dataset_from_directory(f"{root}/classes", **kw)
-elif kind == "pack":
-    ds = npyio.dataset(f"{root}/pack", **kw)
-else:  # npyio.rows of one array, in pieces of 20 rows, through a buffer of rows
-    npyio._data.rows_plan.MAX_PIECE_BYTES = 160
-    ds = npyio.rows(f"{root}/rows.npy", batch_size=batch, shuffle=True, shuffle_buffer=16)
-def ids(e):
-    x = e[0] if isinstance(e, tuple) else e
-    return [int(v) for v in np.reshape(x.numpy(), (-1, 2))[:, 0]]
-if epochs == "repeat":  # one iterator over two epochs; else a new iterator per epoch
-    ds = ds.repeat(2)
-it = iter(ds)
-first = []
-if mode == "save":
-    while len(first) < take:
-        first += ids(next(it))
-    tf.train.Checkpoint(iterator=it).write(ckpt)
-else:
-    tf.train.Checkpoint(iterator=it).read(ckpt).assert_consumed()
-rest = []
-for e in it:
-    rest += ids(e)
-print(json.dumps({"first": first, "rest": rest}))
-"""
+# --- resuming: save, then restore into a dataset built again ----------------------------------
+# Most cases save and restore in this process: the restore builds a new dataset from the same
+# arguments, as a new process would (with seed=None it draws a new seed, so the checkpoint must
+# carry the key). One case per source kind, seeded and not, crosses a real process boundary.
 SEEDLESS_N = 200  # shuffled in blocks of 3 positions, with a tail block of 2
+ROWS_PIECE_BYTES = 160  # rows: pieces of 20 rows of [i, i] float32
 
 
 @pytest.fixture(scope="module")
@@ -487,36 +392,141 @@ def seedless(tmp_path_factory):
     return str(root)
 
 
+def resume_dataset(root: str, kind: str, epochs: int = 1, **kwargs) -> tf.data.Dataset:
+    """The `seedless` samples of one source kind, shuffled, over ``epochs`` epochs of one
+    iterator; ``kwargs`` go to the reader (rows expect `ROWS_PIECE_BYTES` to be set)."""
+    kw = dict(shuffle=True, **kwargs)
+    if kind == "files":
+        ds = npyio.dataset(f"{root}/inputs", f"{root}/labels", **kw)
+    elif kind == "directory":
+        ds = npyio.dataset_from_directory(f"{root}/classes", **kw)
+    elif kind == "pack":
+        ds = npyio.dataset(f"{root}/pack", **kw)
+    else:  # npyio.rows of one array, in pieces, through a buffer of rows
+        ds = npyio.rows(f"{root}/rows.npy", shuffle_buffer=16, **kw)
+    return ds.repeat(epochs) if epochs > 1 else ds
+
+
+def _sample_ids(element) -> list[int]:
+    x = element[0] if isinstance(element, tuple) else element
+    return [int(v) for v in np.reshape(x.numpy(), (-1, 2))[:, 0]]
+
+
+def _drain(it) -> list[int]:
+    return [v for element in it for v in _sample_ids(element)]
+
+
+def save(ds: tf.data.Dataset, take: int, ckpt: str) -> tuple[list[int], list[int]]:
+    """(the first ``take`` or more samples, the rest after a checkpoint written there)."""
+    it = iter(ds)
+    first: list[int] = []
+    while len(first) < take:
+        first += _sample_ids(next(it))
+    tf.train.Checkpoint(iterator=it).write(ckpt)
+    return first, _drain(it)
+
+
+def restore(ds: tf.data.Dataset, ckpt: str) -> list[int]:
+    """The rest of a new iterator of ``ds`` restored from ``ckpt``."""
+    it = iter(ds)
+    tf.train.Checkpoint(iterator=it).read(ckpt).assert_consumed()
+    return _drain(it)
+
+
+RESUME = """
+import json, sys
+import npyio._data.rows_plan
+from tests.data.test_shuffle import ROWS_PIECE_BYTES, restore, resume_dataset, save
+root, kind, ckpt, mode, take, kwargs = sys.argv[1:7]
+npyio._data.rows_plan.MAX_PIECE_BYTES = ROWS_PIECE_BYTES
+ds = resume_dataset(root, kind, **json.loads(kwargs))
+print(json.dumps(save(ds, int(take), ckpt) if mode == "save" else restore(ds, ckpt)))
+"""
+
+
+def assert_resumed(first, saved, restored, kwargs) -> None:
+    """The restored rest is the saved one: with seed=None only the epoch under way (the next
+    draws its order from the restoring dataset's new seed)."""
+    epochs = kwargs.get("epochs", 1)
+    if kwargs["seed"] is None and epochs > 1:
+        rest = SEEDLESS_N - len(first)
+        saved, restored, epochs = saved[:rest], restored[:rest], 1
+    assert restored == saved
+    assert Counter(first + restored) == Counter({i: epochs for i in range(SEEDLESS_N)})
+
+
+def resume_here(root: str, kind: str, take: int, ckpt: str, monkeypatch, **kwargs) -> None:
+    monkeypatch.setattr(npyio._data.rows_plan, "MAX_PIECE_BYTES", ROWS_PIECE_BYTES)
+    # a new process has no global seed (a test above sets one): seed=None draws at random
+    tf.random.set_seed(None)
+    assert resolve_seed(None) != resolve_seed(None), "seed=None should draw at random"
+    first, saved = save(resume_dataset(root, kind, **kwargs), take, ckpt)
+    restored = restore(resume_dataset(root, kind, **kwargs), ckpt)
+    assert_resumed(first, saved, restored, kwargs)
+
+
+@pytest.mark.parametrize(
+    "kind, kwargs, take",
+    [
+        ("files", {"batch_size": 3, "seed": 11}, 15),
+        ("files", {"batch_size": 4, "seed": None, "epochs": 2}, 12),
+        ("pack", {"batch_size": 8, "seed": 7, "epochs": 2}, 24),
+        ("pack", {"batch_size": None, "seed": None}, 150),
+        ("rows", {"batch_size": 8, "seed": None}, 40),  # seeded: the rows test below
+    ],
+    ids=["files", "files-seedless", "pack", "pack-seedless", "rows-seedless"],
+)
+def test_a_shuffled_iterator_resumes_exactly_in_a_new_process(
+    seedless, tmp_path, kind, kwargs, take
+):
+    # seed=None: the new process draws another base seed, but the epoch under way continues
+    # from its checkpointed key
+    ckpt = str(tmp_path / "ckpt")
+    runs = []
+    for mode in ("save", "restore"):
+        done = _python(RESUME, seedless, kind, ckpt, mode, str(take), json.dumps(kwargs))
+        assert done.returncode == 0, done.stderr[-3000:]
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    (first, saved), restored = runs
+    assert_resumed(first, saved, restored, kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"batch_size": 3, "seed": 11},
+        {"batch_size": 3, "seed": 11, "epochs": 3},
+        {"batch_size": 4, "seed": 2, "shape": (None,)},
+        {"batch_size": None, "seed": 5, "num_parallel_calls": 4},
+        {"batch_size": 3, "seed": 11, "reshuffle_each_iteration": False, "epochs": 2},
+        {"batch_size": 5, "seed": 3, "ignore_errors": True},
+    ],
+    ids=["batched", "three-epochs", "padded", "unbatched", "no-reshuffle", "ignore-errors"],
+)
+def test_a_shuffled_iterator_resumes_exactly(seedless, tmp_path, monkeypatch, kwargs):
+    take = 5 * (kwargs["batch_size"] or 1)  # five elements
+    resume_here(seedless, "files", take, str(tmp_path / "ckpt"), monkeypatch, **kwargs)
+
+
 @pytest.mark.parametrize(
     "kind, take, batch, epochs",
     [
-        ("files", 12, 4, "repeat"),  # outside the tail block
-        ("files", 199, 0, "new"),  # inside it: the last position but one
-        ("files", 56, 8, "new"),
-        ("directory", 12, 4, "repeat"),
-        ("directory", 199, 0, "new"),
-        ("pack", 24, 8, "repeat"),
-        ("pack", 150, 0, "new"),
-        ("rows", 40, 8, "new"),
+        ("files", 12, 4, 2),  # outside the tail block
+        ("files", 199, None, 1),  # inside it: the last position but one
+        ("files", 56, 8, 1),
+        ("directory", 12, 4, 2),
+        ("directory", 199, None, 1),
+        ("pack", 24, 8, 2),
+        ("pack", 150, None, 1),
+        ("rows", 40, 8, 1),
     ],
 )
 def test_without_a_seed_a_restore_continues_the_epoch_exactly(
-    seedless, tmp_path, kind, take, batch, epochs
+    seedless, tmp_path, monkeypatch, kind, take, batch, epochs
 ):
-    # seed=None draws a seed at random when the dataset is built, and a new process draws
-    # another; the epoch under way must still continue exactly: every sample once, in the
-    # saved order (the tail block's key used to come from the new seed: 2 samples twice, 2
-    # never, in an epoch of 200)
-    args = [seedless, kind, str(tmp_path / "ckpt")]
-    rest = (SEEDLESS_N - take) if epochs == "repeat" else None
-    runs = {}
-    for mode in ("save", "restore"):
-        done = _python(SEEDLESS, *args, mode, str(take), str(batch), epochs)
-        assert done.returncode == 0, done.stderr[-3000:]
-        runs[mode] = json.loads(done.stdout.strip().splitlines()[-1])
-    first, saved, restored = runs["save"]["first"], runs["save"]["rest"], runs["restore"]["rest"]
-    if rest is not None:  # the epoch under way; the next one has another (new) seed
-        rest = SEEDLESS_N - len(first)
-        saved, restored = saved[:rest], restored[:rest]
-    assert restored == saved
-    assert sorted(first + restored) == list(range(SEEDLESS_N))
+    # seed=None draws a seed at random when the dataset is built, and the restoring dataset
+    # draws another; the epoch under way must still continue exactly: every sample once, in
+    # the saved order (the tail block's key used to come from the new seed: 2 samples twice,
+    # 2 never, in an epoch of 200)
+    kwargs = dict(batch_size=batch, seed=None, epochs=epochs)
+    resume_here(seedless, kind, take, str(tmp_path / "ckpt"), monkeypatch, **kwargs)
