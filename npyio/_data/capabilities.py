@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from npyio._read import CAPABILITIES
+from npyio._read import BACKENDS, reads
 
 __all__ = [
     "ABSENT",
@@ -87,7 +87,7 @@ _ROW_READER = (
     "apply (npyio verify checks its shards)"
 )
 _NEEDS_KEY = Use(REFUSED, "needs `key`", "label_key needs key: it names a member of .npz archives")
-_MEMBER_BACKENDS = ", ".join(repr(name) for name, can in CAPABILITIES.items() if can.members)
+_MEMBER_BACKENDS = " or ".join(repr(name) for name in BACKENDS if reads(name, "members"))
 
 
 def _same(files: Use, pack: Use, rows: Use = _NOT_ROWS) -> dict[str, Use]:
@@ -148,7 +148,7 @@ TABLE: dict[str, dict[str, Use]] = {
             REFUSED,
             f"only {_MEMBER_BACKENDS}",
             f"key (.npz archives) needs backend={_MEMBER_BACKENDS}, got {{value!r}}",
-            refuses=lambda value: not CAPABILITIES[value].members,  # type: ignore[index]
+            refuses=lambda value: not reads(value, "members"),  # type: ignore[arg-type]
         ),
         PACK: Use(REFUSED, "the row reader reads a pack", _ROW_READER),
         ROWS: _NOT_ROWS,

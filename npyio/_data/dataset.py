@@ -32,8 +32,8 @@ from npyio._format import npy
 from npyio._format.packed import structure_from_json
 from npyio._graph.decode import Fetched
 from npyio._graph.ops import require_tf2
-from npyio._read import capabilities
-from npyio._read.backends import Reader, reader
+from npyio._read import DEFAULT_BACKEND, capabilities
+from npyio._read.backends import Reader, reader, usable
 
 __all__ = [
     "Fetch",
@@ -137,7 +137,10 @@ def _fetch(read: Reader, plan: DatasetPlan, row: Row) -> list[Fetched]:
 
 
 def build_batch_then_decode(plan: DatasetPlan, read: Reader, source: RowSource) -> tf.data.Dataset:
-    """Fetches in the parallel map, batches the bytes, decodes whole batches."""
+    """Batches the rows, then decodes whole batches. A reader that fetches (the graph parser:
+    ``fetches`` in `npyio._read.Capabilities`) reads each element's bytes in a parallel map
+    first, like the read-only floor; one that reads in decode (the native reader) gets the
+    batch of paths, with no step per element."""
 
     def fetch(row: Row) -> Fetch:
         return Fetch(tuple(_fetch(read, plan, row)), row.values, row.paths[0])
@@ -146,14 +149,21 @@ def build_batch_then_decode(plan: DatasetPlan, read: Reader, source: RowSource) 
         parts = read.decode(batch.parts, plan.specs, batched=True)
         return _element(plan, parts, batch.values, batch.path)
 
-    loader = plan.loader
-    ds = parallel_map(source.dataset, fetch, loader.num_parallel_calls, loader.deterministic)
-    ds = ds.batch(loader.batch_size, drop_remainder=loader.drop_remainder)
+    def read_paths(rows: Row) -> object:
+        return decode(fetch(rows))
+
     # Whole batches keep their order, whatever ``deterministic`` says: an unordered map here
     # could deliver the short final batch before a full one, which ``map(...).batch(...)``
     # never does. Decoding a batch takes about the same time for every batch, so ordering
-    # costs next to nothing.
-    return parallel_map(ds, decode, loader.num_parallel_calls, deterministic=True)
+    # costs next to nothing. (Each decode below is such a map.)
+    loader = plan.loader
+    if read.capabilities.fetches:
+        ds = parallel_map(source.dataset, fetch, loader.num_parallel_calls, loader.deterministic)
+        ds = ds.batch(loader.batch_size, drop_remainder=loader.drop_remainder)
+        return parallel_map(ds, decode, loader.num_parallel_calls, deterministic=True)
+    # fetch only names the paths: it runs on the batch of rows, in decode's function
+    ds = source.dataset.batch(loader.batch_size, drop_remainder=loader.drop_remainder)
+    return parallel_map(ds, read_paths, loader.num_parallel_calls, deterministic=True)
 
 
 def build_decode_then_batch(plan: DatasetPlan, read: Reader, source: RowSource) -> tf.data.Dataset:
@@ -243,9 +253,12 @@ def build(plan: DatasetPlan | PackPlan, finish: Finish | None = None) -> tf.data
     require_tf2()
     if isinstance(plan, PackPlan):
         return build_packed(plan)
+    backend = usable(plan.backend)  # the fallback, where the native reader cannot be built
+    if backend != plan.backend:
+        plan = plan.read_by(backend)
     firsts = [column[0] for column in plan.columns if column]
-    one_get = capabilities(plan.read.backend).one_get and on_gcs(firsts)
-    read = reader(plan.read.backend, report=plan.read.ignore_errors, one_get=one_get)
+    one_get = capabilities(plan.backend).one_get and on_gcs(firsts)
+    read = reader(plan.backend, report=plan.read.ignore_errors, one_get=one_get)
     source = row_source(plan)
     if plan.strategy == BATCH_THEN_DECODE:
         ds = build_batch_then_decode(plan, read, source)
@@ -287,7 +300,7 @@ def dataset(
     num_parallel_calls: int | None = AUTOTUNE,
     deterministic: bool | None = None,
     prefetch: int | None = AUTOTUNE,
-    backend: str = "graph",
+    backend: str = DEFAULT_BACKEND,
     ignore_errors: bool = False,
     shard: object = None,
     key: str | None = None,

@@ -23,6 +23,7 @@ from npyio._data.paths import PathSpec, isdir, refuse_text_order
 from npyio._data.plan import DatasetPlan, plan_dataset
 from npyio._format.files import is_local, named, one_path, short
 from npyio._io.files import exists, gfile
+from npyio._read import DEFAULT_BACKEND
 
 __all__ = ["LABEL_MODES", "Index", "dataset_from_directory", "index_directory"]
 
@@ -282,7 +283,7 @@ def dataset_from_directory(
     drop_remainder: bool = False,
     ignore_errors: bool = False,
     shard: object = None,
-    backend: str = "graph",
+    backend: str = DEFAULT_BACKEND,
     with_paths: bool = False,
     padding_value: object = None,
     verbose: bool = True,

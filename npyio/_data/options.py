@@ -39,7 +39,7 @@ from npyio._data import capabilities
 from npyio._data.paths import parse_shard
 from npyio._format import npy
 from npyio._format.header import Limits
-from npyio._read import BACKENDS
+from npyio._read import BACKENDS, DEFAULT_BACKEND
 from npyio._read import capabilities as reader_capabilities
 
 __all__ = [
@@ -359,7 +359,7 @@ class ReadOptions:
     label_shape: object = field(default=None, metadata=checked_by(_shape))
     key: str | None = field(default=None, metadata=checked_by(_name))
     label_key: str | None = field(default=None, metadata=checked_by(_name))
-    backend: str = field(default="graph", metadata=checked_by(_backend))
+    backend: str = field(default=DEFAULT_BACKEND, metadata=checked_by(_backend))
     ignore_errors: bool = field(default=False, metadata=checked_by(_flag))
     max_file_size: int | None = field(default=None, metadata=checked_by(_limit))
     max_header_size: int = field(default=npy.MAX_HEADER_SIZE, metadata=checked_by(_limit))

@@ -33,11 +33,11 @@ from npyio._format.header import Checked, Limits
 from npyio._format.spec import Spec
 from npyio._io.spec import derive_spec
 from npyio._read import capabilities as reader_capabilities
+from npyio._read import choose_backend
 
 __all__ = [
     "BATCH_THEN_DECODE",
     "DECODE_THEN_BATCH",
-    "LARGE_FILE",
     "DatasetPlan",
     "Parts",
     "SpecRule",
@@ -50,31 +50,30 @@ __all__ = [
     "split",
 ]
 
-#: Batch the raw bytes, then decode a whole batch with one set of ops (small files).
+#: Batch the fetched parts, then decode (read) a whole batch with one set of ops.
 BATCH_THEN_DECODE = "batch-then-decode"
-#: Decode file by file in the parallel map, then batch (large files, variable shapes, errors).
+#: Decode file by file in the parallel map, then batch (large files for a reader with a
+#: ``batch_limit``, variable shapes, errors skipped one by one, readers that decode one file).
 DECODE_THEN_BATCH = "decode-then-batch"
-#: Files at least this large are decoded one by one (decode_raw of the whole file, then an
-#: aligned slice that shares its buffer) rather than as a batch of raw bytes: for them copies,
-#: not per-op overhead, are the cost (bench/README.md has the measurements).
-LARGE_FILE = 512 * 1024
 
 
 def choose_strategy(
     specs: tuple[Spec, ...], batch_size: int | None, ignore_errors: bool, backend: str
 ) -> str:
-    """Batch-then-decode when it is both possible and worth it: batches of static, small
-    files of a backend that decodes batches of bytes (``batched`` in `npyio._read.Capabilities`),
-    where no error is expected (an error would fail a whole batch, and ``ignore_errors`` skips
-    files one by one). Decode-then-batch otherwise."""
+    """Batch-then-decode when it is both possible and worth it: batches of static parts read by
+    a backend that decodes batches (``decodes_batches`` in `npyio._read.Capabilities`), of files
+    no larger than its ``batch_limit``, where no error is expected (an error would fail a
+    whole batch, and ``ignore_errors`` skips files one by one). Decode-then-batch otherwise."""
+    can = reader_capabilities(backend)
     possible = (
         batch_size is not None
-        and reader_capabilities(backend).batched
+        and can.decodes_batches
         and not ignore_errors
         and all(spec.file.static for spec in specs)
     )
-    small = all(spec.hint is not None and spec.hint.size < LARGE_FILE for spec in specs)
-    return BATCH_THEN_DECODE if possible and small else DECODE_THEN_BATCH
+    limit = can.batch_limit
+    fits = limit is None or all(spec.hint is not None and spec.hint.size < limit for spec in specs)
+    return BATCH_THEN_DECODE if possible and fits else DECODE_THEN_BATCH
 
 
 @dataclass(frozen=True)
@@ -90,6 +89,8 @@ class DatasetPlan:
     columns: tuple[tuple[str, ...], ...]  # the paths of each part, paired, split and sharded
     specs: tuple[Spec, ...]
     strategy: str
+    #: The backend that reads the parts (`choose_backend`): the one asked for, or its fallback.
+    backend: str = "graph"
     inputs: object = LEAF  # the inputs' structure
     labels: object = None  # the labels' structure, or None (no labels, or values)
     label_values: np.ndarray | None = None  # one row per element, when labels are values
@@ -117,6 +118,13 @@ class DatasetPlan:
     def file_paths(self) -> tuple[str, ...]:
         """The input file of each element (the first input part's)."""
         return self.columns[0]
+
+    def read_by(self, backend: str) -> DatasetPlan:
+        """This plan read by ``backend`` instead (its fallback, where the backend chosen cannot
+        be built), with the strategy that backend's capabilities choose."""
+        loader, read = self.loader, self.read
+        strategy = choose_strategy(self.specs, loader.batch_size, read.ignore_errors, backend)
+        return dataclasses.replace(self, backend=backend, strategy=strategy)
 
 
 @dataclass(frozen=True)
@@ -362,13 +370,16 @@ def _plan_files(
     parts = paired(resolve_parts(inputs, labels, read))
     values = _checked_values(labels, parts, read)
     specs = _derive_specs(parts, read, paired=parts.labels is not None or values is not None)
-    strategy = choose_strategy(specs, loader.batch_size, read.ignore_errors, read.backend)
+    firsts = tuple(column[0] for column in parts.columns)
+    backend = choose_backend(read.backend, specs, firsts, read.ignore_errors)
+    strategy = choose_strategy(specs, loader.batch_size, read.ignore_errors, backend)
     padding = _padding(parts, specs, values, loader.padding_value)
     plans = [
         DatasetPlan(
             columns=tuple(tuple(col) for col in cols),
             specs=specs,
             strategy=strategy,
+            backend=backend,
             inputs=parts.inputs,
             labels=parts.labels,
             label_values=vals,

@@ -1,13 +1,27 @@
 """Readers: how one part of an element (a file, or a member of an ``.npz`` archive) becomes
 its tensor (`npyio._read.part`), by backend (`npyio._read.backends`), and the public readers
-(`npyio._read.api`). This module itself imports nothing, so that TF-free planning can name the
-backends and read what each can do (`CAPABILITIES`) without building one."""
+(`npyio._read.api`). This module imports no TensorFlow, so that TF-free planning can name the
+backends, read what each can do (`CAPABILITIES`) and choose the one that reads a plan
+(`choose_backend`) without building one."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["BACKENDS", "CAPABILITIES", "Capabilities", "capabilities"]
+from npyio._format import npy
+from npyio._format.header import Hint
+from npyio._format.spec import Spec
+
+__all__ = [
+    "BACKENDS",
+    "CAPABILITIES",
+    "DEFAULT_BACKEND",
+    "Capabilities",
+    "capabilities",
+    "choose_backend",
+    "reads",
+    "serves",
+]
 
 
 @dataclass(frozen=True)
@@ -15,28 +29,86 @@ class Capabilities:
     """What a reader can do: the planner and the builders ask this, never a backend's name.
 
     Attributes:
-        batched: Fetched bytes may be batched before they are decoded (batch-then-decode).
+        fetches: The reader's *fetch* reads the part's bytes, a step per element before any
+            batch. Without it, fetch only names the path and the reader reads in *decode*: a
+            batch of rows goes straight to decode, with no map per element before it.
+        decodes_batches: *decode* takes a batch of fetched parts (batch-then-decode).
+        batch_limit: Files larger than this many bytes are decoded one by one, not in a batch
+            (None: any size). For the graph parser, whose batch decode copies each file's
+            bytes once more, copies rather than per-op overhead are the cost of large files
+            (bench/README.md has the measurements); a reader that reads into the batch
+            itself has no such limit.
         python_free: No Python runs per element: the graph serializes (tf.data service, other
             processes, TPU hosts).
         members: Reads members of ``.npz`` archives (``key=``).
         one_get: Reads an object of known size with one GET on object storage, past
             TensorFlow's GCS read block (`npyio._read.objects.read_sized`).
+        remote: Reads paths of any TensorFlow file system (``gs://``, ``ram://``), not local
+            files only.
+        any_shape: Reads parts whose shape varies (``None`` dims), and files whose header
+            differs from the first file's; without it, only parts of one static shape, whose
+            first file's header (the spec's hint) is native-order and C-order.
+        reports: Reads with ``ignore_errors`` (refused files skipped, each named).
+        fallback: The backend that reads a plan this one does not serve (by the capabilities
+            above), or None: the plan then reads through ``fallback``, decided when it is
+            made (`choose_backend`).
     """
 
-    batched: bool
+    fetches: bool
+    decodes_batches: bool
+    batch_limit: int | None
     python_free: bool
     members: bool
     one_get: bool
+    remote: bool = True
+    any_shape: bool = True
+    reports: bool = True
+    fallback: str | None = None
 
 
 #: Each backend's capabilities, by name (`npyio._read.backends.reader` builds its reader).
 CAPABILITIES = {
-    "graph": Capabilities(batched=True, python_free=True, members=True, one_get=True),
-    "tfio": Capabilities(batched=False, python_free=True, members=False, one_get=False),
-    "py_function": Capabilities(batched=False, python_free=False, members=False, one_get=False),
+    "native": Capabilities(
+        fetches=False,
+        decodes_batches=True,
+        batch_limit=None,
+        python_free=True,
+        members=False,
+        one_get=False,
+        remote=False,
+        any_shape=False,
+        reports=False,
+        fallback="graph",
+    ),
+    "graph": Capabilities(
+        fetches=True,
+        decodes_batches=True,
+        batch_limit=512 * 1024,
+        python_free=True,
+        members=True,
+        one_get=True,
+    ),
+    "tfio": Capabilities(
+        fetches=False,
+        decodes_batches=False,
+        batch_limit=None,
+        python_free=True,
+        members=False,
+        one_get=False,
+    ),
+    "py_function": Capabilities(
+        fetches=False,
+        decodes_batches=False,
+        batch_limit=None,
+        python_free=False,
+        members=False,
+        one_get=False,
+    ),
 }
 #: The backends, by name.
 BACKENDS = tuple(CAPABILITIES)
+#: The backend of `npyio.dataset` and `npyio.read_npy` when none is named.
+DEFAULT_BACKEND = "native"
 
 
 def capabilities(backend: str) -> Capabilities:
@@ -49,3 +121,50 @@ def capabilities(backend: str) -> Capabilities:
     if found is None:
         raise ValueError(f"unknown backend {backend!r} -- expected one of {', '.join(BACKENDS)}")
     return found
+
+
+def reads(backend: str, capability: str) -> bool:
+    """Whether ``backend`` has ``capability`` (a `Capabilities` flag: ``"members"``, ...), or
+    the backend it falls back to for the plans it does not serve."""
+    can = capabilities(backend)
+    if getattr(can, capability):
+        return True
+    return can.fallback is not None and reads(can.fallback, capability)
+
+
+def _native_order(hint: Hint) -> bool:
+    """Whether files with ``hint``'s header hold their payload as the output's bytes: native
+    byte order and C order (nothing to swap or transpose)."""
+    return hint.little_endian == (npy.NATIVE_ORDER == "<") and not hint.fortran_order
+
+
+def serves(
+    can: Capabilities, specs: tuple[Spec, ...], firsts: tuple[str, ...], ignore_errors: bool
+) -> bool:
+    """Whether a reader that ``can`` reads the parts ``specs``, whose first files are
+    ``firsts`` (their paths say the file system), with ``ignore_errors`` or not."""
+    if not can.remote and any("://" in path for path in firsts):  # ram://, file://, gs://
+        return False
+    if not can.members and any(spec.member is not None for spec in specs):
+        return False
+    if not can.reports and ignore_errors:
+        return False
+    if can.any_shape:
+        return True
+    hints = [spec.usable_hint() for spec in specs]
+    return all(
+        hint is not None and _native_order(hint) and spec.output == spec.file
+        for hint, spec in zip(hints, specs)
+    )
+
+
+def choose_backend(
+    backend: str, specs: tuple[Spec, ...], firsts: tuple[str, ...], ignore_errors: bool
+) -> str:
+    """The backend that reads the plan: ``backend`` when it serves it (`serves`), else its
+    ``fallback`` (the native reader's is the graph parser: ``gs://``, ``None`` dims, ``.npz``
+    members, ``ignore_errors``, byte-swapped or Fortran-order files)."""
+    can = capabilities(backend)
+    if can.fallback is None or serves(can, specs, firsts, ignore_errors):
+        return backend
+    return choose_backend(can.fallback, specs, firsts, ignore_errors)

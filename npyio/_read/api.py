@@ -12,7 +12,8 @@ from npyio._format.spec import Spec
 from npyio._graph.decode import parse_args
 from npyio._graph.ops import path_tensor
 from npyio._graph.zip import key_tensor
-from npyio._read.backends import reader
+from npyio._read import choose_backend
+from npyio._read.backends import reader, usable
 from npyio._read.part import GraphReader
 
 __all__ = ["read_npy", "read_npz"]
@@ -103,7 +104,9 @@ def read_npy(
         max_file_size: Refuse files larger than this many bytes (``None``: no limit). The file
             is read before it is refused: to avoid reading huge files, check sizes first
             (``npyio verify``).
-        backend: ``"graph"`` (npyio's parser, the default), ``"tfio"`` (tensorflow-io's numpy
+        backend: ``"graph"`` (npyio's parser, the default), ``"native"`` (npyio's C++ reader
+            where it serves the file: a local file of a static native-order C-order shape;
+            the graph parser otherwise, and for a file it doubts), ``"tfio"`` (tensorflow-io's numpy
             op where it decodes correctly, else the graph parser) or ``"py_function"``
             (``np.load`` in a ``tf.py_function``: not serializable). Every backend applies
             the size limits.
@@ -132,8 +135,9 @@ def read_npy(
     """
     dt, static, limits = parse_args(dtype, shape, max_header_size, max_file_size)
     dims = npy.parse_shape(shape)
-    read = reader(backend)
+    spec = Spec.whole(dt, dims, make_hint(dt, static), None, limits)
+    # a path given as a tensor may be anywhere: the native reader doubts what it cannot open
+    where = () if isinstance(path, tf.Tensor) else (os.fsdecode(path),)
+    read = reader(usable(choose_backend(backend, (spec,), where, False)))
     with tf.name_scope(name or "read_npy"):
-        return read.read(
-            [path_tensor(path)], [Spec.whole(dt, dims, make_hint(dt, static), None, limits)]
-        )[0]
+        return read.read([path_tensor(path)], [spec])[0]

@@ -1,6 +1,10 @@
 """The backends by name: how one part of an element is read, chosen once per pipeline.
 
-- ``"graph"``: npyio's pure-TensorFlow parser (`npyio._read.part.GraphReader`). The default.
+- ``"native"``: npyio's C++ op (`npyio._read.native`), a batch of local files straight into
+  one tensor; the graph parser decides every file it doubts, and reads every plan it does not
+  serve. The default of `npyio.dataset`. Where the op cannot be built (no compiler, Windows,
+  ``NPYIO_NATIVE=0``), the graph parser reads instead (`available`).
+- ``"graph"``: npyio's pure-TensorFlow parser (`npyio._read.part.GraphReader`).
 - ``"tfio"``: tensorflow-io's C++ numpy op (`npyio._read.tfio`), imported only when asked for;
   files it cannot decode correctly fall back to the graph parser (table in docs/backends.md).
 - ``"py_function"``: ``tf.py_function`` around ``np.load`` (`npyio._read.py_function`), the
@@ -14,35 +18,10 @@ Every backend applies the limits of each part's spec. What each can do is data
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from npyio._read import BACKENDS, capabilities
+from npyio._read.part import GraphReader, Reader
 
-import tensorflow as tf
-
-from npyio._format.spec import Spec
-from npyio._graph.decode import Fetched
-from npyio._read import BACKENDS, Capabilities, capabilities
-from npyio._read.part import GraphReader
-
-__all__ = ["BACKENDS", "Reader", "reader"]
-
-
-class Reader(Protocol):
-    """What every builder reads a part through: *fetch* (a path -> its ``.npy`` bytes, or
-    the path itself for readers that read it), then *decode* (fetched parts -> tensors,
-    checked against their specs). ``capabilities`` says what the reader can do: with
-    ``batched``, ``decode`` takes a batch of fetched parts."""
-
-    capabilities: Capabilities
-    report: bool
-
-    def fetch(self, path: tf.Tensor, spec: Spec) -> Fetched: ...
-
-    def decode(
-        self, fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool = False
-    ) -> list[tf.Tensor]: ...
-
-    def read(self, paths: Sequence[tf.Tensor], specs: Sequence[Spec]) -> list[tf.Tensor]: ...
+__all__ = ["BACKENDS", "Reader", "available", "reader", "usable"]
 
 
 def reader(backend: str, report: bool = False, one_get: bool = False) -> Reader:
@@ -65,4 +44,31 @@ def reader(backend: str, report: bool = False, one_get: bool = False) -> Reader:
         from npyio._read.tfio import TfioReader  # lazily: importing npyio never imports tfio
 
         return TfioReader(report)
+    if backend == "native":
+        from npyio._read.native import NativeReader  # lazily: it loads the op
+
+        return NativeReader(report)
     return GraphReader(report, one_get)
+
+
+def available(backend: str) -> bool:
+    """Whether ``backend``'s reader can be built here: False for ``"native"`` when the op
+    cannot be built or loaded (`npyio._native.ops` has then said why, once, on stderr), or
+    is turned off (``NPYIO_NATIVE=0``).
+
+    Raises:
+        BackendUnavailableError: for ``"native"`` with ``NPYIO_NATIVE=1``, naming why not.
+    """
+    if backend != "native":
+        return True
+    from npyio import _native  # lazily: a build, at first use
+
+    return _native.ops() is not None
+
+
+def usable(backend: str) -> str:
+    """``backend``, or the backend it falls back to when it is not `available` here."""
+    fallback = capabilities(backend).fallback
+    if fallback is None or available(backend):
+        return backend
+    return usable(fallback)

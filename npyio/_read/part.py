@@ -16,7 +16,9 @@ themselves, so their fetch only names the file (and, reporting, checks that it e
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Sequence
+from typing import ClassVar
 
 import tensorflow as tf
 
@@ -31,6 +33,7 @@ from npyio._tf import undecorated
 __all__ = [
     "GraphReader",
     "PathReader",
+    "Reader",
     "exists_in_graph",
     "member_name",
     "read_error",
@@ -82,29 +85,49 @@ def exists_in_graph(path: tf.Tensor) -> tf.Tensor:
     )
 
 
-class PathReader:
-    """The readers of the backends that read a file from its path themselves (a
-    `npyio._read.backends.Reader`).
+class Reader(abc.ABC):
+    """What every builder reads a part through: *fetch* (a path -> its ``.npy`` bytes, or
+    the path itself for readers that read it in decode), then *decode* (fetched parts ->
+    tensors, checked against their specs). ``capabilities`` says what the reader can do
+    (`npyio._read.Capabilities`): with ``decodes_batches``, ``decode`` takes a batch of
+    fetched parts; without ``fetches``, ``fetch`` only names the path (what this base does).
 
     ``report`` (for ``ignore_errors``): each file refused is also named on stderr, as
     ``npyio: skipping PATH: reason``, whatever ``TF_CPP_MIN_LOG_LEVEL`` says.
     """
 
-    capabilities: Capabilities
+    capabilities: ClassVar[Capabilities]
 
     def __init__(self, report: bool = False) -> None:
         self.report = report
 
     def fetch(self, path: tf.Tensor, spec: Spec) -> Fetched:
-        """The part of ``path`` that ``spec`` names (``path``: a scalar string)."""
+        """The part of ``path`` that ``spec`` names (``path``: a scalar string, or a [B] batch
+        for a reader that does not fetch): here, the path itself, read in `decode`; reporting,
+        with the verdict that the file exists."""
         if not self.report:
             return Fetched(path, path)
         return Fetched(path, path, (exists_in_graph(path), _missing(path)))
 
+    @abc.abstractmethod
     def decode(
         self, fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool = False
     ) -> list[tf.Tensor]:
-        """The tensors of one element's fetched parts (this reader does not batch bytes)."""
+        """The tensors of one element's fetched parts, or with ``batched`` of a batch of them
+        (each `Fetched` field then has a batch dim)."""
+
+    def read(self, paths: Sequence[tf.Tensor], specs: Sequence[Spec]) -> list[tf.Tensor]:
+        """Fetch and decode one element's parts: a scalar path per part."""
+        return self.decode([self.fetch(p, s) for p, s in zip(paths, specs)], specs)
+
+
+class PathReader(Reader):
+    """The readers of the backends that read one file from its path themselves, one element
+    at a time (`read_path`)."""
+
+    def decode(
+        self, fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool = False
+    ) -> list[tf.Tensor]:
         if batched:
             raise ValueError(f"{type(self).__name__} decodes one element at a time")
         verdicts = [f.verdict for f in fetched if f.verdict]
@@ -113,16 +136,12 @@ class PathReader:
             # (this reader's fetch gives the path as the contents: it reads the file itself)
             return [self.read_path(f.contents, spec) for f, spec in zip(fetched, specs)]
 
+    @abc.abstractmethod
     def read_path(self, path: tf.Tensor, spec: Spec) -> tf.Tensor:
         """One file through the backend (a scalar path in, its tensor out)."""
-        raise TypeError(f"{type(self).__name__} reads no files of its own")
-
-    def read(self, paths: Sequence[tf.Tensor], specs: Sequence[Spec]) -> list[tf.Tensor]:
-        """Fetch and decode one element's parts: a scalar path per part."""
-        return self.decode([self.fetch(p, s) for p, s in zip(paths, specs)], specs)
 
 
-class GraphReader(PathReader):
+class GraphReader(Reader):
     """npyio's graph parser: ``tf.io.read_file``, the ``.npz`` member, then `decode_group`.
 
     ``one_get`` (for object storage): a ``.npy`` part whose spec knows its files' size (a hint)

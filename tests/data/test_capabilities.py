@@ -19,6 +19,7 @@ import npyio
 from npyio._data import capabilities, rows_plan
 from npyio._data.capabilities import ABSENT, FILES, HONOURED, KINDS, NPZ, PACK, REFUSED, ROWS, TABLE
 from npyio._data.options import LoaderOptions, ReadOptions, RowsOptions, SplitOptions
+from npyio._read import DEFAULT_BACKEND
 from tests._graph_util import graph_def, python_ops
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -378,7 +379,7 @@ def test_a_refused_value_is_refused_and_the_default_is_not(sources):
     capabilities.refuse(PACK, {"deterministic": True})
     with pytest.raises(ValueError, match=r"^p: deterministic=False does not apply"):
         capabilities.refuse(PACK, {"deterministic": False}, "p")
-    defaults = {"backend": "graph", "max_header_size": 10_000, "deterministic": None}
+    defaults = {"backend": DEFAULT_BACKEND, "max_header_size": 10_000, "deterministic": None}
     defaults["batch_size"] = None  # an element per file, to count them
     assert len(list(npyio.dataset(sources["p"], **defaults))) == N  # the defaults, given
 

@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 
 import npyio
+from npyio._read import CAPABILITIES
 from tests._graph_util import PYTHON_OPS, graph_def, op_types
 
 N = 45  # not a multiple of the batch size
@@ -384,19 +385,20 @@ def test_keras_fit_takes_a_dataset_without_batch_size(tmp_path):
         model().fit(single, epochs=1, verbose=0)
 
 
-def test_large_files_take_the_per_file_path(tmp_path):
-    # >= 512 KiB per file: decoded one by one (whole-file decode_raw + aligned slice), not as
-    # a batch of raw bytes; the results must be the same, big-endian and Fortran files too.
-    from npyio._data import plan as _dataset
-
+@pytest.mark.parametrize("backend", ["native", "graph"])
+def test_large_files(tmp_path, backend):
+    # Over the graph parser's batch limit (512 KiB): it decodes them one by one (whole-file
+    # decode_raw + aligned slice), not as a batch of raw bytes; the native reader reads them
+    # into the batch, and the files it doubts (big-endian, Fortran) go through the graph
+    # parser. The results must be the same.
     rng = np.random.default_rng(1)
     arrays = [rng.random((300, 500), dtype=np.float32) for _ in range(5)]
     arrays[3] = np.asfortranarray(arrays[3])
     root = str(tmp_path)
     for i, a in enumerate(arrays):
         _write(f"{root}/{i}.npy", a.astype(">f4") if i == 2 else a)
-    assert _dataset.LARGE_FILE <= 300 * 500 * 4
-    ds = npyio.dataset(root, batch_size=2)
+    assert (CAPABILITIES["graph"].batch_limit or 0) <= 300 * 500 * 4
+    ds = npyio.dataset(root, batch_size=2, backend=backend)
     assert ds.element_spec == tf.TensorSpec((None, 300, 500), tf.float32)
     got = np.concatenate([b.numpy() for b in ds])
     np.testing.assert_array_equal(got, np.stack(arrays))

@@ -18,7 +18,6 @@ from npyio._data.options import DatasetOptions
 from npyio._data.plan import (
     BATCH_THEN_DECODE,
     DECODE_THEN_BATCH,
-    LARGE_FILE,
     choose_strategy,
     plan,
     plan_dataset,
@@ -26,6 +25,7 @@ from npyio._data.plan import (
 from npyio._format.header import make_hint
 from npyio._format.packed import INCOMPLETE
 from npyio._format.spec import Spec
+from npyio._read import CAPABILITIES
 from npyio.errors import IncompletePackError
 from tests.test_structure import run_without_tf
 
@@ -63,6 +63,10 @@ def error(call):
         return [type(e).__name__, str(e)]
     return None
 """
+
+
+#: The graph parser's batch limit: files this large are decoded one by one.
+GRAPH_LIMIT = CAPABILITIES["graph"].batch_limit or 0
 
 
 def plan_json(code: str, **values: object) -> Any:
@@ -190,8 +194,9 @@ def test_given_spec_contradicting_the_header(pairs):
         ({"batch_size": 2, "backend": "py_function"}, DECODE_THEN_BATCH),
         ({"batch_size": 2, "shape": (None, 3)}, DECODE_THEN_BATCH),
         ({"batch_size": 2, "dtype": "float32", "shape": (4, 3)}, BATCH_THEN_DECODE),
+        ({"batch_size": 2, "backend": "graph"}, BATCH_THEN_DECODE),
     ],
-    ids=["small", "no-batch", "ignore_errors", "py_function", "variable-shape", "given"],
+    ids=["small", "no-batch", "ignore_errors", "py_function", "variable-shape", "given", "graph"],
 )
 def test_strategy(pairs, kwargs, strategy):
     out = plan_json(
@@ -200,10 +205,46 @@ def test_strategy(pairs, kwargs, strategy):
     assert out == strategy
 
 
-def test_large_files_are_decoded_one_by_one(tmp_path):
-    big = save(tmp_path / "big" / "0.npy", np.zeros(LARGE_FILE // 4, np.float32))
-    out = plan_json("p = plan(x, batch_size=2)\nout = [p.strategy, p.specs[0].hint.size]", x=big)
-    assert out == [DECODE_THEN_BATCH, LARGE_FILE + 128]
+def test_large_files_are_batched_by_the_native_reader_only(tmp_path):
+    """The graph parser decodes files over its ``batch_limit`` one by one (its batch decode
+    would copy them once more); the native reader reads any size straight into the batch."""
+    big = save(tmp_path / "big" / "0.npy", np.zeros(GRAPH_LIMIT // 4, np.float32))
+    code = """
+out = []
+for backend in ("native", "graph"):
+    p = plan(x, batch_size=2, backend=backend)
+    out.append([p.backend, p.strategy, p.specs[0].hint.size])
+"""
+    out = plan_json(code, x=big)
+    assert out == [
+        ["native", BATCH_THEN_DECODE, GRAPH_LIMIT + 128],
+        ["graph", DECODE_THEN_BATCH, GRAPH_LIMIT + 128],
+    ]
+
+
+def test_the_plan_says_which_reader_it_chose(tmp_path):
+    """The native reader serves local files of one static native-order C-order shape, read
+    strictly; everything else is read by its fallback, the graph parser, as the plan says."""
+    x = save(tmp_path / "x" / "0.npy", np.zeros((2, 3), np.float32))
+    big = save(tmp_path / "be" / "0.npy", np.zeros((2, 3), ">f4"))
+    fortran = save(tmp_path / "f" / "0.npy", np.asfortranarray(np.zeros((2, 3), np.float32)))
+    np.savez(tmp_path / "a.npz", x=np.zeros(3))
+    code = """
+cases = [
+    (x, {}),
+    (x, {"shape": (None, 3)}),
+    (x, {"ignore_errors": True}),
+    (x, {"max_file_size": 10, "dtype": "float32", "shape": (2, 3)}),  # no file read
+    (big, {}),
+    (fortran, {}),
+    (npz, {"key": "x"}),
+    (x, {"backend": "graph"}),
+    (x, {"backend": "py_function"}),
+]
+out = [plan(path, **kwargs).backend for path, kwargs in cases]
+"""
+    out = plan_json(code, x=x, big=big, fortran=fortran, npz=str(tmp_path / "a.npz"))
+    assert out == ["native"] + ["graph"] * 7 + ["py_function"]
 
 
 def test_npz_members(tmp_path):
@@ -253,7 +294,7 @@ def test_missing_sources_are_named_before_pairing(pairs, tmp_path):
     [
         ({"key": "x", "max_file_size": 10}, "max_file_size is not supported with key"),
         ({"label_key": "y"}, "label_key needs key"),
-        ({"key": "x", "backend": "py_function"}, "needs backend='graph'"),
+        ({"key": "x", "backend": "py_function"}, "needs backend='native' or 'graph'"),
     ],
 )
 def test_the_plan_refuses_what_the_kind_refuses_before_reading_anything(
@@ -300,9 +341,11 @@ def spec(shape: tuple[int | None, ...] | None, size: int = 1000) -> Spec:
         ((spec((2,)),), 8, False, "tfio", DECODE_THEN_BATCH),
         ((spec((None, 2)),), 8, False, "graph", DECODE_THEN_BATCH),
         ((spec(None),), 8, False, "graph", DECODE_THEN_BATCH),
-        ((spec((2,), LARGE_FILE - 1),), 8, False, "graph", BATCH_THEN_DECODE),
-        ((spec((2,), LARGE_FILE),), 8, False, "graph", DECODE_THEN_BATCH),
-        ((spec((2,)), spec((2,), LARGE_FILE)), 8, False, "graph", DECODE_THEN_BATCH),
+        ((spec((2,), GRAPH_LIMIT - 1),), 8, False, "graph", BATCH_THEN_DECODE),
+        ((spec((2,), GRAPH_LIMIT),), 8, False, "graph", DECODE_THEN_BATCH),
+        ((spec((2,), GRAPH_LIMIT),), 8, False, "native", BATCH_THEN_DECODE),
+        ((spec((2,)), spec((2,), GRAPH_LIMIT)), 8, False, "graph", DECODE_THEN_BATCH),
+        ((spec((2,)),), 8, True, "native", DECODE_THEN_BATCH),
     ],
     ids=[
         "small",
@@ -315,7 +358,9 @@ def spec(shape: tuple[int | None, ...] | None, size: int = 1000) -> Spec:
         "any-shape",
         "just-small",
         "large",
+        "native-large",
         "one-side-large",
+        "native-ignore_errors",
     ],
 )
 def test_choose_strategy(specs, batch_size, ignore_errors, backend, expected):

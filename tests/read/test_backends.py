@@ -23,6 +23,7 @@ from tests._corpus import CORPUS, CORPUS_IDS
 from tests._npy_testing import assert_same, case_id, write_file
 
 BACKENDS = [
+    pytest.param("native", id="native"),
     pytest.param("graph", id="graph"),
     pytest.param("py_function", id="py_function"),
     pytest.param("tfio", id="tfio", marks=pytest.mark.tfio),
@@ -52,7 +53,7 @@ def test_every_backend_refuses_bad_files_naming_them(backend, case, tmp_path):
     assert path in str(info.value), str(info.value)[:500]
 
 
-@pytest.mark.parametrize("backend", ["graph", "py_function"])
+@pytest.mark.parametrize("backend", ["native", "graph", "py_function"])
 def test_a_reader_says_what_it_can_do_as_data(backend):
     read: Reader = reader(backend)
     assert read.capabilities is CAPABILITIES[backend]
@@ -64,7 +65,7 @@ def test_the_plan_asks_capabilities_not_names(monkeypatch):
     specs = (Spec.whole(dt, (2,), make_hint(dt, (2,))),)
     assert choose_strategy(specs, 4, False, "graph") == BATCH_THEN_DECODE
     assert choose_strategy(specs, 4, False, "tfio") == DECODE_THEN_BATCH
-    # a backend that batches bytes gets batch-then-decode, whatever its name
-    batched = dataclasses.replace(CAPABILITIES["tfio"], batched=True)
+    # a backend that decodes batches gets batch-then-decode, whatever its name
+    batched = dataclasses.replace(CAPABILITIES["tfio"], decodes_batches=True)
     monkeypatch.setitem(CAPABILITIES, "tfio", batched)
     assert choose_strategy(specs, 4, False, "tfio") == BATCH_THEN_DECODE

@@ -19,12 +19,8 @@ import tensorflow as tf
 import npyio
 from npyio._format import npy
 from tests._npy_testing import assert_same, tf_message
+from tests.read.test_backends import BACKENDS
 
-BACKENDS = [
-    pytest.param("graph", id="graph"),
-    pytest.param("py_function", id="py_function"),
-    pytest.param("tfio", id="tfio", marks=pytest.mark.tfio),
-]
 SHAPE = (4, 3)
 #: A static shape (tfio's hint path: the header compared with the expected one) and a partial
 #: one (tfio's general path: the header parsed in the graph).

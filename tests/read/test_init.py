@@ -1,30 +1,94 @@
-"""`npyio._read`: each backend's capabilities as data, by name (what the planner asks instead
-of comparing names), TF-free; an unknown backend is refused naming the known ones."""
+"""`npyio._read`: what each backend can do, as data asked by name, TF-free; a backend that does
+not serve a plan names the one that reads it instead; an unknown backend is refused naming the
+known ones."""
 
 from __future__ import annotations
 
-import dataclasses
+import io
 
+import numpy as np
 import pytest
 
-from npyio._read import BACKENDS, CAPABILITIES, Capabilities, capabilities
+from npyio._format.header import make_hint
+from npyio._format.spec import Spec
+from npyio._read import BACKENDS, DEFAULT_BACKEND, capabilities, choose_backend, reads
 
 
-def test_each_backend_has_its_capabilities():
-    assert BACKENDS == ("graph", "tfio", "py_function")
-    for name in BACKENDS:
-        assert capabilities(name) is CAPABILITIES[name]
-    graph, tfio, py = (capabilities(b) for b in BACKENDS)
-    assert graph == Capabilities(batched=True, python_free=True, members=True, one_get=True)
-    assert tfio.python_free and not (tfio.batched or tfio.members)
-    assert not (py.python_free or py.batched or py.members or py.one_get)
+def spec(shape: tuple[int | None, ...] | None, dtype: str = "<f4", fortran: bool = False) -> Spec:
+    """A part's spec whose hint is the header numpy writes for ``dtype`` (its byte order kept)
+    and ``shape``."""
+    dt = np.dtype(dtype)
+    header = None
+    if shape is not None and None not in shape:
+        buf = io.BytesIO()
+        d = {"descr": dt.str, "fortran_order": fortran, "shape": shape}
+        np.lib.format.write_array_header_1_0(buf, d)
+        header = buf.getvalue()
+    return Spec.whole(dt.newbyteorder("="), shape, make_hint(dt, shape, header))
 
 
-def test_capabilities_are_frozen_data():
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        capabilities("graph").batched = False  # type: ignore[misc]
+def test_a_fallback_lends_its_capabilities():
+    """The native reader reads no ``.npz`` member and no ``gs://`` object itself, but a plan
+    that asks for it still reads them: through the graph parser, its fallback."""
+    native = capabilities("native")
+    assert not (native.members or native.remote or native.reports)
+    assert native.fallback == "graph"
+    for capability in ("members", "remote", "reports", "one_get"):
+        assert reads("native", capability) and reads("graph", capability)
+    assert not reads("py_function", "members") and not reads("tfio", "members")
+    assert reads("py_function", "remote")
+
+
+def test_only_the_readers_that_fetch_batch_bytes_under_a_limit():
+    """The graph parser fetches bytes per element and batches files up to its limit; the
+    native reader reads a batch of paths in decode, any size; tfio and py_function decode one
+    file at a time."""
+    graph, native = capabilities("graph"), capabilities("native")
+    assert graph.fetches and graph.decodes_batches and graph.batch_limit
+    assert not native.fetches and native.decodes_batches and native.batch_limit is None
+    for one_by_one in ("tfio", "py_function"):
+        assert not capabilities(one_by_one).decodes_batches
+    assert not capabilities("py_function").python_free
+
+
+def test_the_default_backend_is_one_of_them():
+    assert DEFAULT_BACKEND in BACKENDS
 
 
 def test_an_unknown_backend_is_refused_naming_the_known_ones():
-    with pytest.raises(ValueError, match="unknown backend 'numpy' -- expected one of graph, tfio"):
+    with pytest.raises(
+        ValueError, match="unknown backend 'numpy' -- expected one of native, graph"
+    ):
         capabilities("numpy")
+
+
+@pytest.mark.parametrize(
+    "specs, firsts, ignore_errors, expected",
+    [
+        ((spec((2,)),), ("/d/0.npy",), False, "native"),
+        ((spec((2,)), spec(())), ("/d/0.npy", "/e/0.npy"), False, "native"),
+        ((spec((2,)),), ("gs://b/0.npy",), False, "graph"),
+        ((spec((2,)),), ("ram://d/0.npy",), False, "graph"),
+        ((spec((2,)), spec((None,))), ("/d/0.npy", "/e/0.npy"), False, "graph"),
+        ((spec((2,)),), ("/d/0.npy",), True, "graph"),
+        ((Spec.whole(np.dtype("float32"), (2,)),), ("/d/0.npy",), False, "graph"),  # no hint
+        ((spec((2,), ">f4"),), ("/d/0.npy",), False, "graph"),
+        ((spec((2,), fortran=True),), ("/d/0.npy",), False, "graph"),
+    ],
+    ids=[
+        "local",
+        "pair",
+        "gcs",
+        "ram",
+        "one-side-variable",
+        "ignore_errors",
+        "no-hint",
+        "byte-swapped",
+        "fortran",
+    ],
+)
+def test_a_plan_the_backend_does_not_serve_goes_to_its_fallback(
+    specs, firsts, ignore_errors, expected
+):
+    assert choose_backend("native", specs, firsts, ignore_errors) == expected
+    assert choose_backend("graph", specs, firsts, ignore_errors) == "graph"

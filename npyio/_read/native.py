@@ -1,0 +1,65 @@
+"""The native reader: a batch of local files read straight into one tensor by npyio's C++ op
+(`npyio._native`), with the graph parser deciding every file the kernel doubts.
+
+The plan sends it only parts it serves (`npyio._data.plan.serves`: local files, one static
+shape, a native-order C-order header, no ``ignore_errors``). For such a part the spec's hint
+holds the header every file is expected to start with and the size it must have; the kernel
+reads each file whose first bytes are exactly that header and whose size is exactly that size
+into its slice of the batch, and reads nothing else. Any other file (another writer's header,
+a byte-swapped one, a truncated, grown, missing or replaced file, a bool byte other than 0 or
+1) is doubted: it goes through `npyio._read.part.GraphReader`, which decodes it or refuses it
+with the graph path's own error naming the file. So the native path cannot accept what the
+graph path refuses, nor word an error differently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import tensorflow as tf
+
+from npyio._format.spec import Spec
+from npyio._graph.decode import Fetched, decode_group
+from npyio._native import read_files
+from npyio._read import CAPABILITIES
+from npyio._read.part import Reader, read_file
+
+__all__ = ["NativeReader"]
+
+
+class NativeReader(Reader):
+    """The native backend as a `npyio._read.part.Reader`: fetch names the path (the kernel
+    reads it in decode), and decode reads a [B] batch of paths per part into one tensor."""
+
+    capabilities = CAPABILITIES["native"]
+
+    def decode(
+        self, fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool = False
+    ) -> list[tf.Tensor]:
+        out = []
+        for f, spec in zip(fetched, specs):
+            paths = f.contents if batched else tf.reshape(f.contents, [1])
+            values = read_batch(paths, spec)
+            out.append(values if batched else values[0])
+        return out
+
+
+def read_batch(paths: tf.Tensor, spec: Spec) -> tf.Tensor:
+    """The files ``paths`` ([B]) of a part the native reader serves, as one [B, *shape]
+    tensor: the kernel's reads, with the files it doubts decoded (or refused) by the graph
+    parser and put in their places."""
+    hint = spec.usable_hint()
+    shape = spec.file.shape
+    if hint is None or shape is None or not spec.file.static:  # the plan never sends these
+        raise ValueError("the native reader reads parts of one static shape with a usable hint")
+    dims = tuple(int(d) for d in shape if d is not None)
+    values, ok = read_files(paths, tf.as_dtype(spec.file.dtype), dims, hint.header)
+
+    def graph() -> tf.Tensor:
+        doubted = tf.where(tf.logical_not(ok))
+        names = tf.gather_nd(paths, doubted)
+        contents = tf.map_fn(read_file, names, fn_output_signature=tf.string)
+        decoded = decode_group([Fetched(names, contents)], [spec], batched=True)[0]
+        return tf.tensor_scatter_nd_update(values, doubted, decoded)
+
+    return tf.cond(tf.reduce_all(ok), lambda: tf.identity(values), graph)
