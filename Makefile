@@ -67,17 +67,24 @@ lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff format --check npyio tests bench docs/gen
 	$(VENV)/bin/mypy
 
-## make docs: redraw the pipeline diagram and the benchmark chart (docs/gen/), then build the
+## make docs: redraw the pipeline diagram and the benchmark chart and copy the recorded
+## benchmark tables (bench/results/) into the pages that show them (docs/gen/), then build the
 ## guide and API reference into site/, strictly: a broken link or reference, or a docstring that
 ## does not parse, fails it
 docs: $(DEV_STAMP)
 	$(PY) docs/gen/diagram.py
 	$(PY) docs/gen/chart.py
+	$(PY) docs/gen/results.py
 	$(VENV)/bin/mkdocs build --strict --quiet
 
-## make bench: measure the pipelines for real (see bench/README.md)
+## make bench: measure the pipelines for real (see bench/README.md) and record the run as rows
+## of bench/results/npyio-bench.md (BENCH_LOAD says what else ran on the machine)
+BENCH_LOAD ?= not recorded
 bench: $(STAMP)
-	$(PY) -m npyio bench
+	@mkdir -p .cache
+	$(PY) -m npyio bench --json > .cache/bench-run.json
+	$(PY) bench/results.py npyio-bench .cache/bench-run.json --load "$(BENCH_LOAD)" \
+		--command "\`npyio bench\`"
 
 ## make fuzz: fuzz the parsers against np.load for FUZZ_SECONDS (default 300), randomly;
 ## failures are saved under tests/fuzz/regressions/ (FUZZERS=damaged,batch picks targets)

@@ -35,17 +35,7 @@ def worker():
         yield w
 
 
-@pytest.mark.parametrize(
-    "pipeline",
-    [
-        "npyio graph",
-        bench.PY_FUNCTION,
-        bench.GENERATOR,
-        bench.GENERATOR_INTERLEAVED,
-        bench.FLOOR,
-        bench.NUMPY_LOOP,
-    ],
-)
+@pytest.mark.parametrize("pipeline", [bench.NPYIO, *bench.REFERENCES])
 def test_pipeline(benchmark, profile_files, worker, pipeline):
     profile, root = profile_files
     drain = bench.drains(profile, root, ["graph"], worker)[pipeline]

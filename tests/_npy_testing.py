@@ -8,8 +8,12 @@ import codecs
 import functools
 import io
 import itertools
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -226,3 +230,14 @@ def case_id(case: tuple[str, tuple[int, ...], bool, tuple[int, int]]) -> str:
     dtype, shape, fortran, version = case
     dims = "x".join(map(str, shape)) or "scalar"
     return f"{dtype}-{dims}-{'F' if fortran else 'C'}-v{version[0]}"
+
+
+def child_json(args: list[str], env: dict[str, str] | None = None) -> tuple[Any, str]:
+    """Run this Python with ``args`` in a child process in the repository's root: its last
+    line of stdout as JSON, and its stderr; a failed child fails the test with stderr's end."""
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, *args], cwd=root, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr

@@ -101,7 +101,7 @@ TABLE: dict[str, dict[str, Use]] = {
     "drop_remainder": _same(_honoured(), _honoured(), _honoured()),
     "shuffle": _same(
         _honoured("files in a full uniform shuffle, anew each epoch"),
-        _honoured("blocks of rows in a new order each epoch, rows permuted within windows of 8"),
+        _honoured("pieces of rows in a new order each epoch, rows permuted within windows of 8"),
         _honoured(
             "a windowed shuffle: pieces in a new order each epoch, rows permuted within "
             "windows of 8 pieces (`num_parallel_reads`)"

@@ -26,7 +26,7 @@ from npyio._data.paths import PathSpec
 from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, plan
 from npyio._data.remote import for_storage, on_gcs
 from npyio._data.rows import build_rows
-from npyio._data.shuffle import IndexShuffle, block_size
+from npyio._data.shuffle import IndexShuffle, gather_size
 from npyio._data.structure import LEAF, flatten, pack
 from npyio._format import npy
 from npyio._format.packed import structure_from_json
@@ -101,7 +101,7 @@ def row_source(plan: DatasetPlan) -> RowSource:
     if not loader.shuffle:
         return RowSource(tf.data.Dataset.from_tensor_slices(rows), _same)
     shuffle = IndexShuffle(
-        plan.count, loader.seed, loader.reshuffle_each_iteration, block_size(plan.count)
+        plan.count, loader.seed, loader.reshuffle_each_iteration, gather_size(plan.count)
     )
 
     def gather(indices: tf.Tensor) -> Row:  # a block of rows at a time: one op per part

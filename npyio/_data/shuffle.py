@@ -8,19 +8,19 @@ iteration's key and the key generator's state), whatever ``n`` is.
 
 The structure::
 
-    zip(range(full blocks),                               # the splittable source
+    zip(range(full gathers),                              # the splittable source
         Dataset.random(seed, rerandomize_each_iteration)  # one value per iteration,
           .flat_map(r -> from_tensors(key(r)).repeat()))  #   repeated as that iteration's key
-    .map((b, key) -> permute(positions of block b, key))  # a vector of indices per block
+    .map((g, key) -> permute(positions of gather g, key)) # a vector of indices per gather
     .unbatch()
-    .concatenate(the same for the tail block, if any,     # the last n % block positions,
+    .concatenate(the same for the tail gather, if any,    # the last n % gather_size positions,
                  with a second Dataset.random(seed))      #   drawing the same key
 
-Every block has a static size (the tail its own), so that ``unbatch`` keeps the cardinality:
+Every gather has a static size (the tail its own), so that ``unbatch`` keeps the cardinality:
 ``n`` indices, an epoch's length known to Keras.
 
 or, for a pipeline with other random ops (`IndexShuffle.epochs`: the windows of rows of
-`npyio._data.rows`), one epoch built from that epoch's value ``r`` (its blocks, and the other
+`npyio._data.rows`), one epoch built from that epoch's value ``r`` (its gathers, and the other
 ops seeded from ``r``)::
 
     Dataset.random(seed, rerandomize_each_iteration).take(1).flat_map(r -> epoch(r))
@@ -37,15 +37,16 @@ which `IndexShuffle` says why).
   global seed when ``tf.random.set_seed`` set one, as tf.data derives op seeds; else at random):
   every tf.data service worker that deserializes the graph must derive the same keys, which a
   seed drawn inside the graph would not. A seed drawn at random is not drawn again by a new
-  process that restores a checkpoint, so what the tail block (made after the checkpoint) keys
+  process that restores a checkpoint, so what the tail gather (made after the checkpoint) keys
   on must not depend on it: such an epoch's order is two permutations (`IndexShuffle.indices`).
-- **Blocks.** The permutation is computed for a block of positions at a time, one op for the
-  block, so that the per-element cost is an ``unbatch``: a block of one position per element
+- **Gathers.** The permutation is computed for a *gather* of positions at a time (the
+  positions one op permutes and one ``gather`` call takes), so that the per-element cost is an
+  ``unbatch``: a gather of one position per element
   made unbatched shuffled epochs slower than a ``Dataset.shuffle`` buffer; with 64
   positions both are as fast as the buffer, once nothing injects a prefetch above the anchor
-  (bench/README.md, "Shuffling by index"). The order does not depend on the block size.
-  Under tf.data service dynamic sharding a split is one block, taken on demand, so a block is
-  also at most 1/64 of the epoch (`block_size`): a dataset has at least 64 splits to share out
+  (bench/README.md, "Shuffling by index"). The order does not depend on the gather size.
+  Under tf.data service dynamic sharding a split is one gather, taken on demand, so a gather
+  is also at most 1/64 of the epoch (`gather_size`): a dataset has at least 64 splits to share out
   among workers, and a killed worker loses at most one split besides its prefetched batches.
 - **The kernel.** ``RandomIndexShuffle`` with 8 rounds (`npyio._tf.random_index_shuffle` says
   why not the public ``tf.random.experimental.index_shuffle``). It sizes its cipher block from
@@ -66,21 +67,22 @@ from npyio._data.map import flat_map, parallel_map, scan
 from npyio._tf import get_seed, no_injected_prefetch, random_index_shuffle
 
 __all__ = [
-    "MAX_BLOCK",
+    "MAX_GATHER",
     "IndexShuffle",
-    "block_size",
+    "gather_size",
     "permute",
     "resolve_seed",
     "shuffled_indices",
 ]
 
-#: The most positions permuted by one op (a tf.data service split, under dynamic sharding).
-MAX_BLOCK = 64
-#: The fewest blocks (splits) an epoch is cut into, where it has that many positions.
-MIN_BLOCKS = 64
+#: The most positions in a gather, permuted by one op (a tf.data service split, under dynamic
+#: sharding).
+MAX_GATHER = 64
+#: The fewest gathers (splits) an epoch is cut into, where it has that many positions.
+MIN_GATHERS = 64
 #: RandomIndexShuffle's rounds (see the module docstring).
 ROUNDS = 8
-#: The kernel sizes its block with a double-precision log2: keep n well inside it.
+#: The kernel sizes its cipher block with a double-precision log2: keep n well inside it.
 MAX_COUNT = 2**52
 #: The seed of the tail's key generator when the dataset's seed was drawn at random
 #: (`IndexShuffle`): the same in every process, so that a restore can derive the tail's key.
@@ -105,10 +107,10 @@ def _resolve(seed: int | None) -> tuple[int, bool]:
     return (int(global_seed) * 1_000_003 + int(op_seed)) % 2**62, True
 
 
-def block_size(n: int) -> int:
-    """Positions permuted at a time, for an epoch of ``n``: `MAX_BLOCK`, or fewer so that the
-    epoch has `MIN_BLOCKS` blocks (module docstring)."""
-    return min(max(n // MIN_BLOCKS, 1), MAX_BLOCK)
+def gather_size(n: int) -> int:
+    """Positions permuted at a time (a gather), for an epoch of ``n``: `MAX_GATHER`, or fewer
+    so that the epoch has `MIN_GATHERS` gathers (module docstring)."""
+    return min(max(n // MIN_GATHERS, 1), MAX_GATHER)
 
 
 def _iteration_key(r: tf.Tensor) -> tf.Tensor:
@@ -147,7 +149,7 @@ def permute(positions: tf.Tensor, key: tf.Tensor, n: int) -> tf.Tensor:
 
 
 def _unbatched(runs: list[tf.data.Dataset]) -> tf.data.Dataset:
-    """The runs of blocks, unbatched, one after the other."""
+    """The runs of gathers, unbatched, one after the other."""
     ds = runs[0].unbatch()
     for run in runs[1:]:
         ds = ds.concatenate(run.unbatch())
@@ -161,7 +163,7 @@ class IndexShuffle:
     tf.data draws each iteration's random values from a generator that the ``Dataset.random``
     dataset owns; an iterator checkpoint records the generator's position only while an
     iterator of that dataset is alive. The one that draws the keys ends with the epoch's last
-    block, which the pipeline's read-ahead reaches a few batches before the epoch ends: a
+    gather, which the pipeline's read-ahead reaches a few batches before the epoch ends: a
     checkpoint written in those batches would lose the position, and a restored ``.repeat()``
     would give the next epoch another order. So the pipeline's last step zips its elements
     with a second iterator of the same dataset (`anchor`), alive until the epoch's end is
@@ -181,21 +183,21 @@ class IndexShuffle:
     """
 
     def __init__(
-        self, n: int, seed: int | None, reshuffle_each_iteration: bool = True, block: int = 1
+        self, n: int, seed: int | None, reshuffle_each_iteration: bool = True, gather_size: int = 1
     ) -> None:
         if not 0 <= n < MAX_COUNT:
             raise ValueError(f"can only shuffle 0 to 2**52 - 1 elements, got {n}")
-        self.n, self.block = n, block
+        self.n, self.gather_size = n, gather_size
         seed, stable = _resolve(seed)
         self.values = tf.data.Dataset.random(
             seed=seed, rerandomize_each_iteration=reshuffle_each_iteration
         )
         # The tail's key generator (`indices`): drawn as often and in the same order as the
-        # one the full blocks draw from, so that both give an iteration the same key.
-        # It is made anew when the tail starts, after a checkpoint taken in the full blocks;
+        # one the full gathers draw from, so that both give an iteration the same key.
+        # It is made anew when the tail starts, after a checkpoint taken in the full gathers;
         # restored then in a new process, it draws from its own seed and its checkpointed
         # position alone. A seed drawn at random differs there, so with one the tail draws
-        # from `TAIL_SEED`, and the full blocks draw that key too (`_outer`).
+        # from `TAIL_SEED`, and the full gathers draw that key too (`_outer`).
         tail_seed = seed if stable else TAIL_SEED
         self.tail_values = tf.data.Dataset.random(
             seed=tail_seed, rerandomize_each_iteration=reshuffle_each_iteration
@@ -210,19 +212,19 @@ class IndexShuffle:
 
     def indices(self, gather: Callable[[tf.Tensor], Any] | None = None) -> tf.data.Dataset:
         """The int64 indices ``0 .. n-1`` of one epoch, in this iteration's order; or, with
-        ``gather``, what it makes of each block of indices (a structure of tensors with the
-        block as their first dimension, such as rows gathered from columns), unbatched.
+        ``gather``, what it makes of each gather of indices (a structure of tensors with the
+        gather as their first dimension, such as rows gathered from columns), unbatched.
 
-        Its cardinality is ``n``: the full blocks, each of a static size, then the tail (the
-        last ``n % block`` positions) as one block of its own static size, so that ``unbatch``
-        knows how many elements each gives (Keras then knows an epoch's length). Asserting the
-        count instead would fail on tf.data service workers under dynamic sharding, each of
-        which reads only some blocks. The tail is a second dataset, whose key stream is a
-        second iterator: it draws from `tail_values`, which `anchor` keeps in step with the
-        full blocks' generator, so that both give this iteration's key.
+        Its cardinality is ``n``: the full gathers, each of a static size, then the tail (the last
+        ``n % gather_size`` positions) as one gather of its own static size, so that ``unbatch``
+        knows how many elements each gives (Keras then knows an epoch's length). Asserting the count
+        instead would fail on tf.data service workers under dynamic sharding, each of which reads
+        only some gathers. The tail is a second dataset, whose key stream is a second iterator: it
+        draws from `tail_values`, which `anchor` keeps in step with the full gathers' generator, so
+        that both give this iteration's key.
 
         With a seed drawn at random (``seed=None``), the order is two permutations: the
-        iteration's key (from that seed) permutes the full blocks' positions among themselves,
+        iteration's key (from that seed) permutes the full gathers' positions among themselves,
         then a key from `TAIL_SEED` permutes all positions. The tail needs only the second,
         which a new process derives alike, so a restore continues the epoch exactly. (The
         tail's indices, under 64, then come in each epoch in the same order in every process:
@@ -235,19 +237,19 @@ class IndexShuffle:
         )
         runs = []
         for (first, count, size), values in zip(self._runs(), (full_values, self.tail_values)):
-            # flat_map keeps the random iterator alive for the whole of the blocks, so that
+            # flat_map keeps the random iterator alive for the whole of the gathers, so that
             # its state (this iteration's keys) is in every checkpoint; the inner dataset
             # repeats them. (Its cardinality is unknown; infinite lets the zip report the
-            # blocks' count.)
+            # gathers' count.)
             keys = flat_map(
                 values,
                 lambda *r: tf.data.Dataset.from_tensors(tuple(map(_iteration_key, r))).repeat(),
             )
             keys = keys.apply(tf.data.experimental.assert_cardinality(tf.data.INFINITE_CARDINALITY))
-            blocks = tf.data.Dataset.range(first, first + count)
+            gathers = tf.data.Dataset.range(first, first + count)
             runs.append(
                 parallel_map(
-                    tf.data.Dataset.zip((blocks, keys)), self._block_of(size, gather), None
+                    tf.data.Dataset.zip((gathers, keys)), self._gather_of(size, gather), None
                 )
             )
         return _unbatched(runs)
@@ -265,9 +267,9 @@ class IndexShuffle:
         keys = (_iteration_key(r),)
         runs = []
         for first, count, size in self._runs():
-            block_of = self._block_of(size, gather)
-            blocks = tf.data.Dataset.range(first, first + count)
-            runs.append(parallel_map(blocks, lambda index, f=block_of: f(index, keys), None))
+            gather_of = self._gather_of(size, gather)
+            gathers = tf.data.Dataset.range(first, first + count)
+            runs.append(parallel_map(gathers, lambda index, f=gather_of: f(index, keys), None))
         return _unbatched(runs)
 
     def epochs(self, build: Callable[[tf.Tensor], tf.data.Dataset]) -> tf.data.Dataset:
@@ -278,35 +280,39 @@ class IndexShuffle:
         checkpoint only while its iterator lives, and the read-ahead ends that iterator before
         the epoch's end is delivered, so a restored ``.repeat()`` could give the next epoch
         another order. Here the one generator is the key generator, which `anchor` keeps in
-        every checkpoint. (`indices` keeps the zip form, with the blocks at the top level:
+        every checkpoint. (`indices` keeps the zip form, with the gathers at the top level:
         tf.data service dynamic sharding splits that range, which it cannot find inside a
         ``flat_map``.)
         """
         return flat_map(self.values.take(1), build)
 
     def _runs(self) -> list[tuple[int, int, int]]:
-        """(first block, blocks, positions per block): the full blocks, then the tail (the
-        last ``n % block`` positions) as one block, when there is one."""
-        full, tail = divmod(self.n, self.block)
-        return [(0, full, self.block)] + ([(full, 1, tail)] if tail else [])
+        """(first gather, gathers, positions per gather): the full gathers, then the tail (the
+        last ``n % gather_size`` positions) as one gather, when there is one."""
+        full, tail = divmod(self.n, self.gather_size)
+        return [(0, full, self.gather_size)] + ([(full, 1, tail)] if tail else [])
 
     def _has_tail(self) -> bool:
-        """Whether `indices` reads a tail block, whose keys `tail_values` draws."""
+        """Whether `indices` reads a tail gather, whose keys `tail_values` draws."""
         return self.n > 1 and len(self._runs()) > 1
 
-    def _block_of(self, size: int, gather: Callable[[tf.Tensor], Any] | None) -> Callable[..., Any]:
-        n, block = self.n, self.block
-        head = self.n - self.n % self.block  # the full blocks' positions: [0, head)
+    def _gather_of(
+        self, size: int, gather: Callable[[tf.Tensor], Any] | None
+    ) -> Callable[..., Any]:
+        """The function of one gather's number (and the keys) to ``gather`` of its ``size``
+        indices."""
+        n, gather_size = self.n, self.gather_size
+        head = self.n - self.n % gather_size  # the full gathers' positions: [0, head)
         take = gather or (lambda indices: indices)
 
-        def block_of(index: tf.Tensor, keys: tuple[tf.Tensor, ...]) -> Any:
-            positions = index * block + tf.range(size, dtype=tf.int64)  # of a static size
-            if len(keys) == 2:  # a seed drawn at random, in the full blocks (`indices`)
+        def gather_of(index: tf.Tensor, keys: tuple[tf.Tensor, ...]) -> Any:
+            positions = index * gather_size + tf.range(size, dtype=tf.int64)  # of a static size
+            if len(keys) == 2:  # a seed drawn at random, in the full gathers (`indices`)
                 inner, keys = keys[0], keys[1:]
                 positions = permute(positions, inner, head) if head >= 2 else positions
             return take(permute(positions, keys[0], n))
 
-        return block_of
+        return gather_of
 
     def anchor(self, ds: tf.data.Dataset) -> tf.data.Dataset:
         """``ds``, its elements zipped with (and then stripped of) a second iterator of the key
@@ -316,7 +322,7 @@ class IndexShuffle:
         # is drawn by its anchor, then by ``ds`` (the tail's, later in the epoch): the two
         # generators, of one seed, give ``ds`` their second value of the iteration alike.
         # The tail's generator only when `indices` draws from it: an epoch without a tail
-        # (``n % block == 0``; every `epochs` pipeline, whose block is 1) would pay a wider
+        # (``n % gather_size == 0``; every `epochs` pipeline, whose gather is 1) would pay a wider
         # zip per element for nothing.
         anchors = (self.values, self.tail_values) if self._has_tail() else (self.values,)
         if self._outer is not None:  # its generator too, drawn by the anchor first
@@ -336,15 +342,15 @@ class IndexShuffle:
 
 
 def shuffled_indices(
-    n: int, seed: int | None = None, reshuffle_each_iteration: bool = True, block: int = 1
+    n: int, seed: int | None = None, reshuffle_each_iteration: bool = True, gather_size: int = 1
 ) -> tf.data.Dataset:
     """The int64 indices ``0 .. n-1`` in a pseudorandom order: a full shuffle, anew every
     epoch with ``reshuffle_each_iteration``; the same ``seed`` gives the same sequence of
-    orders, whatever ``block`` (the positions permuted at a time) is. (A pipeline that reads
+    orders, whatever ``gather_size`` (the positions permuted at a time) is. (A pipeline that reads
     by these indices and is checkpointed should use `IndexShuffle` and its ``anchor``.)
 
     Raises:
         ValueError: for ``n`` below 0 or of 2**52 and more.
     """
-    shuffle = IndexShuffle(n, seed, reshuffle_each_iteration, block)
+    shuffle = IndexShuffle(n, seed, reshuffle_each_iteration, gather_size)
     return shuffle.anchor(shuffle.indices())

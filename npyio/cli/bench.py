@@ -55,6 +55,9 @@ GENERATOR = "from_generator"
 GENERATOR_INTERLEAVED = f"from_generator x{GENERATORS} interleave"
 NUMPY_LOOP = "np.load loop (no tf.data)"
 GENERATOR_KEYS = (GENERATOR, GENERATOR_INTERLEAVED)
+#: The pipelines `drains` measures beside npyio's backends and the peers (the from_generator
+#: ones only with a worker).
+REFERENCES = (PY_FUNCTION, *GENERATOR_KEYS, FLOOR, NUMPY_LOOP)
 TUNED = "npyio graph, mallopt"
 #: What each reference row is, for the table's footnotes and the JSON's ``note``. The np.load
 #: loop is no pipeline: it is there for scale, and must not read as a tf.data alternative.

@@ -19,14 +19,7 @@ import pytest
 import npyio
 from npyio.cli import bench, peers, sample
 
-ALL_PIPELINES = {
-    "npyio graph",
-    bench.PY_FUNCTION,
-    bench.GENERATOR,
-    bench.GENERATOR_INTERLEAVED,
-    bench.FLOOR,
-    bench.NUMPY_LOOP,
-}
+ALL_PIPELINES = {bench.NPYIO, *bench.REFERENCES}
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,6 @@ import io
 import json
 import os
 import re
-import subprocess
-import sys
 import textwrap
 import zipfile
 from collections import Counter
@@ -31,7 +29,7 @@ from npyio._format.files import NO_SUCH_FILE
 from npyio._format.spec import Layout
 from npyio._graph.decode import SKIP_PREFIX
 from tests._graph_util import graph_def, op_types, python_ops
-from tests._npy_testing import npy_bytes, tf_message
+from tests._npy_testing import child_json, npy_bytes, tf_message
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD_MAGIC = b"\x93NUMPX" + npy_bytes(np.zeros(3, "<f4"))[6:]
@@ -390,17 +388,8 @@ def test_every_skipped_file_is_named_at_every_log_level(tmp_path, level):
     script = tmp_path / "skips.py"
     script.write_text(_SKIP_SCRIPT)
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": level, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [sys.executable, str(script), json.dumps(pipelines)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    delivered = json.loads(proc.stdout.strip().splitlines()[-1])
-    sections = _sections(proc.stderr)
+    delivered, stderr = child_json([str(script), json.dumps(pipelines)], env)
+    sections = _sections(stderr)
     for name in pipelines:
         for ids in delivered[name]:  # every good pair exactly once per epoch, nothing else
             assert Counter(ids) == Counter(good[name]), (name, sorted(ids))

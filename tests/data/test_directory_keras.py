@@ -4,9 +4,7 @@ subprocess: Keras picks its backend once, at import)."""
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +12,7 @@ import numpy as np
 import pytest
 
 import npyio
+from tests._npy_testing import child_json
 from tests.conftest import TFIO_ENV
 
 keras = pytest.importorskip("keras")
@@ -112,16 +111,7 @@ def test_fit_with_jax_backend(tmp_path):
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
         "PYTHONWARNINGS": "ignore",  # warnings go to stderr; only the result line is read
     }
-    done = subprocess.run(
-        [sys.executable, "-c", JAX_SCRIPT, str(tmp_path)],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result, _ = child_json(["-c", JAX_SCRIPT, str(tmp_path)], env)
     assert result["backend"] == "jax"
     assert result["weights_are_jax_arrays"]
     assert result["loss"][-1] < result["loss"][0]

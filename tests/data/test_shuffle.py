@@ -17,7 +17,7 @@ from scipy import stats
 
 import npyio
 import npyio._data.rows_plan
-from npyio._data.shuffle import MAX_BLOCK, block_size, permute, resolve_seed, shuffled_indices
+from npyio._data.shuffle import MAX_GATHER, gather_size, permute, resolve_seed, shuffled_indices
 from tests.data.test_dataset import ids_of, make_pairs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -85,17 +85,17 @@ def test_without_reshuffling_every_epoch_has_the_first_order():
     assert got[0].tolist() != list(range(50))
 
 
-def test_the_order_does_not_depend_on_the_block_size():
-    first = orders(shuffled_indices(100, seed=4, block=1), 2, 100)
-    for block in (3, 16, MAX_BLOCK, 1000):
+def test_the_order_does_not_depend_on_the_gather_size():
+    first = orders(shuffled_indices(100, seed=4, gather_size=1), 2, 100)
+    for size in (3, 16, MAX_GATHER, 1000):
         np.testing.assert_array_equal(
-            orders(shuffled_indices(100, seed=4, block=block), 2, 100), first
+            orders(shuffled_indices(100, seed=4, gather_size=size), 2, 100), first
         )
 
 
-def test_block_size_is_the_most_that_leaves_64_blocks():
-    assert [block_size(n) for n in (0, 1, 63, 64, 160, 4095)] == [1, 1, 1, 1, 2, 63]
-    assert block_size(4096) == block_size(10**6) == MAX_BLOCK
+def test_gather_size_is_the_most_that_leaves_64_gathers():
+    assert [gather_size(n) for n in (0, 1, 63, 64, 160, 4095)] == [1, 1, 1, 1, 2, 63]
+    assert gather_size(4096) == gather_size(10**6) == MAX_GATHER
 
 
 def test_every_position_is_equally_likely_for_every_element():
@@ -346,12 +346,12 @@ def test_rows_shuffle_their_pieces_by_index_and_resume_exactly(tmp_path, monkeyp
     assert Counter(before["first"] + before["rest"]) == Counter({i: 2 for i in range(1000)})
 
 
-@pytest.mark.parametrize("n", [10, 200, 4099])  # blocks of 1; of 3 with a tail of 2; of 64 with 3
+@pytest.mark.parametrize("n", [10, 200, 4099])  # gathers of 1; of 3 with a tail of 2; of 64 with 3
 def test_a_shuffled_dataset_knows_its_length(tmp_path, n):
     # Keras reads an epoch's length from the cardinality (without it, it warns "Your input ran
-    # out of data" after the first epoch). The blocks have static sizes, so unbatch keeps the
+    # out of data" after the first epoch). The gathers have static sizes, so unbatch keeps the
     # count; nothing asserts it, which tf.data service workers under dynamic sharding (each
-    # reading some blocks) would fail.
+    # reading some gathers) would fail.
     xs = tmp_path / "x"
     xs.mkdir()
     for i in range(n):
@@ -371,7 +371,7 @@ def test_a_shuffled_dataset_knows_its_length(tmp_path, n):
 # Most cases save and restore in this process: the restore builds a new dataset from the same
 # arguments, as a new process would (with seed=None it draws a new seed, so the checkpoint must
 # carry the key). One case per source kind, seeded and not, crosses a real process boundary.
-SEEDLESS_N = 200  # shuffled in blocks of 3 positions, with a tail block of 2
+SEEDLESS_N = 200  # shuffled in gathers of 3 positions, with a tail gather of 2
 ROWS_PIECE_BYTES = 160  # rows: pieces of 20 rows of [i, i] float32
 
 
@@ -511,7 +511,7 @@ def test_a_shuffled_iterator_resumes_exactly(seedless, tmp_path, monkeypatch, kw
 @pytest.mark.parametrize(
     "kind, take, batch, epochs",
     [
-        ("files", 12, 4, 2),  # outside the tail block
+        ("files", 12, 4, 2),  # outside the tail gather
         ("files", 199, None, 1),  # inside it: the last position but one
         ("files", 56, 8, 1),
         ("directory", 12, 4, 2),
@@ -526,7 +526,7 @@ def test_without_a_seed_a_restore_continues_the_epoch_exactly(
 ):
     # seed=None draws a seed at random when the dataset is built, and the restoring dataset
     # draws another; the epoch under way must still continue exactly: every sample once, in
-    # the saved order (the tail block's key used to come from the new seed: 2 samples twice,
+    # the saved order (the tail gather's key used to come from the new seed: 2 samples twice,
     # 2 never, in an epoch of 200)
     kwargs = dict(batch_size=batch, seed=None, epochs=epochs)
     resume_here(seedless, kind, take, str(tmp_path / "ckpt"), monkeypatch, **kwargs)

@@ -24,6 +24,7 @@ from tests._npy_testing import (
     VERSION_IDS,
     VERSIONS,
     assert_same,
+    child_json,
     header_text,
     np_load,
     npy_bytes,
@@ -305,15 +306,7 @@ def test_lying_headers_allocate_nothing(tmp_path):
         )
     script = tmp_path / "memory.py"
     script.write_text(_MEMORY_SCRIPT)
-    proc = subprocess.run(
-        [sys.executable, str(script), json.dumps(cases)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result, _ = child_json([str(script), json.dumps(cases)])
     for (name, _, _, _, reason), (_, _, bad, _) in zip(CLAIMS, cases):
         for entry, verdict in result["verdicts"][bad].items():
             if entry == "dataset ignore_errors":

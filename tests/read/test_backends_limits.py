@@ -122,24 +122,26 @@ def test_dataset_max_file_size(backend, files):
     assert f"{d / '004.npy'}: {npy.file_too_large(str(large - 1), str(large))}" in message, message
 
 
+def refused_at_the_first_file(d: Path, backend: str, reason: str, **limit: int) -> None:
+    """A limit the first file breaks: refused, naming the file, when the dataset is built (the
+    spec is derived from that file's header, read with the limit), and with the spec given (no
+    header read when built) when the backend first reads it."""
+    want = f"{d / '000.npy'}: {reason}"
+    with pytest.raises(npyio.NpyFormatError) as info:
+        npyio.dataset(str(d), backend=backend, **limit)
+    assert str(info.value) == want
+    ds = npyio.dataset(
+        str(d), dtype="float32", shape=SHAPE, backend=backend, batch_size=None, **limit
+    )
+    message = refusal(drain, ds)
+    assert want in message, message
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_dataset_max_file_size_first_file(backend, files):
     d, _, small, _ = files
-    # spec derived: the first header is read, with the limit, when the dataset is built
-    with pytest.raises(npyio.NpyFormatError) as info:
-        npyio.dataset(str(d), backend=backend, max_file_size=small - 1)
-    assert str(info.value) == f"{d / '000.npy'}: {npy.file_too_large(str(small - 1), str(small))}"
-    # spec given: no header is read when built; the backend refuses the first file it reads
-    ds = npyio.dataset(
-        str(d),
-        dtype="float32",
-        shape=SHAPE,
-        backend=backend,
-        max_file_size=small - 1,
-        batch_size=None,
-    )
-    message = refusal(drain, ds)
-    assert f"{d / '000.npy'}: {npy.file_too_large(str(small - 1), str(small))}" in message, message
+    reason = npy.file_too_large(str(small - 1), str(small))
+    refused_at_the_first_file(d, backend, reason, max_file_size=small - 1)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -153,19 +155,8 @@ def test_dataset_max_header_size(backend, files):
     )
     for g, want in zip(got, arrays, strict=True):
         assert_same(g, want)
-    with pytest.raises(npyio.NpyFormatError) as info:
-        npyio.dataset(str(d), backend=backend, max_header_size=hlen - 1)
-    assert str(info.value) == f"{d / '000.npy'}: {npy.header_too_large(str(hlen - 1), str(hlen))}"
-    ds = npyio.dataset(
-        str(d),
-        dtype="float32",
-        shape=SHAPE,
-        backend=backend,
-        max_header_size=hlen - 1,
-        batch_size=None,
-    )
-    message = refusal(drain, ds)
-    assert f"{d / '000.npy'}: {npy.header_too_large(str(hlen - 1), str(hlen))}" in message, message
+    reason = npy.header_too_large(str(hlen - 1), str(hlen))
+    refused_at_the_first_file(d, backend, reason, max_header_size=hlen - 1)
 
 
 def test_tfio_hint_takes_max_header_size_as_the_length_field():

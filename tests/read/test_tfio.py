@@ -48,19 +48,9 @@ from tests._npy_testing import (
 
 tfio = pytest.mark.tfio
 
-#: What tfio decodes itself; every other dtype goes to the graph parser.
-TFIO_NAMES = [
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float32",
-    "float64",
-]
+#: What tfio leaves to the graph parser: every other dtype it decodes itself.
+GRAPH_NAMES = ("bool", "float16", "complex64", "complex128")
+TFIO_NAMES = [n for n in DTYPE_NAMES if n not in GRAPH_NAMES]
 REFUSED = "the tfio backend cannot decode this file (fallback=False)"
 
 
@@ -238,7 +228,7 @@ def test_matrix_static_shapes(name, fallback, tmp_path):
 
 
 @tfio
-@pytest.mark.parametrize("name", [n for n in DTYPE_NAMES if n not in TFIO_NAMES])
+@pytest.mark.parametrize("name", GRAPH_NAMES)
 def test_dtypes_tfio_cannot_decode(name, tmp_path):
     """bool, float16, complex: the graph parser decodes them; fallback=False refuses them when
     the op is built."""
