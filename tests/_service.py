@@ -66,8 +66,10 @@ service = tf.data.experimental.service
 print("started", flush=True)
 
 def build(cfg):
+    # backend="graph": the workers have TensorFlow only (SERVER), and the native reader's op
+    # is registered only where npyio is imported (tests/data/test_dataset_scaling.py)
     ds = npyio.dataset(cfg["inputs"], cfg["labels"], batch_size=cfg["batch_size"],
-                       shuffle=cfg["shuffle"], seed=cfg["seed"])
+                       shuffle=cfg["shuffle"], seed=cfg["seed"], backend="graph")
     ds = slow(ds, cfg["sleep_us"])
     if cfg["repeat"]:
         ds = ds.repeat()

@@ -16,12 +16,13 @@ import pytest
 import tensorflow as tf
 
 import npyio
+from tests._graph_util import graph_def
 from tests.data.test_dataset import ids_of, make_pairs
 
 N = 37
 
 # A tf.data service worker that only has TensorFlow: importing npyio there would fail.
-WORKER = """
+BARE_WORKER = """
 import sys
 sys.modules["npyio"] = None  # prove the worker never needs npyio
 import tensorflow as tf
@@ -30,6 +31,12 @@ worker = service.WorkerServer(service.WorkerConfig(dispatcher_address=sys.argv[1
 print("ready", flush=True)
 worker.join()
 """
+# A worker as docs/scaling.md says to start one for the native reader: TensorFlow, then npyio,
+# whose import registers the reader's op (built once by the client, in the cache they share).
+WORKER = BARE_WORKER.replace(
+    'sys.modules["npyio"] = None  # prove the worker never needs npyio\nimport tensorflow as tf',
+    "import tensorflow as tf\nimport npyio",
+)
 
 
 def _python(code: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -49,9 +56,9 @@ def pairs(tmp_path_factory):
     return make_pairs(str(tmp_path_factory.mktemp("scaling")), n=N)
 
 
-@pytest.fixture(scope="module")
-def service():
-    """A dispatcher in this process and two workers in processes that never import npyio."""
+def _workers(code: str, count: int):
+    """A dispatcher in this process and ``count`` workers running ``code`` in processes of
+    their own: yields the dispatcher's target."""
     dispatcher = tf.data.experimental.service.DispatchServer(
         tf.data.experimental.service.DispatcherConfig(port=0)
     )
@@ -59,13 +66,13 @@ def service():
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
     workers = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, address],
+            [sys.executable, "-c", code, address],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
             env=env,
         )
-        for _ in range(2)
+        for _ in range(count)
     ]
     try:
         for w in workers:
@@ -80,6 +87,19 @@ def service():
         dispatcher._stop()
 
 
+@pytest.fixture(scope="module")
+def service(pairs):
+    """Two workers that import npyio (so the native reader's op is registered there)."""
+    assert npyio.dataset(*pairs, batch_size=4)  # builds the op, if needed, before they start
+    yield from _workers(WORKER, 2)
+
+
+@pytest.fixture(scope="module")
+def bare_service():
+    """One worker that has TensorFlow only, never npyio."""
+    yield from _workers(BARE_WORKER, 1)
+
+
 def _distribute(ds: tf.data.Dataset, mode: str, target: str) -> tf.data.Dataset:
     return ds.apply(tf.data.experimental.service.distribute(processing_mode=mode, service=target))
 
@@ -89,9 +109,9 @@ def test_service_distributed_epoch_delivers_each_sample_once(pairs, service):
     assert Counter(ids_of(_distribute(ds, "distributed_epoch", service))) == Counter(range(N))
 
 
-def test_service_runs_with_paths_on_workers_without_npyio(pairs, service):
-    """with_paths adds only graph ops: the service's workers (no npyio there) run it, and each
-    element's path names its own file."""
+def test_service_runs_with_paths(pairs, service):
+    """with_paths adds only graph ops: the workers run it, and each element's path names its
+    own file."""
     ds = npyio.dataset(*pairs, batch_size=4, shuffle=True, seed=0, with_paths=True)
     seen = Counter()
     for x, y, paths in _distribute(ds, "distributed_epoch", service):
@@ -102,6 +122,22 @@ def test_service_runs_with_paths_on_workers_without_npyio(pairs, service):
             )
             seen[i] += 1
     assert seen == Counter(range(N))
+
+
+def test_workers_without_npyio_run_the_graph_path_only(pairs, bare_service):
+    """A worker that has TensorFlow only runs ``backend="graph"`` pipelines; a pipeline read by
+    the native reader needs its op, registered by ``import npyio`` (docs/scaling.md)."""
+    ds = npyio.dataset(*pairs, batch_size=4, shuffle=True, seed=0, backend="graph")
+    assert Counter(ids_of(_distribute(ds, "distributed_epoch", bare_service))) == Counter(range(N))
+    native = npyio.dataset(*pairs, batch_size=4)
+    assert _uses_native(native)  # the default, for local files of one shape
+    with pytest.raises(tf.errors.OpError, match="NpyioReadFiles"):
+        ids_of(_distribute(native, "distributed_epoch", bare_service))
+
+
+def _uses_native(ds: tf.data.Dataset) -> bool:
+    """Whether ``ds``'s graph holds the native reader's op."""
+    return "NpyioReadFiles" in str(graph_def(ds))
 
 
 def test_service_parallel_epochs_gives_each_worker_everything(pairs, service):
@@ -200,6 +236,7 @@ def test_checkpoint_resumes_mid_epoch_in_a_new_process(pairs, tmp_path):
 
 def test_save_and_load(pairs, tmp_path):
     ds = npyio.dataset(*pairs, batch_size=4)
+    assert _uses_native(ds)
     ds.save(str(tmp_path / "saved"))
     loaded = tf.data.Dataset.load(str(tmp_path / "saved"))
     assert loaded.element_spec == ds.element_spec
