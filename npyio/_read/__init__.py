@@ -21,17 +21,21 @@ class Capabilities:
         members: Reads members of ``.npz`` archives (``key=``).
         one_get: Reads an object of known size with one GET on object storage, past
             TensorFlow's GCS read block (`npyio._read.objects.read_sized`).
+        rows: Reads row ranges of files, for ``npyio.rows`` and packed directories
+            (`npyio._read.backends.row_reader` gives its reader of them); False unless the
+            backend says so.
     """
 
     batched: bool
     python_free: bool
     members: bool
     one_get: bool
+    rows: bool = False
 
 
 #: Each backend's capabilities, by name (`npyio._read.backends.reader` builds its reader).
 CAPABILITIES = {
-    "graph": Capabilities(batched=True, python_free=True, members=True, one_get=True),
+    "graph": Capabilities(batched=True, python_free=True, members=True, one_get=True, rows=True),
     "tfio": Capabilities(batched=False, python_free=True, members=False, one_get=False),
     "py_function": Capabilities(batched=False, python_free=False, members=False, one_get=False),
 }

@@ -23,8 +23,9 @@ from npyio._format.spec import Spec
 from npyio._graph.decode import Fetched
 from npyio._read import BACKENDS, Capabilities, capabilities
 from npyio._read.part import GraphReader
+from npyio._read.rows import RowLayout, RowReader
 
-__all__ = ["BACKENDS", "Reader", "reader"]
+__all__ = ["BACKENDS", "Reader", "reader", "row_reader"]
 
 
 class Reader(Protocol):
@@ -66,3 +67,20 @@ def reader(backend: str, report: bool = False, one_get: bool = False) -> Reader:
 
         return TfioReader(report)
     return GraphReader(report, one_get)
+
+
+def row_reader(
+    backend: str, layouts: Sequence[RowLayout], chunk: int, remote: bool = False
+) -> RowReader:
+    """The reader of row ranges of ``backend`` (`npyio._read.rows`), for pieces whose sides'
+    rows look like ``layouts``, in records of ``chunk`` rows; ``remote`` for files on object
+    storage.
+
+    Raises:
+        ValueError: for an unknown backend name, or one that reads no row ranges
+            (``capabilities.rows``).
+    """
+    if not capabilities(backend).rows:
+        able = ", ".join(name for name in BACKENDS if capabilities(name).rows)
+        raise ValueError(f"backend {backend!r} reads no row ranges -- expected one of {able}")
+    return RowReader(layouts, chunk, remote)

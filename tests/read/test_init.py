@@ -15,9 +15,11 @@ def test_each_backend_has_its_capabilities():
     for name in BACKENDS:
         assert capabilities(name) is CAPABILITIES[name]
     graph, tfio, py = (capabilities(b) for b in BACKENDS)
-    assert graph == Capabilities(batched=True, python_free=True, members=True, one_get=True)
-    assert tfio.python_free and not (tfio.batched or tfio.members)
-    assert not (py.python_free or py.batched or py.members or py.one_get)
+    assert graph == Capabilities(
+        batched=True, python_free=True, members=True, one_get=True, rows=True
+    )
+    assert tfio.python_free and not (tfio.batched or tfio.members or tfio.rows)
+    assert not (py.python_free or py.batched or py.members or py.one_get or py.rows)
 
 
 def test_capabilities_are_frozen_data():
