@@ -4,9 +4,10 @@
 and `npyio._data.dataset.build_packed` builds the `PackPlan`. What each option means for a
 pack, or why it is refused, is `npyio._data.capabilities.TABLE`'s ``pack`` column. The
 shards are read by `npyio.rows`'s machinery (`npyio._data.rows.build_rows`): each part is a
-*side* of a `RowsPlan`, a run of rows of one shard is a *piece*, read with
-``FixedLengthRecordDataset`` in chunks of about 1 MiB and decoded with ``decode_raw``; the
-parts of a piece are zipped. What `npyio.dataset`'s options mean here:
+*side* of a `RowsPlan`, a run of rows of one shard is a *piece*, read by the reader of row
+ranges (`npyio._read.rows.RowReader`: ``FixedLengthRecordDataset`` in chunks of about 1 MiB,
+decoded with ``decode_raw``); the parts of a piece are zipped. What `npyio.dataset`'s options
+mean here:
 
 - **Order.** Unshuffled, rows come in the packed order, which is the sources' order (unless the
   pack was written with ``shuffle``): the same elements, in the same order, with the same

@@ -1,11 +1,14 @@
 """``npyio.rows``: stream the rows (axis 0) of large ``.npy`` files, with bounded memory.
 
-Each file is read with the ``FixedLengthRecordDataset`` op (`_records`): its header is skipped with
-``header_bytes`` (each file's own ``data_offset``), and its payload is read in records of a whole
-number of rows (a *chunk*, about `npyio._data.rows_plan.CHUNK_BYTES`), which
-``tf.io.decode_raw`` turns into a ``[rows, *row_shape]`` tensor. A file is never read into one
-tensor, so memory stays bounded whatever its size: a few chunks per file being read, the window
-being shuffled, and the prefetch.
+This module turns a plan of rows (`npyio._data.rows_plan`; a packed directory's too) into a
+pipeline; the reading is the reader layer's (`npyio._read.rows`, chosen through
+`npyio._read.backends.row_reader`). The graph's reader reads each file with the
+``FixedLengthRecordDataset`` op: its header is skipped with ``header_bytes`` (each file's own
+``data_offset``), and its payload is read in records of a whole number of rows (a *chunk*,
+about `npyio._data.rows_plan.CHUNK_BYTES`), which ``tf.io.decode_raw`` turns into a
+``[rows, *row_shape]`` tensor. A file is never read into one tensor, so memory stays bounded
+whatever its size: a few chunks per file being read, the window being shuffled, and the
+prefetch.
 
 Plan of the pipeline, decided in Python when the dataset is built (every header is read, and
 every file's size is checked against it, through ``tf.io.gfile``):
@@ -19,12 +22,11 @@ every file's size is checked against it, through ``tf.io.gfile``):
    to a row of the subset, and the other rows are dropped where the chunks are decoded
    (`npyio._data.rows_plan.subset_pieces`, ``RowsPlan.keep``): a piece per run would cost far
    more than the rows.
-3. A piece is read by two FixedLengthRecordDatasets, with ``header_bytes`` and
-   ``footer_bytes`` set to cut out exactly its rows: whole chunks, then one record for the rest,
-   then an empty record that marks its end; zipped with what each record should hold. Where the
-   chunks are decoded, each is checked against it: a file whose size changed after the dataset
-   was built gives its end early or a record where the end should be, and fails with an error
-   naming the file. (The piece itself runs no function: it is made anew for every piece.)
+3. A piece is read by the reader (`npyio._read.rows.RowReader.read_piece`): per side, its
+   rows in whole chunks, then one record for the rest, then an empty record that marks its
+   end, zipped with what each record should hold. Where the chunks are decoded
+   (`npyio._read.rows.RowReader.decode_chunk`), each is checked against it: a file whose
+   size changed after the dataset was built fails with an error naming the file.
 4. Pieces are read in order (``flat_map``); chunks are checked and decoded in a parallel
    ``map`` (an end record decodes to no rows); then rows are rebatched, or unbatched.
    Shuffled, pieces come in a shuffled order, ``cycle_length`` at a time as a *window*: a
@@ -48,115 +50,16 @@ from npyio._data.remote import for_storage
 from npyio._data.rows_plan import RowsPlan, plan_rows
 from npyio._data.shuffle import IndexShuffle
 from npyio._format.files import is_remote
-from npyio._graph.ops import assert_verdict, decode_rows, require_tf2
-from npyio._read.objects import BLOCK_BYPASS
-from npyio._tf import fixed_length_records, ignore_external_state
+from npyio._graph.ops import require_tf2
+from npyio._read.backends import row_reader
+from npyio._read.rows import RowReader
+from npyio._tf import ignore_external_state
 
 __all__ = ["rows"]
 
-#: FixedLengthRecordDataset's read buffer, per open piece. On object storage, one above
-#: TensorFlow's GCS read block: each refill is then one request that goes straight into the
-#: buffer (which the op allocates without filling), where a smaller one would make TensorFlow
-#: allocate and zero-fill its 64 MiB block per open piece whatever the import order
-#: (`npyio._read.objects` says why; bench/README.md, "Object storage whatever the import order").
-_READ_BUFFER = 256 << 10
-_REMOTE_READ_BUFFER = BLOCK_BYPASS
-
-
-def _records(
-    path: tf.Tensor, record: tf.Tensor, header: tf.Tensor, footer: tf.Tensor, buffer: int
-) -> tf.data.Dataset:
-    """The records of ``path`` (a scalar) between ``header`` and ``footer`` bytes: the
-    ``FixedLengthRecordDatasetV2`` op itself (`npyio._tf.fixed_length_records` says why not
-    ``tf.data.FixedLengthRecordDataset``)."""
-    return fixed_length_records(
-        path,
-        tf.cast(header, tf.int64),
-        tf.cast(record, tf.int64),
-        tf.cast(footer, tf.int64),
-        tf.constant(buffer, tf.int64),
-    )
-
-
-def _side_records(
-    path: tf.Tensor,
-    offset: tf.Tensor,
-    count: tf.Tensor,
-    tail: tf.Tensor,
-    row_bytes: int,
-    chunk: int,
-    buffer: int = _READ_BUFFER,
-) -> tf.data.Dataset:
-    """The raw chunks of ``count`` rows of ``path`` that start ``offset`` bytes into the file
-    and end ``tail`` bytes before its end: whole chunks of ``chunk`` rows, then the rest, then
-    an empty record that marks the end (`_expected` says what each should hold).
-
-    No function runs here: this dataset is made anew for every piece, and each function in it
-    would be started again with it. The records are checked where they are decoded.
-    """
-    chunks = count // chunk
-    rest = count - chunks * chunk
-    end = tf.data.Dataset.from_tensors(tf.constant(b""))
-    if row_bytes == 0:  # rows of no bytes: nothing to read, only to count
-        return end.repeat(chunks + tf.minimum(rest, 1) + 1)
-    rb = tf.constant(row_bytes, tf.int64)
-    whole = _records(path, chunk * rb, offset, tail + rest * rb, buffer)
-    last = _records(path, tf.maximum(rest, 1) * rb, offset + chunks * chunk * rb, tail, buffer)
-    # An empty part is never opened: its FixedLengthRecordDataset, whose body length is
-    # computed from the file's current size, would fail oddly on a file that has shrunk.
-    whole = whole.take(tf.where(chunks > 0, tf.constant(-1, tf.int64), 0))
-    last = last.take(tf.where(rest > 0, tf.constant(-1, tf.int64), 0))
-    return whole.concatenate(last).concatenate(end)
-
-
-def _expected(count: tf.Tensor, chunk: int) -> tuple[tf.Tensor, tf.Tensor]:
-    """(rows, rows before it) of each record `_side_records` gives for ``count`` rows: ``chunk``
-    rows a record, then the rest, then 0 rows for the end record."""
-    chunks = count // chunk
-    rest = count - chunks * chunk
-    rows = tf.concat(
-        [
-            tf.fill([chunks], tf.constant(chunk, tf.int64)),
-            tf.fill([tf.minimum(rest, 1)], rest),
-            tf.zeros([1], tf.int64),
-        ],
-        0,
-    )
-    return rows, tf.cumsum(rows, exclusive=True)
-
-
-def _checked(
-    raw: tf.Tensor,
-    rows: tf.Tensor,
-    before: tf.Tensor,
-    meta: tuple[tf.Tensor, ...],
-    row_bytes: int,
-) -> tf.Tensor:
-    """``raw``, once it holds the ``rows`` rows its record should: a side whose file has
-    changed size since the dataset was built gives its end record early (fewer rows) or a
-    record where the end should be (more), and fails here with an InvalidArgumentError that
-    names the file. (A change by a partial row fails in FixedLengthRecordDataset, which names
-    it too.)"""
-    path, offset, count, _ = meta
-    got = tf.cast(tf.strings.length(raw), tf.int64) // max(row_bytes, 1)
-    ok = tf.equal(got, rows) if row_bytes else tf.constant(True)
-    message = tf.strings.join(
-        [
-            path,
-            ": file changed size since the dataset was built -- expected ",
-            tf.strings.as_string(count),
-            " rows from byte ",
-            tf.strings.as_string(offset),
-            ", got ",
-            tf.where(
-                got < rows,
-                tf.strings.as_string(before + got),
-                tf.strings.join(["more than ", tf.strings.as_string(count)]),
-            ),
-        ]
-    )
-    (out,) = assert_verdict(ok, message, raw)
-    return out
+#: The backend whose reader of row ranges `build_rows` reads through: rows and packs take no
+#: ``backend=`` (the capability table refuses it for packs).
+_BACKEND = "graph"
 
 
 def _unbatch(ds: tf.data.Dataset, empty_rows: bool) -> tf.data.Dataset:
@@ -323,63 +226,41 @@ def _piece_columns(plan: RowsPlan, order: tuple[IndexShuffle, tf.Tensor] | None)
     return parallel_map(shuffle.indices_of(r), gather, None)
 
 
-def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
-    """The chunks of every piece: in order, or pieces in a shuffled order, ``plan.cycle`` at a
-    time with their chunks interleaved."""
-    sides, options = plan.sides, plan.options
-    remote = any(is_remote(side.files[0].path) for side in sides if side.files)
-    buffer = _REMOTE_READ_BUFFER if remote else _READ_BUFFER
+def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan, read: RowReader) -> tf.data.Dataset:
+    """The chunks of every piece, as ``read`` gives them (`RowReader.read_piece`): in order, or
+    pieces in a shuffled order, ``plan.cycle`` at a time with their chunks interleaved."""
 
     @tf.autograph.experimental.do_not_convert
     def read_piece(*args: tuple[tf.Tensor, ...]) -> tf.data.Dataset:
-        marks: tuple[tf.Tensor, ...] = ()
+        first = None
         if plan.keep is not None:
             *args, first = args  # type: ignore[assignment]
-        per_side = [
-            _side_records(path, offset, count, tail, side.row_bytes, plan.chunk, buffer)
-            for (path, offset, count, tail, _), side in zip(args, sides, strict=True)
-        ]
-        if remote and len(per_side) > 1:
-            # each part's requests in flight together: the zip alone would wait on each in turn
-            per_side = [records.prefetch(2) for records in per_side]
-        # what each record should hold, and which file it comes from, for `_checked`
-        rows, before = _expected(args[0][2], plan.chunk)
-        metas = tuple(
-            tuple(tf.fill(tf.shape(rows), column) for column in (path, offset, count, little))
-            for path, offset, count, _, little in args
-        )
-        if plan.keep is not None:
-            marks = (first + before,)  # where each record's rows begin in ``keep``
-        expected = tf.data.Dataset.from_tensor_slices((rows, before, metas, *marks))
-        return tf.data.Dataset.zip((expected, tuple(per_side)))
+        return read.read_piece(args, first)
 
-    if not options.shuffle:
+    if not plan.options.shuffle:
         return flat_map(ds, read_piece)
-    return interleave(ds, read_piece, plan.cycle, tf.data.AUTOTUNE if options.auto else plan.cycle)
+    cycle = plan.cycle
+    return interleave(ds, read_piece, cycle, tf.data.AUTOTUNE if plan.options.auto else cycle)
 
 
 def _decode_chunks(
     ds: tf.data.Dataset,
     plan: RowsPlan,
+    read: RowReader,
     finish: Callable[..., object] | None,
     keep: tf.Tensor | None,
 ) -> tf.data.Dataset:
-    """Chunks decoded in parallel, in order, with only the rows ``keep`` (`RowsPlan.keep`, a
-    bool tensor) keeps when it is set; ``finish`` makes the elements of each decoded chunk's
-    rows in the same function (a stage of its own per row or batch would cost a function
-    call each, and its own start-up every epoch)."""
-    sides = plan.sides
+    """Chunks decoded in parallel by ``read`` (`RowReader.decode_chunk`), in order, with only
+    the rows ``keep`` (`RowsPlan.keep`, a bool tensor) keeps when it is set; ``finish`` makes
+    the elements of each decoded chunk's rows in the same function (a stage of its own per row
+    or batch would cost a function call each, and its own start-up every epoch)."""
 
     @tf.autograph.experimental.do_not_convert
     def decode(expected: tuple, raws: tuple[tf.Tensor, ...]) -> object:
-        rows, before, metas, *marks = expected
-        parts = []
-        for side, raw, meta in zip(sides, raws, metas, strict=True):
-            raw = _checked(raw, rows, before, meta, side.row_bytes)
-            little = meta[3] if side.little_endian is None else side.little_endian
-            parts.append(decode_rows(raw, rows, side.row_shape, side.dtype, little))
+        parts = read.decode_chunk(expected, raws)
         if keep is not None:  # one mask per chunk, whatever its runs of rows
-            mask = tf.slice(keep, tf.reshape(marks[0], [1]), tf.reshape(rows, [1]))
+            rows, _, _, mark = expected  # the record's rows, and where they begin in ``keep``
+            mask = tf.slice(keep, tf.reshape(mark, [1]), tf.reshape(rows, [1]))
             parts = [tf.boolean_mask(part, mask) for part in parts]
         if finish is not None:
             return finish(*parts)
@@ -398,6 +279,7 @@ def _permuted(window: object, r: tf.Tensor, index: tf.Tensor) -> object:
 
 def _shuffled_windows(
     plan: RowsPlan,
+    read: RowReader,
     shuffle: IndexShuffle,
     r: tf.Tensor,
     finish: Callable[..., object] | None,
@@ -415,8 +297,8 @@ def _shuffled_windows(
     windows = _piece_columns(plan, (shuffle, r)).batch(plan.cycle).enumerate()
 
     def window(index: tf.Tensor, columns: tuple) -> tf.data.Dataset:
-        chunks = _read_pieces(tf.data.Dataset.from_tensor_slices(columns), plan)
-        rows = _decode_chunks(chunks, plan, finish, keep).rebatch(most).get_single_element()
+        chunks = _read_pieces(tf.data.Dataset.from_tensor_slices(columns), plan, read)
+        rows = _decode_chunks(chunks, plan, read, finish, keep).rebatch(most).get_single_element()
         return tf.data.Dataset.from_tensor_slices(_permuted(rows, r, index))
 
     return flat_map(windows, window)
@@ -455,12 +337,15 @@ def build_rows(
     decoded rows, a chunk at a time (a packed directory makes its structure and paths there)."""
     options = plan.options
     empty_rows = any(side.row_bytes == 0 for side in plan.sides)
+    remote = any(is_remote(side.files[0].path) for side in plan.sides if side.files)
+    read = row_reader(_BACKEND, plan.sides, plan.chunk, remote)
     keep = None
     if plan.keep is not None:  # made once: the functions that use it capture it
         keep = tf.constant(np.frombuffer(plan.keep, np.uint8).astype(bool))
     shuffle = None
     if not options.shuffle:
-        ds = _decode_chunks(_read_pieces(_piece_columns(plan, None), plan), plan, finish, keep)
+        chunks = _read_pieces(_piece_columns(plan, None), plan, read)
+        ds = _decode_chunks(chunks, plan, read, finish, keep)
         if options.batch_size is not None:
             ds = ds.rebatch(options.batch_size, drop_remainder=options.drop_remainder)
         else:
@@ -471,7 +356,7 @@ def build_rows(
         def epoch(r: tf.Tensor) -> tf.data.Dataset:
             # The piece order and the rows' order in each window both draw from the epoch's
             # value ``r``: no random op has a seed generator of its own (IndexShuffle.epochs).
-            ds = _shuffled_windows(plan, shuffle, r, finish, keep)
+            ds = _shuffled_windows(plan, read, shuffle, r, finish, keep)
             if options.batch_size is not None:
                 ds = ds.batch(options.batch_size, drop_remainder=options.drop_remainder)
             return ds

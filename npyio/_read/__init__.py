@@ -52,6 +52,9 @@ class Capabilities:
         fallback: The backend that reads a plan this one does not serve (by the capabilities
             above), or None: the plan then reads through ``fallback``, decided when it is
             made (`choose_backend`).
+        rows: Reads row ranges of files, for ``npyio.rows`` and packed directories
+            (`npyio._read.backends.row_reader` gives its reader of them); False unless the
+            backend says so.
     """
 
     fetches: bool
@@ -64,6 +67,7 @@ class Capabilities:
     any_shape: bool = True
     reports: bool = True
     fallback: str | None = None
+    rows: bool = False
 
 
 #: Each backend's capabilities, by name (`npyio._read.backends.reader` builds its reader).
@@ -87,6 +91,7 @@ CAPABILITIES = {
         python_free=True,
         members=True,
         one_get=True,
+        rows=True,
     ),
     "tfio": Capabilities(
         fetches=False,

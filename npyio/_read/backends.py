@@ -18,10 +18,13 @@ Every backend applies the limits of each part's spec. What each can do is data
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from npyio._read import BACKENDS, capabilities
 from npyio._read.part import GraphReader, Reader
+from npyio._read.rows import RowLayout, RowReader
 
-__all__ = ["BACKENDS", "Reader", "available", "reader", "usable"]
+__all__ = ["BACKENDS", "Reader", "available", "reader", "row_reader", "usable"]
 
 
 def reader(backend: str, report: bool = False, one_get: bool = False) -> Reader:
@@ -72,3 +75,20 @@ def usable(backend: str) -> str:
     if fallback is None or available(backend):
         return backend
     return usable(fallback)
+
+
+def row_reader(
+    backend: str, layouts: Sequence[RowLayout], chunk: int, remote: bool = False
+) -> RowReader:
+    """The reader of row ranges of ``backend`` (`npyio._read.rows`), for pieces whose sides'
+    rows look like ``layouts``, in records of ``chunk`` rows; ``remote`` for files on object
+    storage.
+
+    Raises:
+        ValueError: for an unknown backend name, or one that reads no row ranges
+            (``capabilities.rows``).
+    """
+    if not capabilities(backend).rows:
+        able = ", ".join(name for name in BACKENDS if capabilities(name).rows)
+        raise ValueError(f"backend {backend!r} reads no row ranges -- expected one of {able}")
+    return RowReader(layouts, chunk, remote)

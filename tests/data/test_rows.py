@@ -436,6 +436,19 @@ def test_file_removed_after_build(tmp_path):
         collect(ds)
 
 
+def test_rows_are_read_by_the_reader_layer(tmp_path, monkeypatch):
+    """The pipeline asks the reader layer for a reader of row ranges (`Capabilities.rows`): a
+    backend that says it reads none is refused, naming it, rather than read around."""
+    from npyio._read import CAPABILITIES
+
+    path = save(tmp_path / "a.npy", np.zeros((3, 2)))
+    monkeypatch.setitem(
+        CAPABILITIES, "graph", dataclasses.replace(CAPABILITIES["graph"], rows=False)
+    )
+    with pytest.raises(ValueError, match="backend 'graph' reads no row ranges"):
+        npyio.rows(path)
+
+
 # --- graph only ---------------------------------------------------------------------------------
 def test_no_python_ops(tmp_path):
     xs, ys = make_indexed(tmp_path, (5, 3))

@@ -18,7 +18,8 @@ from npyio._data.plan import BATCH_THEN_DECODE, DECODE_THEN_BATCH, choose_strate
 from npyio._format.header import make_hint
 from npyio._format.spec import Spec
 from npyio._read import CAPABILITIES
-from npyio._read.backends import Reader, reader
+from npyio._read.backends import Reader, reader, row_reader
+from npyio._read.rows import RowReader
 from tests._corpus import CORPUS, CORPUS_IDS
 from tests._npy_testing import assert_same, case_id, write_file
 
@@ -58,6 +59,18 @@ def test_a_reader_says_what_it_can_do_as_data(backend):
     read: Reader = reader(backend)
     assert read.capabilities is CAPABILITIES[backend]
     assert all(callable(getattr(read, step)) for step in ("fetch", "decode", "read"))
+
+
+def test_a_reader_of_row_ranges_comes_from_a_backend_that_reads_them():
+    read = row_reader("graph", [], 4)
+    assert isinstance(read, RowReader) and read.capabilities.rows and read.chunk == 4
+    for backend in ("tfio", "py_function"):
+        with pytest.raises(
+            ValueError, match=f"'{backend}' reads no row ranges -- expected one of graph$"
+        ):
+            row_reader(backend, [], 4)
+    with pytest.raises(ValueError, match="unknown backend 'numpy'"):
+        row_reader("numpy", [], 4)
 
 
 def test_the_plan_asks_capabilities_not_names(monkeypatch):

@@ -33,7 +33,8 @@ def test_a_fallback_lends_its_capabilities():
     native = capabilities("native")
     assert not (native.members or native.remote or native.reports)
     assert native.fallback == "graph"
-    for capability in ("members", "remote", "reports", "one_get"):
+    assert capabilities("graph").rows and not any(capabilities(b).rows for b in BACKENDS[2:])
+    for capability in ("members", "remote", "reports", "one_get", "rows"):
         assert reads("native", capability) and reads("graph", capability)
     assert not reads("py_function", "members") and not reads("tfio", "members")
     assert reads("py_function", "remote")
