@@ -87,11 +87,15 @@ bench: $(STAMP)
 		--command "\`npyio bench\`"
 
 ## make fuzz: fuzz the parsers against np.load for FUZZ_SECONDS (default 300), randomly;
-## failures are saved under tests/fuzz/regressions/ (FUZZERS=damaged,batch picks targets)
+## failures are saved under tests/fuzz/regressions/ (FUZZERS=damaged,batch picks targets);
+## then the native reader's C++ core, built with ASan and UBSan, for NATIVE_FUZZ_SECONDS (a
+## fifth of FUZZ_SECONDS by default), differential against the graph path on a sample
 FUZZ_SECONDS ?= 300
+NATIVE_FUZZ_SECONDS ?= $(shell expr $(FUZZ_SECONDS) / 5)
 FUZZERS ?=
 fuzz: $(DEV_STAMP)
 	$(PY) -m tests.fuzz --seconds $(FUZZ_SECONDS) $(if $(FUZZERS),--fuzzers $(FUZZERS))
+	$(PY) -m tests.fuzz.native --seconds $(NATIVE_FUZZ_SECONDS)
 
 clean:
 	rm -rf $(VENV) $(TFIO_VENV) site .pytest_cache .hypothesis .mypy_cache .ruff_cache

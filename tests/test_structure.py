@@ -175,6 +175,7 @@ LAYERS = (
     ("npyio._format",),  # the formats, no I/O: grammar, layouts, specs, paths, the wording
     ("npyio._io",),  # I/O, TF-free: listing, reading heads, .npz headers, writing shards
     ("npyio._graph",),  # graph ops: the parser, decoders, the .npz member
+    ("npyio._native",),  # the native reader: its C++ op, built, cached and loaded
     ("npyio._read",),  # readers: a part of an element -> its tensor, by backend
     ("npyio._data",),  # the pipeline: sources, paths, options, plans, builders
     (FACADE,),  # the public names, imported lazily from the layers below
@@ -612,6 +613,7 @@ def test_no_function_is_longer_than_the_limit():
 #: only for a path that is not local, or when ``pack`` runs).
 TF_FREE = sorted(
     {"npyio", "npyio._read", "npyio._read.local", "npyio.cli.main", "npyio.cli.peers"}
+    | {"npyio._native", "npyio._native.library"}  # TensorFlow only once a build or load runs
     | {"npyio.cli.verify"}
     | {"npyio.cli.args", "npyio.cli.inspect", "npyio.cli.pack"}
     | {

@@ -36,6 +36,7 @@ from npyio.cli.args import (
     usage_error,
 )
 from npyio.cli.inspect import INSPECT, inspect_command
+from npyio.cli.native import NATIVE
 from npyio.cli.pack import PACK
 from npyio.cli.quiet import quiet_tensorflow
 from npyio.cli.verify import VERIFY, verify_command
@@ -49,6 +50,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "INSPECT",
+    "NATIVE",
     "PACK",
     "VERIFY",
     "CommandSpec",
@@ -194,7 +196,7 @@ BENCH = CommandSpec(
 )
 
 #: The sub-commands, in the order ``npyio --help`` lists them.
-COMMANDS = (DEMO, BENCH, INSPECT, VERIFY, PACK)
+COMMANDS = (DEMO, BENCH, INSPECT, VERIFY, PACK, NATIVE)
 
 _EXAMPLES = (
     "npyio inspect data/inputs",
@@ -203,6 +205,7 @@ _EXAMPLES = (
     "npyio pack data/inputs data/labels -o data/packed",
     "npyio demo",
     "npyio demo --count 2000",
+    "npyio native --build",
 )
 
 

@@ -109,6 +109,8 @@ def test_example_runs(example, sample, tmp_path, monkeypatch, capsys, small_demo
     command = command.replace("gs://bucket", bucket).replace("/tmp/npyio-cache", str(tmp_path))
     argv = shlex.split(command)
     assert argv[0] == "npyio"
+    if argv[1] == "native":  # the session's library (tests/native/conftest.py), built once
+        monkeypatch.setenv("NPYIO_CACHE", str(Path(__file__).parents[2] / ".cache/native-tests"))
     code = cli.main(argv[1:])
     out, err = capsys.readouterr()
     assert code == cli.EXIT_OK, f"{example}\n{out}\n{err}"

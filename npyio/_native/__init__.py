@@ -1,0 +1,30 @@
+"""npyio's native reader, in a room of its own: a TensorFlow-free C++ core (``src/npy_read.cc``:
+one file read into a caller's buffer, or doubted), a thin TensorFlow op over it
+(``src/op.cc``: ``NpyioReadFiles``, a batch of paths into one tensor and an ``ok`` per file),
+a fuzz and benchmark driver (``src/driver.cc``), and one Python module that builds, caches
+and loads the op (`npyio._native.library`).
+
+``pip install`` compiles nothing: the library is built against the installed TensorFlow at
+first use, or ahead of time with ``npyio native --build``. A file the kernel doubts goes
+through the graph path, which decodes or refuses it with its own words.
+
+Environment variables:
+
+- ``NPYIO_NATIVE``: unset = use the native reader where it builds (else one line on stderr,
+  once per process, says why not); ``0`` = never, silently; ``1`` = required (an error if it
+  cannot be built or loaded).
+- ``NPYIO_CACHE``: the cache directory (else ``$XDG_CACHE_HOME/npyio``, else
+  ``~/.cache/npyio``); libraries go in ``native/KEY/``.
+- ``CXX``: the C++ compiler (else ``c++`` or ``g++`` on ``PATH``).
+"""
+
+from npyio._native.library import (
+    NativeStatus,
+    build,
+    ops,
+    preload,
+    read_files,
+    status,
+)
+
+__all__ = ["NativeStatus", "build", "ops", "preload", "read_files", "status"]

@@ -1,0 +1,440 @@
+"""Builds, caches and loads npyio's native reader: the op ``NpyioReadFiles`` of ``src/``.
+
+The library is compiled against the TensorFlow that is installed, with its own
+``tf.sysconfig`` flags, at first use or ahead of time (`build`), into a cache directory per
+`cache_key` (a library built for one TensorFlow does not load on another). Many processes may
+start at once: the one that builds holds an ``flock`` (which dies with it, so a killed builder
+leaves no stale lock), compiles into a temporary file and moves it into place; the others wait
+for it, up to `LOCK_TIMEOUT_S`, and readers of a finished library take no lock. A fresh library
+is loaded first in a child process (`probe`), so that a bad build cannot crash the caller's;
+a marker beside it records that it loaded, and later processes skip the probe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from npyio.errors import BackendUnavailableError
+
+__all__ = [
+    "LIBRARY",
+    "LOCK_TIMEOUT_S",
+    "MODE_ENV",
+    "NativeStatus",
+    "Toolchain",
+    "build",
+    "cache_key",
+    "cache_root",
+    "mode",
+    "ops",
+    "preload",
+    "probe",
+    "read_files",
+    "sources_hash",
+    "status",
+    "toolchain",
+]
+
+#: ``NPYIO_NATIVE``: unset (or empty) = use the native reader where it builds; ``0`` = never;
+#: ``1`` = required (an error if it cannot be built or loaded).
+MODE_ENV = "NPYIO_NATIVE"
+_MODES = {"": "auto", "0": "off", "1": "required"}
+SOURCE_DIR = Path(__file__).with_name("src")
+#: What the library is compiled from (the header is hashed too: it changes what compiles).
+SOURCES = ("npy_read.h", "npy_read.cc", "op.cc")
+LIBRARY = "npyio_native.so"
+#: Written beside the library once it loaded in a child process.
+PROBED = "probed"
+#: Written instead when the build or the probe failed, with why, so that later processes of
+#: the same key do not compile again in vain (`build` itself retries).
+FAILED = "failed"
+#: How long a process waits for another one's build (a cold build takes seconds, not minutes).
+LOCK_TIMEOUT_S = 600.0
+_POLL_S = 0.1
+_EXTRA_FLAGS = ("-shared", "-fPIC", "-O2", "-DNDEBUG")
+_HOW = "run `npyio native --build` to see the whole error"
+
+
+@dataclass(frozen=True)
+class NativeStatus:
+    """Where the native reader stands in this process, found without building it.
+
+    ``available`` is whether `ops` would load it without compiling (built, loaded once in a
+    child process, and not off); ``reason`` says why not; ``built`` is whether the library
+    exists in the cache; ``library`` is its path and ``key`` its cache key (None and "" where
+    the toolchain could not be found)."""
+
+    mode: str
+    available: bool
+    library: str | None
+    reason: str | None
+    key: str
+    built: bool
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """What a library is built with: TensorFlow (version, install path, flags) and the
+    compiler (its path and ``--version`` text)."""
+
+    tf_version: str
+    tf_path: str
+    compile_flags: tuple[str, ...]
+    link_flags: tuple[str, ...]
+    compiler: str
+    compiler_version: str
+
+    def command(self, out: str) -> list[str]:
+        """The compiler's command line that builds the library into ``out``."""
+        sources = [str(SOURCE_DIR / s) for s in SOURCES if s.endswith(".cc")]
+        mac = ["-undefined", "dynamic_lookup"] if sys.platform == "darwin" else []
+        flags = [*self.compile_flags, *self.link_flags, *_EXTRA_FLAGS, *mac]
+        return [*shlex.split(self.compiler), *sources, "-o", out, *flags]
+
+
+class _Unavailable(Exception):
+    """The native reader cannot be had here; the message says why (and how to get it)."""
+
+
+def mode() -> str:
+    """``"auto"``, ``"off"`` or ``"required"``, from `MODE_ENV`.
+
+    Raises:
+        ValueError: for another value, naming the variable.
+    """
+    value = os.environ.get(MODE_ENV, "").strip()
+    if value not in _MODES:
+        raise ValueError(f"{MODE_ENV} must be 0, 1 or unset, got {value!r}")
+    return _MODES[value]
+
+
+def cache_root() -> Path:
+    """``$NPYIO_CACHE``, else ``$XDG_CACHE_HOME/npyio``, else ``~/.cache/npyio``: where the
+    libraries go (in ``native/KEY/``), as the command line's sample data does."""
+    if os.environ.get("NPYIO_CACHE"):
+        return Path(os.environ["NPYIO_CACHE"])
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "npyio"
+
+
+def sources_hash() -> str:
+    """The SHA-256 of the sources, each with its name."""
+    h = hashlib.sha256()
+    for name in SOURCES:
+        h.update(name.encode() + b"\0" + (SOURCE_DIR / name).read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def cache_key(tools: Toolchain, sources: str, version: str) -> str:
+    """The cache directory's name for a library built with ``tools`` from ``sources`` (their
+    hash) for npyio ``version``: a library is never reused when any of them differs.
+
+    Example:
+        >>> t = Toolchain("2.21.0", "/tf", ("-I/tf",), ("-L/tf",), "g++", "g++ 12")
+        >>> cache_key(t, "abc", "0.1.0") != cache_key(t, "abd", "0.1.0")
+        True
+    """
+    fields = [tools.tf_version, tools.tf_path, tools.compile_flags, tools.link_flags]
+    fields += [tools.compiler, tools.compiler_version, sources, version, _EXTRA_FLAGS]
+    digest = hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:20]
+    return f"tf{tools.tf_version}-{digest}"
+
+
+def _find_compiler() -> str:
+    cxx = os.environ.get("CXX", "").strip()
+    if cxx:
+        first = shlex.split(cxx)[0]
+        if shutil.which(first) is None:
+            raise _Unavailable(f"$CXX names {first!r}, which is not an executable")
+        return cxx
+    for name in ("c++", "g++"):
+        found = shutil.which(name)
+        if found is not None:
+            return found
+    raise _Unavailable("no C++ compiler on PATH: install g++ and run `npyio native --build`")
+
+
+def toolchain() -> Toolchain:
+    """The installed TensorFlow's flags and the compiler (``$CXX``, else ``c++`` or ``g++`` on
+    ``PATH``). Imports TensorFlow.
+
+    Raises:
+        BackendUnavailableError: on Windows, or with no compiler, saying which.
+    """
+    try:
+        return _toolchain()
+    except _Unavailable as e:
+        raise BackendUnavailableError(str(e)) from None
+
+
+def _toolchain() -> Toolchain:
+    if sys.platform == "win32":
+        raise _Unavailable("the native reader is not built on Windows")
+    compiler = _find_compiler()
+    try:
+        done = subprocess.run(
+            [*shlex.split(compiler), "--version"], capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise _Unavailable(f"the C++ compiler {compiler!r} does not run: {e}") from None
+    if done.returncode != 0:
+        raise _Unavailable(f"`{compiler} --version` exited {done.returncode}")
+    import tensorflow as tf
+
+    return Toolchain(
+        tf_version=tf.__version__,
+        tf_path=os.path.dirname(tf.__file__),
+        compile_flags=tuple(tf.sysconfig.get_compile_flags()),
+        link_flags=tuple(tf.sysconfig.get_link_flags()),
+        compiler=compiler,
+        compiler_version=done.stdout.strip(),
+    )
+
+
+def _npyio_version() -> str:
+    try:
+        return metadata.version("npyio")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _key_dir(tools: Toolchain) -> Path:
+    return cache_root() / "native" / cache_key(tools, sources_hash(), _npyio_version())
+
+
+# --- building ---------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _locked(path: Path, timeout_s: float) -> Iterator[None]:
+    """Holds an exclusive ``flock`` on ``path``, polled until ``timeout_s``. The kernel drops
+    it when its holder dies, however it dies: no lock outlives a killed builder."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise _Unavailable(
+                        f"another process held {path} for over {timeout_s:g} s (still building?)"
+                    ) from None
+                time.sleep(_POLL_S)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _last_lines(text: str, n: int = 3) -> str:
+    lines = [line for line in text.strip().splitlines() if "error" in line.lower()] or [
+        line for line in text.strip().splitlines() if line.strip()
+    ]
+    return " / ".join(lines[-n:]) if lines else "no output"
+
+
+def _compile(tools: Toolchain, lib: Path) -> None:
+    tmp = lib.with_name(f".{LIBRARY}.{os.getpid()}.tmp")
+    try:
+        done = subprocess.run(tools.command(str(tmp)), capture_output=True, text=True)
+        if done.returncode != 0:
+            raise _Unavailable(
+                f"the build failed (exit {done.returncode}): {_last_lines(done.stderr)}"
+            )
+        os.replace(tmp, lib)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def probe(library: str) -> str | None:
+    """Loads ``library`` in a child process; None if it loaded, else why not."""
+    code = "import sys, tensorflow as tf; tf.load_op_library(sys.argv[1])"
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code, library],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
+    except subprocess.TimeoutExpired:
+        return "loading it in a child process did not finish in 600 s"
+    if done.returncode == 0:
+        return None
+    return f"it does not load (exit {done.returncode}): {_last_lines(done.stderr, 1)}"
+
+
+def _write(path: Path, text: str) -> None:
+    """Writes ``path`` whole or not at all."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def build(retry: bool = True) -> str:
+    """Builds the library for the installed TensorFlow if the cache has none, loads it once in
+    a child process, and returns its path. Never loads it into this process.
+
+    With ``retry=False``, a build or probe that failed before for this key is not tried again
+    (what `ops` does, so that each process does not compile in vain).
+
+    Raises:
+        BackendUnavailableError: with why it cannot be built or loaded.
+    """
+    try:
+        return str(_build(_toolchain(), retry))
+    except _Unavailable as e:
+        raise BackendUnavailableError(f"npyio's native reader: {e}") from None
+
+
+def _build(tools: Toolchain, retry: bool) -> Path:
+    directory = _key_dir(tools)
+    lib, probed, failed = directory / LIBRARY, directory / PROBED, directory / FAILED
+    if lib.is_file() and probed.is_file():
+        return lib  # finished: no lock
+    if failed.is_file() and not retry:
+        raise _Unavailable(f"{failed.read_text().strip()} ({_HOW})")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise _Unavailable(f"cannot create the cache directory {directory}: {e}") from None
+    with _locked(directory / "lock", LOCK_TIMEOUT_S):
+        if lib.is_file() and probed.is_file():
+            return lib  # another process built it while this one waited
+        try:
+            if not lib.is_file():
+                _compile(tools, lib)
+            why = probe(str(lib))
+            if why is not None:
+                lib.unlink()
+                raise _Unavailable(f"the library built, but {why}")
+        except _Unavailable as e:
+            _write(failed, str(e))
+            raise
+        with contextlib.suppress(FileNotFoundError):
+            failed.unlink()
+        _write(probed, f"{tools.tf_version}\n")
+    return lib
+
+
+# --- loading ----------------------------------------------------------------------------------
+class _State:
+    """This process's one load: the op module, or the reason it is not to be had."""
+
+    module: Any = None
+    failure: str | None = None
+    told = False
+
+
+def _load(library: str) -> Any:
+    """The op module of ``library``, loaded into this process at most once (TensorFlow refuses
+    to register an op twice)."""
+    if _State.module is None:
+        import tensorflow as tf
+
+        _State.module = tf.load_op_library(library)
+    return _State.module
+
+
+def ops() -> Any:
+    """The loaded op module, building the library first if needed; None where the native
+    reader is off or cannot be had (auto mode: after one line on stderr, once per process,
+    that says why and how to get it).
+
+    Raises:
+        BackendUnavailableError: with ``NPYIO_NATIVE=1``, where it cannot be built or loaded.
+        ValueError: ``NPYIO_NATIVE`` is neither 0, 1 nor unset.
+    """
+    wanted = mode()
+    if wanted == "off":
+        return None
+    if _State.module is None and _State.failure is None:
+        try:
+            _load(build(retry=wanted == "required"))
+        except (BackendUnavailableError, OSError, RuntimeError) as e:
+            _State.failure = str(e).removeprefix("npyio's native reader: ")
+    if _State.module is not None:
+        return _State.module
+    if wanted == "required":
+        raise BackendUnavailableError(
+            f"npyio's native reader ({MODE_ENV}=1) is not available: {_State.failure}"
+        )
+    if not _State.told:
+        _State.told = True
+        print(
+            f"npyio: native reader off ({_State.failure}); reading through the graph path "
+            f"({MODE_ENV}=0 silences this)",
+            file=sys.stderr,
+        )
+    return None
+
+
+def preload() -> None:
+    """Loads the op if its library is already built and probed for this toolchain and the
+    native reader is not off: never builds, never prints (for a process, such as a tf.data
+    service worker, that must know the op before a graph that uses it arrives)."""
+    with contextlib.suppress(ValueError):
+        if mode() == "off" or _State.module is not None:
+            return
+    try:
+        directory = _key_dir(_toolchain())
+    except (_Unavailable, OSError):
+        return
+    if (directory / LIBRARY).is_file() and (directory / PROBED).is_file():
+        with contextlib.suppress(OSError, RuntimeError):
+            _load(str(directory / LIBRARY))
+
+
+def status() -> NativeStatus:
+    """Where the native reader stands, without building it (imports TensorFlow to find the
+    key)."""
+    wanted = mode()
+    try:
+        directory = _key_dir(_toolchain())
+    except (_Unavailable, OSError) as e:
+        return NativeStatus(wanted, False, None, str(e), "", False)
+    lib = directory / LIBRARY
+    built, probed = lib.is_file(), (directory / PROBED).is_file()
+    if wanted == "off":
+        reason: str | None = f"{MODE_ENV}=0"
+    elif _State.module is not None or (built and probed):
+        reason = None
+    elif (directory / FAILED).is_file():
+        reason = f"{(directory / FAILED).read_text().strip()} ({_HOW})"
+    else:
+        reason = "not built yet: it builds at first use, or run `npyio native --build`"
+    return NativeStatus(wanted, reason is None, str(lib), reason, directory.name, built)
+
+
+def read_files(paths: Any, dtype: Any, shape: Sequence[int], header: bytes) -> tuple[Any, Any]:
+    """The op over a [B] string tensor of ``paths``: ``values`` ([B, *shape] of ``dtype``,
+    each file's payload) and ``ok`` ([B] bool: false where the file is doubted and its slice is
+    zeros; send that file through the graph path). ``header`` is the bytes every file must
+    start with; ``shape`` is static.
+
+    Raises:
+        BackendUnavailableError: where the native reader cannot be had (or is off).
+    """
+    module = ops()
+    if module is None:
+        raise BackendUnavailableError(
+            f"npyio's native reader is not available: {_State.failure or MODE_ENV + '=0'}"
+        )
+    values, ok = module.npyio_read_files(paths=paths, dtype=dtype, shape=list(shape), header=header)
+    return values, ok

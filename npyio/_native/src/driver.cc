@@ -1,0 +1,323 @@
+// A TensorFlow-free driver over the core (npy_read.cc), with two modes:
+//
+//   driver fuzz SECONDS DIR [SEED]    damaged and racing files through read_npy, checking its
+//                                     invariant; a sample of damaged files and the verdicts go
+//                                     to DIR/cases (verdicts.tsv) for the differential check
+//                                     against the graph path (tests/fuzz/native.py)
+//   driver bench THREADS [LIST]       read the .npy files listed in LIST (or on stdin), one
+//                                     path a line, all of one header, with THREADS threads;
+//                                     prints files/s and bytes/s: the kernel's own read loop
+//
+// The invariant: read_npy is OK exactly when the file is a regular file of exactly
+// header_len + payload_len bytes that starts with the expected header and, for bools, whose
+// payload bytes are 0 or 1; and when it is OK the output is the file's payload. Racing files
+// (another thread truncating, rewriting or replacing the file during the read) must never give
+// OK with bytes the file never held. Exit status 1 on the first violation.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "npy_read.h"
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+struct Kind {
+  const char* descr;
+  size_t size;
+  bool is_bool;
+};
+
+const Kind kKinds[] = {{"|b1", 1, true},  {"|u1", 1, false}, {"<i2", 2, false},
+                       {"<f2", 2, false}, {"<f4", 4, false}, {"<u8", 8, false},
+                       {"<f8", 8, false}, {"<c8", 8, false}, {"<c16", 16, false}};
+
+// A version 1.0 header as numpy writes it: magic, version, length, the dict padded to 64.
+Bytes make_header(const Kind& kind, const std::vector<size_t>& shape) {
+  std::string dict = std::string("{'descr': '") + kind.descr + "', 'fortran_order': False, 'shape': (";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    dict += std::to_string(shape[i]);
+    if (i + 1 < shape.size() || shape.size() == 1) dict += ",";
+    if (i + 1 < shape.size()) dict += " ";
+  }
+  dict += "), }";
+  size_t total = 10 + dict.size() + 1;
+  size_t pad = (64 - total % 64) % 64;
+  dict += std::string(pad, ' ') + "\n";
+  Bytes h = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+  h.push_back(static_cast<uint8_t>(dict.size() & 0xff));
+  h.push_back(static_cast<uint8_t>(dict.size() >> 8));
+  h.insert(h.end(), dict.begin(), dict.end());
+  return h;
+}
+
+bool write_file(const std::string& path, const Bytes& data) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = write(fd, data.data() + done, data.size() - done);
+    if (n <= 0) {
+      close(fd);
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  close(fd);
+  return true;
+}
+
+// What read_npy must say of a regular file holding `file`.
+bool expect_ok(const Bytes& file, const Bytes& header, size_t payload, bool is_bool) {
+  if (file.size() != header.size() + payload) return false;
+  if (std::memcmp(file.data(), header.data(), header.size()) != 0) return false;
+  if (is_bool) {
+    for (size_t i = header.size(); i < file.size(); ++i) {
+      if (file[i] > 1) return false;
+    }
+  }
+  return true;
+}
+
+enum Damage {
+  NONE, FLIP_HEADER, FLIP_PAYLOAD, INSERT, REMOVE, TRUNCATE, GROW, BOOL_BYTE,
+  DIRECTORY, FIFO, MISSING, RACE_TRUNCATE, RACE_REWRITE, RACE_RENAME, DAMAGES
+};
+const char* kDamageNames[] = {"none", "flip_header", "flip_payload", "insert", "remove",
+                              "truncate", "grow", "bool_byte", "directory", "fifo",
+                              "missing", "race_truncate", "race_rewrite", "race_rename"};
+
+struct Fuzzer {
+  std::mt19937_64 rng;
+  std::string dir;
+  std::map<std::string, long> counts;
+  long inputs = 0;
+  long sampled = 0;
+  std::ofstream verdicts;
+
+  bool regular = false;  // whether the input path now holds a regular file
+
+  // Removes what the input path holds unless a regular file is wanted and is there (writing
+  // over it reuses its inode: fewer system calls per input).
+  void clear(const std::string& path, bool always) {
+    if (regular && !always) return;
+    unlink(path.c_str());
+    rmdir(path.c_str());
+    regular = false;
+  }
+
+  size_t pick(size_t n) { return n == 0 ? 0 : static_cast<size_t>(rng() % n); }
+
+  bool fail(const char* what, Damage d, npyio::ReadStatus s) {
+    std::fprintf(stderr, "VIOLATION after %ld inputs: %s (damage %s, status %s)\n", inputs,
+                 what, kDamageNames[d], npyio::status_name(s));
+    return false;
+  }
+
+  void damage(Bytes& file, Damage d, size_t header_len, bool is_bool) {
+    switch (d) {
+      case FLIP_HEADER: file[pick(header_len)] ^= static_cast<uint8_t>(1 + pick(255)); break;
+      case FLIP_PAYLOAD:
+        if (file.size() > header_len) {
+          file[header_len + pick(file.size() - header_len)] ^= static_cast<uint8_t>(1 + pick(255));
+        }
+        break;
+      case INSERT: file.insert(file.begin() + pick(file.size() + 1), static_cast<uint8_t>(rng())); break;
+      case REMOVE: file.erase(file.begin() + pick(file.size())); break;
+      case TRUNCATE: file.resize(pick(file.size())); break;
+      case GROW: file.resize(file.size() + 1 + pick(64), static_cast<uint8_t>(rng())); break;
+      case BOOL_BYTE:
+        if (is_bool && file.size() > header_len) {
+          file[header_len + pick(file.size() - header_len)] = static_cast<uint8_t>(2 + pick(254));
+        }
+        break;
+      default: break;
+    }
+  }
+
+  // One input: a file of random kind and shape, damaged one way; false on a violation.
+  bool one(const std::string& path) {
+    const Kind& kind = kKinds[pick(sizeof(kKinds) / sizeof(kKinds[0]))];
+    std::vector<size_t> shape(pick(4));
+    for (auto& s : shape) s = pick(rng() % 16 == 0 ? 200 : 9);
+    size_t count = 1;
+    for (size_t s : shape) count *= s;
+    const size_t payload = count * kind.size;
+    const Bytes header = make_header(kind, shape);
+    Bytes file = header;
+    for (size_t i = 0; i < payload; ++i) {
+      file.push_back(kind.is_bool ? static_cast<uint8_t>(rng() & 1) : static_cast<uint8_t>(rng()));
+    }
+    const Damage d = static_cast<Damage>(pick(DAMAGES));
+    damage(file, d, header.size(), kind.is_bool);
+    ++inputs;
+    Bytes out(payload + 1);
+    if (d >= RACE_TRUNCATE) return race(path, d, file, header, payload, kind.is_bool, out);
+    clear(path, d >= DIRECTORY);
+    if (d == DIRECTORY) mkdir(path.c_str(), 0755);
+    if (d == FIFO) mkfifo(path.c_str(), 0644);
+    if (d < DIRECTORY && !write_file(path, file)) {
+      return fail("cannot write the input", d, npyio::ReadStatus::OK);
+    }
+    regular = d < DIRECTORY;
+    auto s = npyio::read_npy(path.c_str(), header.data(), header.size(), out.data(), payload,
+                             kind.is_bool);
+    ++counts[npyio::status_name(s)];
+    const bool want = d < DIRECTORY && expect_ok(file, header, payload, kind.is_bool);
+    if ((s == npyio::ReadStatus::OK) != want) return fail("verdict differs from the oracle", d, s);
+    if (want && std::memcmp(out.data(), file.data() + header.size(), payload) != 0) {
+      return fail("OK, but the output is not the payload", d, s);
+    }
+    if (d < DIRECTORY && verdicts.is_open() && pick(1000) == 0) sample(file, header, kind, shape, s);
+    return true;
+  }
+
+  bool race(const std::string& path, Damage d, const Bytes& file, const Bytes& header,
+            size_t payload, bool is_bool, Bytes& out) {
+    // The file starts valid (A); the racer truncates it and puts A back, rewrites it in
+    // place with B, or renames a file holding B over it.
+    Bytes a = header, b = header;
+    for (size_t i = 0; i < payload; ++i) {
+      a.push_back(is_bool ? static_cast<uint8_t>(rng() & 1) : static_cast<uint8_t>(rng()));
+      b.push_back(is_bool ? static_cast<uint8_t>(rng() & 1) : static_cast<uint8_t>(rng()));
+    }
+    (void)file;
+    clear(path, true);
+    if (!write_file(path, a)) return fail("cannot write the input", d, npyio::ReadStatus::OK);
+    const std::string other = path + ".other";
+    if (d == RACE_RENAME) write_file(other, b);
+      regular = false;
+    std::thread racer([&] {
+      if (d == RACE_TRUNCATE) {
+        if (truncate(path.c_str(), static_cast<off_t>(pick(a.size()))) == 0) write_file(path, a);
+      } else if (d == RACE_REWRITE) {
+        int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd >= 0) {
+          ssize_t ignored = pwrite(fd, b.data(), b.size(), 0);
+          (void)ignored;
+          close(fd);
+        }
+      } else {
+        rename(other.c_str(), path.c_str());
+      }
+    });
+    auto s = npyio::read_npy(path.c_str(), header.data(), header.size(), out.data(), payload,
+                             is_bool);
+    racer.join();
+    ++counts[npyio::status_name(s)];
+    if (s != npyio::ReadStatus::OK) return true;
+    // OK: every byte is the one A or B holds there (a same-size rewrite within one tick of the
+    // file system's clock can tear, as any reader's would; the header always matched).
+    for (size_t i = 0; i < payload; ++i) {
+      const uint8_t x = out[i], pa = a[header.size() + i], pb = b[header.size() + i];
+      if (x != pa && !(d == RACE_REWRITE && x == pb) && !(d == RACE_RENAME && x == pb)) {
+        return fail("OK, but the output holds bytes the file never held", d, s);
+      }
+    }
+    return true;
+  }
+
+  void sample(const Bytes& file, const Bytes& header, const Kind& kind,
+              const std::vector<size_t>& shape, npyio::ReadStatus s) {
+    const std::string name = "case-" + std::to_string(sampled++);
+    write_file(dir + "/cases/" + name + ".npy", file);
+    write_file(dir + "/cases/" + name + ".header", header);
+    verdicts << name << '\t' << npyio::status_name(s) << '\t' << kind.descr << '\t';
+    for (size_t i = 0; i < shape.size(); ++i) verdicts << (i ? "," : "") << shape[i];
+    verdicts << '\n';
+  }
+};
+
+int fuzz(double seconds, const std::string& dir, uint64_t seed) {
+  Fuzzer f;
+  f.rng.seed(seed);
+  f.dir = dir;
+  mkdir(dir.c_str(), 0755);
+  mkdir((dir + "/cases").c_str(), 0755);
+  f.verdicts.open(dir + "/cases/verdicts.tsv");
+  const std::string path = dir + "/input.npy";
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (true) {
+    for (int i = 0; i < 256; ++i) {
+      if (!f.one(path)) return 1;
+    }
+    if (std::chrono::steady_clock::now() >= end) break;
+  }
+  std::printf("inputs %ld\nsampled %ld\n", f.inputs, f.sampled);
+  for (const auto& [name, n] : f.counts) std::printf("status %s %ld\n", name.c_str(), n);
+  return 0;
+}
+
+int bench(int threads, std::istream& list) {
+  std::vector<std::string> paths;
+  for (std::string line; std::getline(list, line);) {
+    if (!line.empty()) paths.push_back(line);
+  }
+  if (paths.empty() || threads < 1) {
+    std::fprintf(stderr, "bench: no paths, or THREADS < 1\n");
+    return 2;
+  }
+  // The expected header is the first file's (its length from its own length field: the
+  // driver plans, as npyio's plan does; the core still checks every file against it).
+  Bytes head(12);
+  std::ifstream first(paths[0], std::ios::binary);
+  first.read(reinterpret_cast<char*>(head.data()), 12);
+  const size_t header_len = head[6] == 1 ? 10 + (head[8] | head[9] << 8)
+                                         : 12 + (head[8] | head[9] << 8 | head[10] << 16);
+  head.resize(header_len);
+  first.seekg(0);
+  first.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(header_len));
+  struct stat st;
+  if (stat(paths[0].c_str(), &st) != 0) return 2;
+  const size_t payload = static_cast<size_t>(st.st_size) - header_len;
+  std::atomic<size_t> next{0};
+  std::atomic<long> good{0};
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      Bytes out(payload);
+      for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
+        good += npyio::read_npy(paths[i].c_str(), head.data(), header_len, out.data(), payload,
+                                false) == npyio::ReadStatus::OK;
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("files %zu ok %ld seconds %.6f files_per_s %.1f bytes_per_s %.1f\n", paths.size(),
+              good.load(), s, paths.size() / s, paths.size() * (header_len + payload) / s);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "fuzz" && argc >= 4) {
+    return fuzz(std::atof(argv[2]), argv[3], argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 1);
+  }
+  if (mode == "bench" && argc >= 3) {
+    if (argc > 3) {
+      std::ifstream list(argv[3]);
+      return bench(std::atoi(argv[2]), list);
+    }
+    return bench(std::atoi(argv[2]), std::cin);
+  }
+  std::fprintf(stderr, "usage: driver fuzz SECONDS DIR [SEED] | driver bench THREADS [LIST]\n");
+  return 2;
+}

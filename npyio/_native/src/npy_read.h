@@ -1,0 +1,45 @@
+// npyio's native reader, its TensorFlow-free core: one .npy file read into a caller's buffer.
+//
+// The caller's plan fixes what every file holds: the expected header bytes (the first file's,
+// checked in Python) and the payload's length (the static shape times the dtype's size). The
+// core sizes nothing from the file: it reads exactly header_len + payload_len bytes and doubts
+// any file that is not exactly that. A doubted file (any status but OK) is not an error here:
+// the caller sends it through the graph path, which decodes it or refuses it with its own
+// words. So the core has no error text, only a short name per status.
+#ifndef NPYIO_NATIVE_NPY_READ_H_
+#define NPYIO_NATIVE_NPY_READ_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace npyio {
+
+enum class ReadStatus : int {
+  OK = 0,
+  OPEN_FAILED,      // open(2) failed: missing, unreadable, ...
+  NOT_REGULAR,      // a directory, a FIFO, a device, ...
+  SIZE_MISMATCH,    // the size is not header_len + payload_len
+  SHORT_READ,       // the file ended before the bytes its size promised
+  READ_FAILED,      // preadv(2) or fstat(2) failed
+  HEADER_MISMATCH,  // the first header_len bytes differ from the expected header
+  BAD_BOOL,         // a bool payload byte that is neither 0 nor 1
+  CHANGED,          // the file's size, inode or mtime changed while it was read
+};
+
+// The status's short name ("OK", "OPEN_FAILED", ...), for the fuzz driver and the tests.
+const char* status_name(ReadStatus status);
+
+// Reads the file at `path` into `out` (payload_len bytes) if it holds exactly `header`
+// (header_len bytes, at most kMaxHeader) followed by payload_len bytes; with `check_bool`, every
+// payload byte must be 0 or 1. Never throws, never blocks on a FIFO. `out` may be written even
+// when the result is not OK; its contents are then meaningless.
+ReadStatus read_npy(const char* path, const uint8_t* header, size_t header_len, uint8_t* out,
+                    size_t payload_len, bool check_bool);
+
+// The longest header the core compares (a .npy header is at most a few KiB unless a writer
+// pads it; a longer one is simply doubted and left to the graph path).
+constexpr size_t kMaxHeader = 65536;
+
+}  // namespace npyio
+
+#endif  // NPYIO_NATIVE_NPY_READ_H_

@@ -1,0 +1,130 @@
+// NpyioReadFiles: npyio's native reader as a TensorFlow op, a thin layer over npy_read.h.
+//
+// A batch of paths becomes one [B, *shape] tensor, each file read straight into its slice, and
+// a [B] bool `ok`: false where the core doubted the file (its slice is then zeros), which the
+// caller sends through the graph path. The op is not stateful (tf.io.read_file is not either):
+// a stateful op would stop tf.data from checkpointing the iterator.
+#include <cstring>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "npy_read.h"
+#include "tensorflow/core/framework/op.h"
+#include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/framework/shape_inference.h"
+#include "tensorflow/core/framework/tensor_shape.h"
+#include "tensorflow/core/framework/types.h"
+#include "tensorflow/core/util/work_sharder.h"
+
+namespace {
+
+using ::tensorflow::DataType;
+using ::tensorflow::OpKernel;
+using ::tensorflow::OpKernelConstruction;
+using ::tensorflow::OpKernelContext;
+using ::tensorflow::PartialTensorShape;
+using ::tensorflow::Tensor;
+using ::tensorflow::TensorShape;
+using ::tensorflow::tstring;
+using ::tensorflow::shape_inference::InferenceContext;
+using ::tensorflow::shape_inference::ShapeHandle;
+
+// A batch reads its files in parallel on TF's CPU worker threads from this many bytes on; a
+// smaller batch is read in the calling thread, where the handoff would cost more than it saves.
+constexpr int64_t kParallelBytes = 1 << 20;
+
+REGISTER_OP("NpyioReadFiles")
+    .Input("paths: string")
+    .Output("values: dtype")
+    .Output("ok: bool")
+    .Attr("dtype: type")
+    .Attr("shape: shape")
+    .Attr("header: string")
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      ShapeHandle paths;
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &paths));
+      PartialTensorShape shape;
+      TF_RETURN_IF_ERROR(c->GetAttr("shape", &shape));
+      ShapeHandle element;
+      TF_RETURN_IF_ERROR(c->MakeShapeFromPartialTensorShape(shape, &element));
+      ShapeHandle values;
+      TF_RETURN_IF_ERROR(c->Concatenate(paths, element, &values));
+      c->set_output(0, values);
+      c->set_output(1, paths);
+      return absl::OkStatus();
+    });
+
+class NpyioReadFilesOp : public OpKernel {
+ public:
+  explicit NpyioReadFilesOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("dtype", &dtype_));
+    PartialTensorShape shape;
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("shape", &shape));
+    OP_REQUIRES(ctx, shape.IsFullyDefined(),
+                absl::InvalidArgumentError(absl::StrCat(
+                    "NpyioReadFiles: shape must be fully defined, got ", shape.DebugString())));
+    OP_REQUIRES(ctx, shape.AsTensorShape(&shape_),
+                absl::InvalidArgumentError("NpyioReadFiles: shape is not a tensor shape"));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("header", &header_));
+    OP_REQUIRES(ctx, header_.size() <= npyio::kMaxHeader,
+                absl::InvalidArgumentError(absl::StrCat("NpyioReadFiles: header of ",
+                                                        header_.size(), " bytes is too long")));
+    const int size = tensorflow::DataTypeSize(dtype_);
+    OP_REQUIRES(ctx, size > 0,
+                absl::InvalidArgumentError(absl::StrCat("NpyioReadFiles: dtype ",
+                                                        tensorflow::DataTypeString(dtype_),
+                                                        " has no fixed size")));
+    payload_ = static_cast<size_t>(shape_.num_elements()) * static_cast<size_t>(size);
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& paths = ctx->input(0);
+    OP_REQUIRES(ctx, paths.dims() == 1,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "NpyioReadFiles: paths must be a vector, got shape ",
+                    paths.shape().DebugString())));
+    const int64_t n = paths.dim_size(0);
+    TensorShape out_shape({n});
+    OP_REQUIRES_OK(ctx, out_shape.AppendShapeWithStatus(shape_));
+    Tensor* values = nullptr;
+    Tensor* ok = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &values));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &ok));
+    auto names = paths.flat<tstring>();
+    auto oks = ok->flat<bool>();
+    uint8_t* base = payload_ == 0 ? nullptr : static_cast<uint8_t*>(values->data());
+    const auto* header = reinterpret_cast<const uint8_t*>(header_.data());
+    const bool check_bool = dtype_ == tensorflow::DT_BOOL;
+    auto read = [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        uint8_t* slice = base == nullptr ? nullptr : base + i * payload_;
+        std::string path(names(i).data(), names(i).size());
+        const bool good = path.find('\0') == std::string::npos &&
+                          npyio::read_npy(path.c_str(), header, header_.size(), slice, payload_,
+                                          check_bool) == npyio::ReadStatus::OK;
+        if (!good && slice != nullptr) std::memset(slice, 0, payload_);
+        oks(i) = good;
+      }
+    };
+    const int64_t bytes = n * static_cast<int64_t>(payload_);
+    auto* workers = ctx->device()->tensorflow_cpu_worker_threads();
+    if (n > 1 && bytes >= kParallelBytes && workers != nullptr && workers->num_threads > 1) {
+      // The cost per file, in Shard's units (about a cycle each): a copy of its bytes.
+      tensorflow::Shard(workers->num_threads, workers->workers, n,
+                        static_cast<int64_t>(payload_) + 10000, read);
+    } else {
+      read(0, n);
+    }
+  }
+
+ private:
+  DataType dtype_;
+  TensorShape shape_;
+  std::string header_;
+  size_t payload_ = 0;
+};
+
+REGISTER_KERNEL_BUILDER(Name("NpyioReadFiles").Device(tensorflow::DEVICE_CPU), NpyioReadFilesOp);
+
+}  // namespace
