@@ -12,6 +12,7 @@ The names that need TensorFlow are imported on first use, so that ``import npyio
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import TYPE_CHECKING, Any
 
 from npyio._format.npy import NpyHeader
@@ -44,6 +45,14 @@ __all__ = [
     "rows",
 ]
 __version__ = "0.1.0"
+
+if "tensorflow" in sys.modules:
+    # TensorFlow came first (as in a tf.data service worker, docs/scaling.md): register the
+    # native reader's op, if it is built, so that a graph that uses it can run here. This
+    # never builds and never prints; `import npyio` alone still imports no TensorFlow.
+    from npyio._native import preload as _preload
+
+    _preload()
 
 _LAZY = {
     "dataset": "npyio._data.dataset",
