@@ -16,6 +16,7 @@ from __future__ import annotations
 import faulthandler
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +30,10 @@ TFIO_ENV = "NPYIO_TFIO"
 #: minutes, with a 120 s child timeout, on 2 busy cores). A hang in TensorFlow's C++ (a blocked
 #: op) cannot be interrupted from Python, so the whole run stops, with every thread's stack.
 DEADLINE_S = float(os.environ.get("NPYIO_TEST_DEADLINE_S", "600"))
+#: The native reader's library, built once for the whole suite (its child processes too) in
+#: the repository (ignored by git), not in the user's ~/.cache: one cache, one build per key.
+NATIVE_CACHE = Path(__file__).resolve().parents[1] / ".cache" / "native-tests"
+os.environ.setdefault("NPYIO_CACHE", str(NATIVE_CACHE))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.conftest import NATIVE_CACHE
+
 #: Where the session's library is built (kept between sessions: its key changes with the sources).
-CACHE = REPO / ".cache" / "native-tests"
+CACHE = NATIVE_CACHE
 
 
 @pytest.fixture(scope="session")

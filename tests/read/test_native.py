@@ -1,0 +1,174 @@
+"""The native reader (`npyio._read.native`) inside `npyio.dataset`: a batch of local files read
+straight into one tensor, with every file the kernel doubts decided by the graph parser. So its
+values are the graph path's, bit for bit, and its refusals are the graph path's, word for word:
+other writers' headers, byte-swapped and Fortran-order files, bools that are not 0/1, files
+truncated, grown, replaced or deleted after the dataset was built. Where the op cannot be built
+(no compiler), a dataset still reads, through the graph path, and says why once."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import npyio
+from tests._graph_util import graph_def
+
+REPO = Path(__file__).resolve().parents[2]
+SHAPE = (4, 3)
+
+
+def _v2(array: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, array, version=(2, 0))
+    return buf.getvalue()
+
+
+def _padded(array: np.ndarray) -> bytes:
+    """``array`` as another writer might save it: the same dict, with a longer padding."""
+    buf = io.BytesIO()
+    np.save(buf, array)
+    data = buf.getvalue()
+    length = int.from_bytes(data[8:10], "little")
+    text = data[10 : 10 + length].rstrip(b" \n") + b" " * 64 + b"\n"
+    return data[:8] + len(text).to_bytes(2, "little") + text + data[10 + length :]
+
+
+def _tree(root: Path, n: int = 19) -> tuple[str, str]:
+    """x/ (float32 (4, 3), value i) and y/ (int64 i), with files the kernel doubts among
+    them: format 2.0, big-endian, Fortran-order, another writer's padding."""
+    xs, ys = root / "x", root / "y"
+    xs.mkdir()
+    ys.mkdir()
+    for i in range(n):
+        x = np.arange(12, dtype=np.float32).reshape(SHAPE) + 100 * i
+        np.save(xs / f"{i:04d}.npy", x)
+        np.save(ys / f"{i:04d}.npy", np.int64(i))
+    x = lambda i: np.arange(12, dtype=np.float32).reshape(SHAPE) + 100 * i  # noqa: E731
+    (xs / "0003.npy").write_bytes(_v2(x(3)))
+    np.save(xs / "0005.npy", x(5).astype(">f4"))
+    np.save(xs / "0008.npy", np.asfortranarray(x(8)))
+    (xs / "0013.npy").write_bytes(_padded(x(13)))
+    (ys / "0013.npy").write_bytes(_v2(np.int64(13)))
+    return str(xs), str(ys)
+
+
+def _uses_native(ds: tf.data.Dataset) -> bool:
+    return "NpyioReadFiles" in str(graph_def(ds))
+
+
+def _batches(ds: tf.data.Dataset) -> list[tuple[bytes, ...]]:
+    """Every batch's bytes (bit-exact, NaNs included)."""
+    return [tuple(t.numpy().tobytes() for t in tf.nest.flatten(b)) for b in ds]
+
+
+@pytest.mark.parametrize("batch_size", [8, None])
+def test_doubted_files_read_as_the_graph_path_reads_them(tmp_path, batch_size):
+    xs, ys = _tree(tmp_path)
+    native = npyio.dataset(xs, ys, batch_size=batch_size, shuffle=True, seed=4)
+    graph = npyio.dataset(xs, ys, batch_size=batch_size, shuffle=True, seed=4, backend="graph")
+    assert _uses_native(native) and not _uses_native(graph)
+    assert _batches(native) == _batches(graph)
+    x, y = next(iter(npyio.dataset(xs, ys, batch_size=19)))
+    expected = np.arange(12, dtype=np.float32).reshape(SHAPE) + 100 * np.arange(19)[:, None, None]
+    np.testing.assert_array_equal(x.numpy(), expected)
+    assert y.numpy().tolist() == list(range(19))
+
+
+def test_bools_the_graph_decodes_differently_are_doubted(tmp_path):
+    """numpy bools stored as bytes other than 0 and 1: the kernel sends them to the graph
+    parser, whose reading is the reference."""
+    for i in range(4):
+        np.save(tmp_path / f"{i}.npy", np.array([True, False, i % 2 == 0]))
+    odd = bytearray((tmp_path / "2.npy").read_bytes())
+    odd[-3] = 7
+    (tmp_path / "2.npy").write_bytes(bytes(odd))
+    native = npyio.dataset(str(tmp_path), batch_size=4)
+    assert _uses_native(native)
+    assert _batches(native) == _batches(npyio.dataset(str(tmp_path), batch_size=4, backend="graph"))
+
+
+def _refusal(ds: tf.data.Dataset) -> tuple[type, str]:
+    """The error iterating ``ds`` raises, and its first line from the file's path on."""
+    with pytest.raises(tf.errors.OpError) as info:
+        _batches(ds)
+    first = str(info.value).splitlines()[0]
+    return type(info.value), first[first.index(": ", first.index("assertion") + 1) :]
+
+
+def _change(path: Path, how: str) -> None:
+    data = path.read_bytes()
+    if how == "truncated":
+        path.write_bytes(data[:-5])
+    elif how == "grown":
+        path.write_bytes(data + b"\0" * 4)
+    elif how == "replaced":
+        np.save(path, np.zeros(SHAPE, np.float64))
+    elif how == "emptied":
+        path.write_bytes(b"")
+
+
+@pytest.mark.parametrize("how", ["truncated", "grown", "replaced", "emptied"])
+def test_a_file_changed_after_the_build_is_refused_as_the_graph_path_refuses_it(tmp_path, how):
+    xs, ys = _tree(tmp_path)
+    native = npyio.dataset(xs, ys, batch_size=8)
+    graph = npyio.dataset(xs, ys, batch_size=8, backend="graph")
+    _change(Path(xs) / "0010.npy", how)
+    got, expected = _refusal(native), _refusal(graph)
+    assert got == expected
+    assert "0010.npy" in got[1], got
+
+
+def test_a_file_deleted_after_the_build_is_refused_naming_it(tmp_path):
+    xs, ys = _tree(tmp_path)
+    native = npyio.dataset(xs, ys, batch_size=8)
+    os.remove(Path(xs) / "0011.npy")
+    with pytest.raises(tf.errors.NotFoundError, match=r"0011\.npy; No such file or directory"):
+        _batches(native)
+
+
+def _python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(REPO), **env}
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_without_a_compiler_a_dataset_reads_through_the_graph_path_and_says_why_once(tmp_path):
+    xs, ys = _tree(tmp_path)
+    code = f"""
+        import sys
+        import numpy as np, npyio
+        def batches(ds):
+            return [b.numpy().tobytes() for batch in ds for b in batch]
+        native = batches(npyio.dataset({xs!r}, {ys!r}, batch_size=8))
+        again = batches(npyio.dataset({xs!r}, {ys!r}, batch_size=5))
+        graph = batches(npyio.dataset({xs!r}, {ys!r}, batch_size=8, backend="graph"))
+        print(native == graph and len(again) == 8)
+    """
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    env = {"PATH": str(empty), "CXX": "", "NPYIO_CACHE": str(tmp_path / "cache")}
+    done = _python(code, {**env, "NPYIO_NATIVE": ""})
+    assert (done.returncode, done.stdout.strip()) == (0, "True"), done.stderr[-3000:]
+    said = [line for line in done.stderr.splitlines() if line.startswith("npyio:")]
+    assert said == [
+        "npyio: native reader off (no C++ compiler on PATH: install g++ and run "
+        "`npyio native --build`); reading through the graph path (NPYIO_NATIVE=0 silences this)"
+    ]
+    required = _python(code, {**env, "NPYIO_NATIVE": "1"})
+    assert required.returncode != 0
+    why = "npyio's native reader (NPYIO_NATIVE=1) is not available: no C++ compiler on PATH"
+    assert f"BackendUnavailableError: {why}" in required.stderr, required.stderr[-3000:]
