@@ -519,10 +519,13 @@ def _dataset_files(tmp_path, arrays, texts, versions) -> list[str]:
     ]
 
 
+@pytest.mark.parametrize("backend", ["native", "graph"])
 @pytest.mark.parametrize("first", ["python2", "numpy"])
-def test_python2_forms_in_a_batched_dataset(tmp_path, first):
+def test_python2_forms_in_a_batched_dataset(tmp_path, first, backend):
     """Through npyio.dataset with a batch: the batched parser (batch-then-decode) runs over
-    Python 2 headers mixed with numpy's own, and with the first file's header as the hint."""
+    Python 2 headers mixed with numpy's own, and with the first file's header as the hint; the
+    native reader's kernel reads the files whose header is the first's, the graph parser the
+    others."""
     shape = (3, 2)
     arrays = [sample("<f4", shape, seed=10 + i) for i in range(6)]
     py2 = "{'descr': '<f4', 'fortran_order': False, 'shape': (3L, 2L), }"
@@ -538,23 +541,24 @@ def test_python2_forms_in_a_batched_dataset(tmp_path, first):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         want = np.stack([np_load(Path(p).read_bytes()) for p in paths])
-    options = DatasetOptions.from_arguments({"batch_size": 2})
+    options = DatasetOptions.from_arguments({"batch_size": 2, "backend": backend})
     assert plan_dataset(paths, options=options).strategy == BATCH_THEN_DECODE
-    ds = npyio.dataset(paths, batch_size=2)
+    ds = npyio.dataset(paths, batch_size=2, backend=backend)
     got = np.concatenate([b.numpy() for b in ds])
     assert_same(got, want)
     if first == "python2":  # and decode-then-batch (a partial shape), once
-        ds = npyio.dataset(paths, batch_size=4, shape=(None, 2))
+        ds = npyio.dataset(paths, batch_size=4, shape=(None, 2), backend=backend)
         assert_same(np.concatenate([b.numpy() for b in ds]), want)
 
 
-def test_python2_forms_in_a_dataset_refused_in_version_3(tmp_path):
+@pytest.mark.parametrize("backend", ["native", "graph"])
+def test_python2_forms_in_a_dataset_refused_in_version_3(tmp_path, backend):
     arr = sample("<f4", (3, 2), seed=1)
     own = header_text("<f4", False, (3, 2)) + "\n"
     py2 = "{'descr': '<f4', 'fortran_order': False, 'shape': (3L, 2L), }"
     paths = _dataset_files(tmp_path, [arr] * 3, [own, own, py2], [(3, 0)] * 3)
     with pytest.raises(tf.errors.InvalidArgumentError) as err:
-        for _ in npyio.dataset(paths, batch_size=3):
+        for _ in npyio.dataset(paths, batch_size=3, backend=backend):
             pass
     assert tf_message(err.value) == f"{paths[2]}: {npy.bad_shape('(3L, 2L)')}"
 
