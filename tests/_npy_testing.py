@@ -9,9 +9,11 @@ import functools
 import io
 import itertools
 import json
+import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -241,3 +243,19 @@ def child_json(args: list[str], env: dict[str, str] | None = None) -> tuple[Any,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+
+
+def run_python(code: str, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
+    """``code`` (dedented) in a child Python with this repository importable, TensorFlow's log
+    quiet, and ``env`` over this process's environment; returns it finished, whatever its
+    status (a test that expects a failure reads it)."""
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(root), **env}
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

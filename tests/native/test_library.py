@@ -16,6 +16,7 @@ import pytest
 
 from npyio._native import library
 from npyio.errors import BackendUnavailableError
+from tests._npy_testing import run_python
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = library.Toolchain("2.21.0", "/tf", ("-I/tf",), ("-L/tf",), "/usr/bin/g++", "g++ 12")
@@ -48,17 +49,6 @@ def test_the_mode_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv("NPYIO_NATIVE", "yes")
     with pytest.raises(ValueError, match="NPYIO_NATIVE must be 0, 1 or unset, got 'yes'"):
         library.mode()
-
-
-def _python(code: str, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(REPO), **env}
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def _npyio_lines(stderr: str) -> list[str]:
@@ -186,7 +176,7 @@ def test_without_a_compiler_ops_falls_back_and_says_why_once(tmp_path):
     empty.mkdir()
     env = {"PATH": str(empty), "CXX": "", "NPYIO_CACHE": str(tmp_path / "cache")}
     env.pop("NPYIO_NATIVE", None)
-    done = _python(code, {**env, "NPYIO_NATIVE": ""})
+    done = run_python(code, {**env, "NPYIO_NATIVE": ""})
     assert done.returncode == 0, done.stderr[-3000:]
     why = "no C++ compiler on PATH: install g++ and run `npyio native --build`"
     assert (
@@ -207,12 +197,12 @@ def test_preload_never_builds_and_loads_a_built_library(tmp_path, native_ops):
         library.preload()
         print(op_def_registry.get("NpyioReadFiles") is not None)
     """
-    fresh = _python(code, {"NPYIO_CACHE": str(tmp_path), "NPYIO_NATIVE": ""})
+    fresh = run_python(code, {"NPYIO_CACHE": str(tmp_path), "NPYIO_NATIVE": ""})
     assert (fresh.returncode, fresh.stdout.strip()) == (0, "False"), fresh.stderr[-2000:]
     assert _npyio_lines(fresh.stderr) == [] and list(tmp_path.iterdir()) == []
     from tests.native.conftest import CACHE
 
-    built = _python(code, {"NPYIO_CACHE": str(CACHE), "NPYIO_NATIVE": ""})
+    built = run_python(code, {"NPYIO_CACHE": str(CACHE), "NPYIO_NATIVE": ""})
     assert (built.returncode, built.stdout.strip()) == (0, "True"), built.stderr[-2000:]
-    off = _python(code, {"NPYIO_CACHE": str(CACHE), "NPYIO_NATIVE": "0"})
+    off = run_python(code, {"NPYIO_CACHE": str(CACHE), "NPYIO_NATIVE": "0"})
     assert (off.returncode, off.stdout.strip()) == (0, "False"), off.stderr[-2000:]

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +17,7 @@ import tensorflow as tf
 
 import npyio
 from tests._graph_util import graph_def
+from tests._npy_testing import run_python
 
 REPO = Path(__file__).resolve().parents[2]
 SHAPE = (4, 3)
@@ -134,18 +132,6 @@ def test_a_file_deleted_after_the_build_is_refused_naming_it(tmp_path):
         _batches(native)
 
 
-def _python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(REPO), **env}
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-
-
 def test_without_a_compiler_a_dataset_reads_through_the_graph_path_and_says_why_once(tmp_path):
     xs, ys = _tree(tmp_path)
     code = f"""
@@ -161,14 +147,14 @@ def test_without_a_compiler_a_dataset_reads_through_the_graph_path_and_says_why_
     empty = tmp_path / "bin"
     empty.mkdir()
     env = {"PATH": str(empty), "CXX": "", "NPYIO_CACHE": str(tmp_path / "cache")}
-    done = _python(code, {**env, "NPYIO_NATIVE": ""})
+    done = run_python(code, {**env, "NPYIO_NATIVE": ""})
     assert (done.returncode, done.stdout.strip()) == (0, "True"), done.stderr[-3000:]
     said = [line for line in done.stderr.splitlines() if line.startswith("npyio:")]
     assert said == [
         "npyio: native reader off (no C++ compiler on PATH: install g++ and run "
         "`npyio native --build`); reading through the graph path (NPYIO_NATIVE=0 silences this)"
     ]
-    required = _python(code, {**env, "NPYIO_NATIVE": "1"})
+    required = run_python(code, {**env, "NPYIO_NATIVE": "1"})
     assert required.returncode != 0
     why = "npyio's native reader (NPYIO_NATIVE=1) is not available: no C++ compiler on PATH"
     assert f"BackendUnavailableError: {why}" in required.stderr, required.stderr[-3000:]
