@@ -46,7 +46,7 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-if "tensorflow" in sys.modules:
+if sys.modules.get("tensorflow") is not None:
     # TensorFlow came first (as in a tf.data service worker, docs/scaling.md): register the
     # native reader's op, if it is built, so that a graph that uses it can run here. This
     # never builds and never prints; `import npyio` alone still imports no TensorFlow.

@@ -137,7 +137,7 @@ def read_npy(
     dims = npy.parse_shape(shape)
     spec = Spec.whole(dt, dims, make_hint(dt, static), None, limits)
     # a path given as a tensor may be anywhere: the native reader doubts what it cannot open
-    where = () if isinstance(path, tf.Tensor) else (os.fsdecode(path),)
+    where = (os.fsdecode(path),) if isinstance(path, (str, bytes, os.PathLike)) else ()
     read = reader(usable(choose_backend(backend, (spec,), where, False)))
     with tf.name_scope(name or "read_npy"):
         return read.read([path_tensor(path)], [spec])[0]

@@ -243,7 +243,16 @@ def _label_key(open_: Open, kind: str, tmp: Path) -> None:
 def _backend(open_: Open, kind: str, tmp: Path) -> None:
     assert not python_ops(open_())
     assert python_ops(open_(backend="py_function"))
-    assert sigs(open_(backend="py_function")) == sigs(open_())
+    assert sigs(open_(backend="py_function")) == sigs(open_()) == sigs(open_(backend="graph"))
+    # the default reads loose local files with the native reader's op; .npz members (which it
+    # does not serve) with the graph parser, as backend="graph" reads everything
+    assert native_op(open_()) == (kind == FILES)
+    assert not native_op(open_(backend="graph"))
+
+
+def native_op(ds: object) -> bool:
+    """Whether the dataset's graph holds the native reader's op."""
+    return "NpyioReadFiles" in str(graph_def(ds))
 
 
 def _ignore_errors(open_: Open, kind: str, tmp: Path) -> None:

@@ -216,9 +216,9 @@ def _writing_stream(path: str, deadline: float) -> tuple[str, int]:
 def test_distributed_save_with_a_worker_killed_mid_save(cluster, pairs, tmp_path):
     # distributed_save records each stream's splits in the snapshot directory: the worker
     # restarted at its address resumes its stream from them, so the snapshot holds every
-    # sample exactly once.
+    # sample exactly once. (backend="graph": the cluster's processes have TensorFlow only.)
     path = str(tmp_path / "snapshot")
-    ds = slow(npyio.dataset(*pairs, batch_size=BATCH, seed=7), SLEEP_US)
+    ds = slow(npyio.dataset(*pairs, batch_size=BATCH, seed=7, backend="graph"), SLEEP_US)
     start = time.monotonic()
     tf.data.experimental.distributed_save(ds, path, cluster.address)
     stream, victim = _writing_stream(path, start + 60)
