@@ -338,6 +338,7 @@ class _State:
     """This process's one load: the op module, or the reason it is not to be had."""
 
     module: Any = None
+    library: str | None = None  # the path the module was loaded from (its key's)
     failure: str | None = None
     told = False
 
@@ -349,6 +350,7 @@ def _load(library: str) -> Any:
         import tensorflow as tf
 
         _State.module = tf.load_op_library(library)
+        _State.library = library
     return _State.module
 
 
@@ -413,7 +415,7 @@ def status() -> NativeStatus:
     built, probed = lib.is_file(), (directory / PROBED).is_file()
     if wanted == "off":
         reason: str | None = f"{MODE_ENV}=0"
-    elif _State.module is not None or (built and probed):
+    elif _State.library == str(lib) or (built and probed):
         reason = None
     elif (directory / FAILED).is_file():
         reason = f"{(directory / FAILED).read_text().strip()} ({_HOW})"

@@ -107,6 +107,9 @@ CAPABILITIES = {
 }
 #: The backends, by name.
 BACKENDS = tuple(CAPABILITIES)
+#: The largest file a reader without ``any_shape`` is sent (256 TiB): a larger spec can only
+#: come from a header that lies, which the graph parser refuses naming the file.
+MAX_STATIC_FILE = 2**48
 #: The backend of `npyio.dataset` and `npyio.read_npy` when none is named.
 DEFAULT_BACKEND = "native"
 
@@ -153,7 +156,10 @@ def serves(
         return True
     hints = [spec.usable_hint() for spec in specs]
     return all(
-        hint is not None and _native_order(hint) and spec.output == spec.file
+        hint is not None
+        and _native_order(hint)
+        and hint.size <= MAX_STATIC_FILE
+        and spec.output == spec.file
         for hint, spec in zip(hints, specs)
     )
 

@@ -1,7 +1,7 @@
 """The native reader: a batch of local files read straight into one tensor by npyio's C++ op
 (`npyio._native`), with the graph parser deciding every file the kernel doubts.
 
-The plan sends it only parts it serves (`npyio._data.plan.serves`: local files, one static
+The plan sends it only parts it serves (`npyio._read.serves`: local files, one static
 shape, a native-order C-order header, no ``ignore_errors``). For such a part the spec's hint
 holds the header every file is expected to start with and the size it must have; the kernel
 reads each file whose first bytes are exactly that header and whose size is exactly that size
@@ -60,6 +60,18 @@ def read_batch(paths: tf.Tensor, spec: Spec) -> tf.Tensor:
         names = tf.gather_nd(paths, doubted)
         contents = tf.map_fn(read_file, names, fn_output_signature=tf.string)
         decoded = decode_group([Fetched(names, contents)], [spec], batched=True)[0]
-        return tf.tensor_scatter_nd_update(values, doubted, decoded)
+        if 0 in dims:  # empty arrays: nothing to put in place, only the graph's verdicts
+            with tf.control_dependencies([decoded]):
+                return tf.identity(values)
+        # no rows: the op allocated nothing, since no file had the plan's size (a large batch
+        # whose shape no file holds), and every file is doubted: the graph decodes them all
+        nothing = tf.equal(tf.shape(values, out_type=tf.int64)[0], 0)
+        return tf.cond(
+            nothing,
+            lambda: decoded,
+            lambda: tf.tensor_scatter_nd_update(values, doubted, decoded),
+        )
 
-    return tf.cond(tf.reduce_all(ok), lambda: tf.identity(values), graph)
+    out = tf.cond(tf.reduce_all(ok), lambda: tf.identity(values), graph)
+    out.set_shape(paths.shape.concatenate(dims))
+    return out

@@ -85,6 +85,11 @@ bool same_file(const struct stat& a, const struct stat& b) {
 
 }  // namespace
 
+bool has_size(const char* path, size_t size) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && static_cast<size_t>(st.st_size) == size;
+}
+
 ReadStatus read_npy(const char* path, const uint8_t* header, size_t header_len, uint8_t* out,
                     size_t payload_len, bool check_bool) {
   if (header_len > kMaxHeader) return ReadStatus::HEADER_MISMATCH;

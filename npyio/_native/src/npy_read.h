@@ -36,6 +36,11 @@ const char* status_name(ReadStatus status);
 ReadStatus read_npy(const char* path, const uint8_t* header, size_t header_len, uint8_t* out,
                     size_t payload_len, bool check_bool);
 
+// Whether the file at `path` is a regular file of exactly `size` bytes now (stat(2): no open,
+// no read). The op asks it of every file of a batch before it allocates a large output, so that
+// a shape no file on disk holds (a header that lied) allocates nothing.
+bool has_size(const char* path, size_t size);
+
 // The longest header the core compares (a .npy header is at most a few KiB unless a writer
 // pads it; a longer one is simply doubted and left to the graph path).
 constexpr size_t kMaxHeader = 65536;

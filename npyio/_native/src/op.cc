@@ -2,7 +2,8 @@
 //
 // A batch of paths becomes one [B, *shape] tensor, each file read straight into its slice, and
 // a [B] bool `ok`: false where the core doubted the file (its slice is then zeros), which the
-// caller sends through the graph path. The op is not stateful (tf.io.read_file is not either):
+// caller sends through the graph path. A large batch that no file of the plan's size is in
+// gives [0, *shape] and every file doubted (kCheckedBytes). The op is not stateful (tf.io.read_file is not either):
 // a stateful op would stop tf.data from checkpointing the iterator.
 #include <cstring>
 #include <string>
@@ -33,6 +34,11 @@ using ::tensorflow::shape_inference::ShapeHandle;
 // A batch reads its files in parallel on TF's CPU worker threads from this many bytes on; a
 // smaller batch is read in the calling thread, where the handoff would cost more than it saves.
 constexpr int64_t kParallelBytes = 1 << 20;
+// A batch whose output would take this many bytes or more is allocated only if some file of it
+// has exactly the size the plan implies; otherwise (a shape no file holds, as a header that
+// lied gives) the output has no rows, every file is doubted, and the graph path refuses them
+// before it allocates anything.
+constexpr int64_t kCheckedBytes = int64_t{64} << 20;
 
 REGISTER_OP("NpyioReadFiles")
     .Input("paths: string")
@@ -48,8 +54,9 @@ REGISTER_OP("NpyioReadFiles")
       TF_RETURN_IF_ERROR(c->GetAttr("shape", &shape));
       ShapeHandle element;
       TF_RETURN_IF_ERROR(c->MakeShapeFromPartialTensorShape(shape, &element));
+      // [B, *shape], or [0, *shape] when no file holds the shape (kCheckedBytes)
       ShapeHandle values;
-      TF_RETURN_IF_ERROR(c->Concatenate(paths, element, &values));
+      TF_RETURN_IF_ERROR(c->Concatenate(c->Vector(c->UnknownDim()), element, &values));
       c->set_output(0, values);
       c->set_output(1, paths);
       return absl::OkStatus();
@@ -85,14 +92,31 @@ class NpyioReadFilesOp : public OpKernel {
                     "NpyioReadFiles: paths must be a vector, got shape ",
                     paths.shape().DebugString())));
     const int64_t n = paths.dim_size(0);
+    auto names = paths.flat<tstring>();
+    Tensor* ok = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &ok));
+    auto oks = ok->flat<bool>();
+    const size_t file_size = header_.size() + payload_;
+    // n * payload_ >= kCheckedBytes, without the product (which may overflow)
+    if (payload_ != 0 && static_cast<size_t>(n) >= static_cast<size_t>(kCheckedBytes) / payload_) {
+      bool any = false;
+      for (int64_t i = 0; i < n && !any; ++i) {
+        std::string path(names(i).data(), names(i).size());
+        any = path.find('\0') == std::string::npos && npyio::has_size(path.c_str(), file_size);
+      }
+      if (!any) {
+        TensorShape none({0});
+        OP_REQUIRES_OK(ctx, none.AppendShapeWithStatus(shape_));
+        Tensor* values = nullptr;
+        OP_REQUIRES_OK(ctx, ctx->allocate_output(0, none, &values));
+        for (int64_t i = 0; i < n; ++i) oks(i) = false;
+        return;
+      }
+    }
     TensorShape out_shape({n});
     OP_REQUIRES_OK(ctx, out_shape.AppendShapeWithStatus(shape_));
     Tensor* values = nullptr;
-    Tensor* ok = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &values));
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &ok));
-    auto names = paths.flat<tstring>();
-    auto oks = ok->flat<bool>();
     uint8_t* base = payload_ == 0 ? nullptr : static_cast<uint8_t*>(values->data());
     const auto* header = reinterpret_cast<const uint8_t*>(header_.data());
     const bool check_bool = dtype_ == tensorflow::DT_BOOL;
