@@ -35,9 +35,12 @@ def worker():
         yield w
 
 
-@pytest.mark.parametrize("pipeline", [bench.NPYIO, *bench.REFERENCES])
+@pytest.mark.parametrize("pipeline", [bench.NATIVE, bench.NPYIO, *bench.REFERENCES, bench.BARE])
 def test_pipeline(benchmark, profile_files, worker, pipeline):
     profile, root = profile_files
-    drain = bench.drains(profile, root, ["graph"], worker)[pipeline]
+    native = pipeline in (bench.NATIVE, bench.BARE)
+    if native and bench.native_off() is not None:
+        pytest.skip(f"npyio's native reader is not active here: {bench.native_off()}")
+    drain = bench.drains(profile, root, ["native"] if native else ["graph"], worker)[pipeline]
     n, _seconds = benchmark(drain)
     assert n == profile.count

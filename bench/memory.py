@@ -7,6 +7,10 @@ If memory is bounded, the peak does not grow with the number of files.
 
     .venv/bin/python bench/memory.py                 # 24 vs 240 files of 4 MiB
     .venv/bin/python bench/memory.py --sizes 24 240 960 --json
+    .venv/bin/python bench/memory.py --shape 16 16 --sizes 800 8000 --backend graph
+
+``--backend`` is `npyio.dataset`'s (default ``native``, npyio's default; each row says which
+reader read: the native reader falls back to ``graph`` where it cannot be had).
 """
 
 from __future__ import annotations
@@ -23,22 +27,24 @@ import os, resource, sys, json
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf
 import npyio
+from npyio._read.backends import usable
 from npyio.cli import pipelines
 
 def rss_mib():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
-root, count = sys.argv[1], int(sys.argv[2])
+root, count, backend = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 xs = [f"{root}/inputs/{i:04d}.npy" for i in range(count)]
 ys = [f"{root}/labels/{i:04d}.npy" for i in range(count)]
-ds = npyio.dataset(xs, ys, batch_size=8)
+ds = npyio.dataset(xs, ys, batch_size=8, backend=backend)
 pipelines.drain(ds.take(2))  # trace and warm up before the baseline reading
 before = rss_mib()
 n, seconds = pipelines.drain(ds)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"files": count, "samples": n, "rss_before_mib": round(before, 1),
-                  "peak_rss_mib": round(peak, 1), "seconds": round(seconds, 2)}))
+print(json.dumps({"files": count, "backend": usable(backend), "samples": n,
+                  "rss_before_mib": round(before, 1), "peak_rss_mib": round(peak, 1),
+                  "seconds": round(seconds, 2)}))
 """
 
 
@@ -55,12 +61,14 @@ def make_files(root: str, count: int, shape: tuple[int, ...]) -> None:
             np.save(os.path.join(root, "labels", f"{i:04d}.npy"), np.zeros(10, np.float32))
 
 
-def measure(sizes: list[int], shape: tuple[int, ...], root: str) -> list[dict[str, float]]:
+def measure(
+    sizes: list[int], shape: tuple[int, ...], root: str, backend: str = "native"
+) -> list[dict[str, float]]:
     make_files(root, max(sizes), shape)
     rows = []
     for count in sizes:
         out = subprocess.run(
-            [sys.executable, "-c", CHILD, root, str(count)],
+            [sys.executable, "-c", CHILD, root, str(count), backend],
             check=True,
             capture_output=True,
             text=True,
@@ -80,17 +88,22 @@ def main(argv: list[str] | None = None) -> int:
         help="input array shape (default 256 256 16: 4 MiB of float32)",
     )
     parser.add_argument("--root", default=None, help="where to write the files (a temp dir)")
+    parser.add_argument("--backend", default="native", help="npyio.dataset's (default native)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        rows = measure(args.sizes, tuple(args.shape), args.root or tmp)
+        rows = measure(args.sizes, tuple(args.shape), args.root or tmp, args.backend)
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        print(f"{'files':>6} {'samples':>8} {'RSS before':>11} {'peak RSS':>10} {'seconds':>8}")
+        print(
+            f"{'files':>6} {'reader':>7} {'samples':>8} {'RSS before':>11} {'peak RSS':>10} "
+            f"{'seconds':>8}"
+        )
         for r in rows:
             print(
-                f"{r['files']:>6} {r['samples']:>8} {r['rss_before_mib']:>8.0f} MiB"
+                f"{r['files']:>6} {r['backend']:>7} {r['samples']:>8} "
+                f"{r['rss_before_mib']:>8.0f} MiB"
                 f" {r['peak_rss_mib']:>6.0f} MiB {r['seconds']:>8.2f}"
             )
     return 0

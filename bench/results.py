@@ -41,6 +41,9 @@ _REFERENCES = {
 }
 _SCALE_ONLY = "np.load loop (no tf.data)"
 _NPYIO = "npyio graph"
+_NATIVE = "npyio native"
+_BARE = "native bare read loop (no tf.data)"
+_DALI = "DALI CPU fn.readers.numpy"
 #: The peers' pipeline names, shortened for a column's name.
 _SHORT = {"DALI CPU fn.readers.numpy": "DALI", "Grain, 16 threads of np.load": "Grain"}
 
@@ -103,10 +106,38 @@ def ratio(value: float) -> str:
     return f"{value:.3g}x" if value < 100 else f"{value:.0f}x"
 
 
+def rate(value: float) -> str:
+    """Samples/s as the tables write them: a whole number with thousands separators."""
+    return f"{value:,.0f}"
+
+
+def native_cells(results: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """A profile's cells of the native reader, where it ran: its samples/s, the graph path's
+    and the bare read loop's, and its ratio to the floor, to the graph path of the same run
+    (the before and after), to the bare loop and to DALI (issue 41's targets; each only where
+    that pipeline ran)."""
+    native = results.get(_NATIVE)
+    if native is None:
+        return {}
+    cells = {"native samples/s": rate(native["samples_per_s"])}
+    for name, column in ((_NPYIO, "graph samples/s"), (_BARE, "bare loop samples/s")):
+        if name in results:
+            cells[column] = rate(results[name]["samples_per_s"])
+    for name, column in (
+        ("floor (read only)", "native vs floor"),
+        (_NPYIO, "native vs graph"),
+        (_BARE, "native vs bare loop"),
+        (_DALI, "native vs DALI"),
+    ):
+        if name in results and results[name]["samples_per_s"] > 0:
+            cells[column] = ratio(native["samples_per_s"] / results[name]["samples_per_s"])
+    return cells
+
+
 def bench_rows(run: dict[str, Any], load: str, command: str) -> list[dict[str, str]]:
-    """The rows of one ``npyio bench --json`` run: per profile, npyio's ratio to each other
-    pipeline it ran (the references by their own fields, every other pipeline, a peer or a
-    new reader, as a column of its own)."""
+    """The rows of one ``npyio bench --json`` run: per profile, npyio graph's ratio to each
+    other pipeline it ran (the references by their own fields, every other pipeline, a peer or
+    a new reader, as a column of its own), then the native reader's cells (`native_cells`)."""
     head = {"date": run["date"], "machine": run["machine"], "load": load, "command": command}
     rows = []
     for profile in dict.fromkeys(r["profile"] for r in run["results"]):
@@ -116,7 +147,7 @@ def bench_rows(run: dict[str, Any], load: str, command: str) -> list[dict[str, s
             continue
         row = {**head, "profile": profile}
         for pipeline, result in results.items():
-            if pipeline in (_NPYIO, _SCALE_ONLY):
+            if pipeline in (_NPYIO, _SCALE_ONLY, _NATIVE, _BARE):
                 continue
             if pipeline in _REFERENCES:
                 field = {"vs py_function": "vs_py_function", "vs floor": "vs_floor"}
@@ -125,7 +156,7 @@ def bench_rows(run: dict[str, Any], load: str, command: str) -> list[dict[str, s
             elif result["samples_per_s"] > 0:
                 short = _SHORT.get(pipeline, pipeline)
                 row[f"vs {short}"] = ratio(npyio["samples_per_s"] / result["samples_per_s"])
-        rows.append(row)
+        rows.append(row | native_cells(results))
     return rows
 
 

@@ -8,6 +8,10 @@ leaves no stale lock), compiles into a temporary file and moves it into place; t
 for it, up to `LOCK_TIMEOUT_S`, and readers of a finished library take no lock. A fresh library
 is loaded first in a child process (`probe`), so that a bad build cannot crash the caller's;
 a marker beside it records that it loaded, and later processes skip the probe.
+
+The same cache directory holds the core's bench driver (`build_driver`: ``src/driver.cc``'s
+``bench`` mode, the kernel's own read loop outside TensorFlow, for ``npyio bench``), built on
+demand under the same lock and keyed with the op: one cache, one key.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -36,6 +40,7 @@ __all__ = [
     "NativeStatus",
     "Toolchain",
     "build",
+    "build_driver",
     "cache_key",
     "cache_root",
     "mode",
@@ -55,7 +60,11 @@ _MODES = {"": "auto", "0": "off", "1": "required"}
 SOURCE_DIR = Path(__file__).with_name("src")
 #: What the library is compiled from (the header is hashed too: it changes what compiles).
 SOURCES = ("npy_read.h", "npy_read.cc", "op.cc")
+#: The bench driver's sources beside the core (TensorFlow-free; hashed into the key too).
+DRIVER_SOURCES = ("driver.cc",)
 LIBRARY = "npyio_native.so"
+#: The core's bench driver, built beside the library (`build_driver`).
+DRIVER = "npyio_driver"
 #: Written beside the library once it loaded in a child process.
 PROBED = "probed"
 #: Written instead when the build or the probe failed, with why, so that later processes of
@@ -65,6 +74,8 @@ FAILED = "failed"
 LOCK_TIMEOUT_S = 600.0
 _POLL_S = 0.1
 _EXTRA_FLAGS = ("-shared", "-fPIC", "-O2", "-DNDEBUG")
+#: The driver's flags: the core optimized as in the op, and threads (it links no TensorFlow).
+_DRIVER_FLAGS = ("-std=c++17", "-O2", "-DNDEBUG", "-pthread")
 _HOW = "run `npyio native --build` to see the whole error"
 
 
@@ -104,6 +115,11 @@ class Toolchain:
         flags = [*self.compile_flags, *self.link_flags, *_EXTRA_FLAGS, *mac]
         return [*shlex.split(self.compiler), *sources, "-o", out, *flags]
 
+    def driver_command(self, out: str) -> list[str]:
+        """The compiler's command line that builds the core's bench driver into ``out``."""
+        sources = [str(SOURCE_DIR / s) for s in (*DRIVER_SOURCES, "npy_read.cc")]
+        return [*shlex.split(self.compiler), *sources, "-o", out, *_DRIVER_FLAGS]
+
 
 class _Unavailable(Exception):
     """The native reader cannot be had here; the message says why (and how to get it)."""
@@ -131,9 +147,9 @@ def cache_root() -> Path:
 
 
 def sources_hash() -> str:
-    """The SHA-256 of the sources, each with its name."""
+    """The SHA-256 of the sources (the op's and the driver's), each with its name."""
     h = hashlib.sha256()
-    for name in SOURCES:
+    for name in (*SOURCES, *DRIVER_SOURCES):
         h.update(name.encode() + b"\0" + (SOURCE_DIR / name).read_bytes() + b"\0")
     return h.hexdigest()
 
@@ -149,6 +165,7 @@ def cache_key(tools: Toolchain, sources: str, version: str) -> str:
     """
     fields = [tools.tf_version, tools.tf_path, tools.compile_flags, tools.link_flags]
     fields += [tools.compiler, tools.compiler_version, sources, version, _EXTRA_FLAGS]
+    fields += [_DRIVER_FLAGS]
     digest = hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:20]
     return f"tf{tools.tf_version}-{digest}"
 
@@ -247,15 +264,17 @@ def _last_lines(text: str, n: int = 3) -> str:
     return " / ".join(lines[-n:]) if lines else "no output"
 
 
-def _compile(tools: Toolchain, lib: Path) -> None:
-    tmp = lib.with_name(f".{LIBRARY}.{os.getpid()}.tmp")
+def _compile(command: Callable[[str], list[str]], out: Path) -> None:
+    """Runs ``command(tmp)`` (a compiler's command line writing ``tmp``), then moves ``tmp``
+    to ``out``: ``out`` is whole or absent."""
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
-        done = subprocess.run(tools.command(str(tmp)), capture_output=True, text=True)
+        done = subprocess.run(command(str(tmp)), capture_output=True, text=True)
         if done.returncode != 0:
             raise _Unavailable(
                 f"the build failed (exit {done.returncode}): {_last_lines(done.stderr)}"
             )
-        os.replace(tmp, lib)
+        os.replace(tmp, out)
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
@@ -310,16 +329,13 @@ def _build(tools: Toolchain, retry: bool) -> Path:
         return lib  # finished: no lock
     if failed.is_file() and not retry:
         raise _Unavailable(f"{failed.read_text().strip()} ({_HOW})")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise _Unavailable(f"cannot create the cache directory {directory}: {e}") from None
+    _make(directory)
     with _locked(directory / "lock", LOCK_TIMEOUT_S):
         if lib.is_file() and probed.is_file():
             return lib  # another process built it while this one waited
         try:
             if not lib.is_file():
-                _compile(tools, lib)
+                _compile(tools.command, lib)
             why = probe(str(lib))
             if why is not None:
                 lib.unlink()
@@ -331,6 +347,37 @@ def _build(tools: Toolchain, retry: bool) -> Path:
             failed.unlink()
         _write(probed, f"{tools.tf_version}\n")
     return lib
+
+
+def _make(directory: Path) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise _Unavailable(f"cannot create the cache directory {directory}: {e}") from None
+
+
+def build_driver() -> str:
+    """Builds the core's bench driver (``src/driver.cc``, TensorFlow-free) into the cache
+    directory of the installed TensorFlow's key if it is not there, and returns its path.
+    ``DRIVER bench THREADS LIST`` reads the files listed in LIST, all of one header, with
+    THREADS threads through the op's own read (``npy_read.cc``), and prints its rate.
+
+    Raises:
+        BackendUnavailableError: with why it cannot be built (no compiler, Windows, a failed
+            build).
+    """
+    try:
+        tools = _toolchain()
+        directory = _key_dir(tools)
+        exe = directory / DRIVER
+        if not exe.is_file():
+            _make(directory)
+            with _locked(directory / "lock", LOCK_TIMEOUT_S):
+                if not exe.is_file():  # or another process built it while this one waited
+                    _compile(tools.driver_command, exe)
+        return str(exe)
+    except _Unavailable as e:
+        raise BackendUnavailableError(f"npyio's native bench driver: {e}") from None
 
 
 # --- loading ----------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""``npyio bench``: npyio against the py_function and from_generator pipelines and the floor.
+"""``npyio bench``: npyio's readers (native and graph, side by side) against the py_function
+and from_generator pipelines, the floor, and the native kernel's own bare read loop.
 
 Every pipeline reads the same files in batches of 8 and is drained with ``Dataset.reduce``
 (no Python per batch, see `npyio.cli.pipelines.drain`). The pipelines run interleaved in
@@ -9,7 +10,9 @@ same rounds: once a from_generator pipeline has run, tf.data pipelines that run 
 process are slower, and ``gc.collect()`` does not reliably undo it (bench/README.md,
 "Isolating from_generator", has the measurements). With ``--peers``, other libraries' readers
 (`npyio.cli.peers`: DALI, Grain) run too, each in a worker process of its own, in the same
-rounds, and `peer_table` shows npyio's ratio to each.
+rounds, and `peer_table` shows npyio's ratio to each. Where the native reader is active,
+`native_table` gives its ratios to the floor, the graph path, the bare loop (`BARE`: the
+kernel's read loop outside tf.data, on every core) and DALI: issue 41's targets.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import tensorflow as tf
 from npyio._data.dataset import dataset
 from npyio.cli import peers, pipelines, sample
 from npyio.cli.args import usage_error
+from npyio.errors import BackendUnavailableError
 
 BATCH = 8
 #: Generators in the interleaved from_generator pipeline. Each generator's Python (its loop,
@@ -49,6 +53,9 @@ BATCH = 8
 GENERATORS = 4
 
 NPYIO = "npyio graph"
+NATIVE = "npyio native"
+#: The native kernel's own read loop over the same files, outside tf.data (`native_drain`).
+BARE = "native bare read loop (no tf.data)"
 PY_FUNCTION = "py_function"
 FLOOR = "floor (read only)"
 GENERATOR = "from_generator"
@@ -81,7 +88,14 @@ NOTES = {
         "not a tf.data pipeline: np.load of each pair in a plain Python loop, no batching, "
         "no parallelism, no tensors; numpy reads straight into its own array. For scale only"
     ),
+    BARE: (
+        "not a tf.data pipeline: the native reader's C++ read (npy_read.cc) in the core's bench "
+        "driver, outside TensorFlow, one thread per core, inputs then labels, one reused "
+        "output buffer per thread; the machine's limit for this read (driver's own timing)"
+    ),
 }
+#: The rows that are no pipeline: for scale, hatched in the chart.
+SCALE_ONLY = (NUMPY_LOOP, BARE)
 
 
 def child_env() -> dict[str, str]:
@@ -113,6 +127,7 @@ class Result:
     vs_floor: float = 0.0
     vs_generator: float = 0.0  # against the faster from_generator pipeline of the profile
     npyio_over: float = 0.0  # "npyio graph"'s samples/s over this row's (0 without npyio graph)
+    native_over: float = 0.0  # "npyio native"'s samples/s over this row's (0 without it)
     note: str = ""
 
 
@@ -143,6 +158,33 @@ def tuned_drain(
 
 #: The tuned npyio row, run through the peers' plumbing (a worker of its own).
 TUNED_PEER = peers.Peer(TUNED, "mallopt", "npyio", "npyio", "npyio.cli.bench:tuned_drain", "")
+
+
+class BareDrain:
+    """Drains the bare read loop (`BARE`: `npyio.cli.pipelines.native_loop`) once with
+    ``threads`` threads (default: every core): ``() -> (samples, seconds)``, like the others.
+    ``peak_rss`` is the driver's (bytes) in the last drain, as a worker's drain carries its
+    worker's. The driver is built first if the cache has none.
+
+    Raises:
+        npyio.BackendUnavailableError: the driver cannot be built (saying why).
+    """
+
+    def __init__(
+        self, inputs: Sequence[str], labels: Sequence[str], threads: int | None = None
+    ) -> None:
+        from npyio._native.library import build_driver
+
+        self.driver = build_driver()
+        self.inputs, self.labels = list(inputs), list(labels)
+        self.threads = threads or os.cpu_count() or 1
+        self.peak_rss = 0
+
+    def __call__(self) -> tuple[int, float]:
+        n, seconds, self.peak_rss = pipelines.native_loop(
+            self.driver, self.inputs, self.labels, self.threads
+        )
+        return n, seconds
 
 
 class Worker:
@@ -277,7 +319,9 @@ def drains(
     Args:
         profile: the dataset's profile.
         root: its directory, as `npyio.cli.sample.ensure` returns it.
-        backends: npyio's backends to measure (``"graph"``, ``"tfio"``).
+        backends: npyio's backends to measure (``"native"``, ``"graph"``, ``"tfio"``); with
+            ``"native"``, the bare read loop (`BARE`) too, unless its driver cannot be built
+            (then a line on stderr says why).
         worker: where the from_generator pipelines run (see `Worker`); without
             one they are left out. Their drains carry the worker's ``peak_rss``.
         peer_workers: each peer to measure (`npyio.cli.peers`), with the worker of its own
@@ -310,6 +354,11 @@ def drains(
     floor = pipelines.floor_pipeline(xs, ys, BATCH)
     out[FLOOR] = functools.partial(pipelines.drain, floor)
     out[NUMPY_LOOP] = functools.partial(timed, pipelines.numpy_loop, xs, ys)
+    if "native" in backends:
+        try:
+            out[BARE] = BareDrain(xs, ys)
+        except BackendUnavailableError as e:
+            print(f"npyio bench: no {BARE} line: {e}", file=sys.stderr)
     return out
 
 
@@ -321,8 +370,9 @@ def timed(load: Callable[..., int], *args: Any) -> tuple[int, float]:
 
 
 def available_backends() -> list[str]:
-    """``["graph"]``, and ``"tfio"`` where tensorflow-io's ops load."""
-    backends = ["graph"]
+    """``"native"`` where npyio's native reader is active (`native_off` says why not), then
+    ``"graph"``, and ``"tfio"`` where tensorflow-io's ops load."""
+    backends = ([] if native_off() else ["native"]) + ["graph"]
     try:
         from npyio._read import tfio
 
@@ -331,6 +381,20 @@ def available_backends() -> list[str]:
     except Exception:
         pass
     return backends
+
+
+def native_off() -> str | None:
+    """None where npyio's native reader is active here (built, or built now, and loaded), else
+    why not (``NPYIO_NATIVE=0``, no compiler, a failed build), for the line that says the bench
+    measures the graph path only."""
+    from npyio._native import library
+
+    try:
+        if library.ops() is not None:
+            return None
+    except (BackendUnavailableError, ValueError) as e:  # NPYIO_NATIVE=1 or a bad value
+        return str(e)
+    return library.status().reason or "it did not load"
 
 
 def run(
@@ -367,6 +431,9 @@ def run(
     """
     wanted = peers.require(peer_names) + ([TUNED_PEER] if tuned else [])
     backends = backends or available_backends()
+    if "native" not in backends:
+        why = native_off() or "not asked for"
+        print(f"npyio bench: npyio native not measured ({why}): graph path only", file=sys.stderr)
     results: list[Result] = []
     with contextlib.ExitStack() as stack:
         worker = stack.enter_context(Worker())
@@ -434,6 +501,8 @@ def set_rates(rows: Iterable[Result], count: int, pair_bytes: float) -> None:
         row.vs_generator = row.samples_per_s / max(generators) if generators else 0.0
         if NPYIO in by_name:
             row.npyio_over = by_name[NPYIO].samples_per_s / row.samples_per_s
+        if NATIVE in by_name:
+            row.native_over = by_name[NATIVE].samples_per_s / row.samples_per_s
 
 
 def machine() -> str:
@@ -471,6 +540,39 @@ def table(results: list[Result]) -> str:
     return "\n".join(lines + (["", *notes] if notes else []))
 
 
+#: `native_table`'s ratios: the column's name and the row native is divided by (issue 41's
+#: targets: the floor, the graph path of the same run, the bare loop, DALI's CPU reader).
+NATIVE_RATIOS = (
+    ("native / floor", FLOOR),
+    ("native / graph", NPYIO),
+    ("native / bare loop", BARE),
+    ("native / DALI", peers.PEERS["dali"].name),
+)
+
+
+def native_table(results: list[Result]) -> str:
+    """npyio native beside npyio graph and the bare read loop, a row per profile: samples/s
+    and native's ratio to the floor, the graph path, the bare loop and DALI (``-`` where that
+    row did not run: DALI without ``--peers dali``). Empty when native did not run."""
+    if not any(r.pipeline == NATIVE for r in results):
+        return ""
+    rates = (NATIVE, NPYIO, BARE)
+    names = [n for n, _ in NATIVE_RATIOS]
+    lines = [
+        "| profile | " + " | ".join(f"{n} samples/s" for n in rates) + " | "
+        + " | ".join(names) + " |",
+        "|---|" + "---:|" * (len(rates) + len(names)),
+    ]  # fmt: skip
+    for profile in dict.fromkeys(r.profile for r in results):
+        rows = {r.pipeline: r for r in results if r.profile == profile}
+        if NATIVE not in rows:
+            continue
+        cells = [f"{rows[n].samples_per_s:,.0f}" if n in rows else "-" for n in rates]
+        cells += [f"{rows[k].native_over:.2f}x" if k in rows else "-" for _, k in NATIVE_RATIOS]
+        lines.append(f"| {profile} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def peer_table(results: list[Result]) -> str:
     """npyio beside the floor and the peers, a row per profile, with npyio's ratio to each
     peer: the table of bench/README.md's "Peers". Empty when no peer was measured."""
@@ -478,19 +580,25 @@ def peer_table(results: list[Result]) -> str:
     if not shown:
         return ""
     names = [p.name for p in shown]
-    columns = [NPYIO, *([TUNED] if any(r.pipeline == TUNED for r in results) else []), FLOOR]
-    columns += names
+    native = any(r.pipeline == NATIVE for r in results)
+    columns = [*([NATIVE] if native else []), NPYIO]
+    columns += [*([TUNED] if any(r.pipeline == TUNED for r in results) else []), FLOOR, *names]
+    # native's ratio to each peer where it ran, then the graph path's (npyio's before it).
+    ratio_of = [("native", "native_over")] if native else []
+    ratio_of += [("npyio", "npyio_over")]
+    heads = [f"{who} / {p.short}" for who, _ in ratio_of for p in shown]
     lines = [
-        "| profile | "
-        + " | ".join(columns)
-        + "".join(f" | npyio / {p.short}" for p in shown)
-        + " |",
-        "|---|" + "---:|" * (len(columns) + len(names)),
+        "| profile | " + " | ".join(columns + heads) + " |",
+        "|---|" + "---:|" * (len(columns) + len(heads)),
     ]
     for profile in dict.fromkeys(r.profile for r in results):
         rows = {r.pipeline: r for r in results if r.profile == profile}
         rates = [f"{rows[c].samples_per_s:,.0f}" if c in rows else "-" for c in columns]
-        ratios = [f"{rows[n].npyio_over:.2f}x" if n in rows else "-" for n in names]
+        ratios = [
+            f"{getattr(rows[n], attr):.2f}x" if n in rows else "-"
+            for _, attr in ratio_of
+            for n in names
+        ]
         lines.append(f"| {profile} | " + " | ".join(rates + ratios) + " |")
     return "\n".join(lines)
 
@@ -523,8 +631,8 @@ def plot(results: list[Result], path: str) -> Any:
     """A bar chart of samples/s relative to the floor, one group per profile, written to
     ``path``; returns the matplotlib figure.
 
-    The np.load loop is hatched, in grey, and footnoted: it is no tf.data pipeline, and a bar
-    like the others would read as one.
+    The np.load loop and the bare read loop (`SCALE_ONLY`) are hatched, in grey, and
+    footnoted: they are no tf.data pipeline, and a bar like the others would read as one.
 
     Raises:
         SystemExit: when matplotlib is not installed.
@@ -544,9 +652,11 @@ def plot(results: list[Result], path: str) -> Any:
     ax.set_ylabel("throughput / read-only floor")
     ax.set_title(f"npyio bench, batches of {BATCH} ({_today()})")
     ax.legend(fontsize=8)
-    if NUMPY_LOOP in names:
-        fig.text(0.01, 0.01, f"* {NOTES[NUMPY_LOOP]}.", fontsize=7.5, color="0.3", wrap=True)
-        fig.tight_layout(rect=(0, 0.05, 1, 1))
+    scale = [n for n in SCALE_ONLY if n in names]
+    if scale:
+        text = "\n".join(f"{'*' * (SCALE_ONLY.index(n) + 1)} {NOTES[n]}." for n in scale)
+        fig.text(0.01, 0.01, text, fontsize=7.5, color="0.3", wrap=True)
+        fig.tight_layout(rect=(0, 0.05 * len(scale), 1, 1))
     else:
         fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -554,13 +664,14 @@ def plot(results: list[Result], path: str) -> Any:
 
 
 def _bar_style(name: str) -> dict[str, Any]:
-    """A pipeline's bars: the default style, but the np.load loop hatched and starred."""
-    if name == NUMPY_LOOP:
+    """A pipeline's bars: the default style, but the rows that are no pipeline (`SCALE_ONLY`)
+    hatched and starred (one star for the first, two for the second, as their footnotes)."""
+    if name in SCALE_ONLY:
         return {
-            "label": f"{name} *",
+            "label": f"{name} {'*' * (SCALE_ONLY.index(name) + 1)}",
             "color": "white",
             "edgecolor": "0.4",
-            "hatch": "///",
+            "hatch": ("///", "xxx")[SCALE_ONLY.index(name)],
             "linewidth": 0.8,
         }
     return {"label": name}
@@ -593,8 +704,9 @@ def command(args: argparse.Namespace) -> int:
     else:
         print(f"{_today()}, {machine()}, batches of {BATCH}, median of {args.rounds} rounds\n")
         print(table(results))
-        if peer_table(results):
-            print(f"\n{peer_table(results)}")
+        for extra in (native_table(results), peer_table(results)):
+            if extra:
+                print(f"\n{extra}")
     if args.plot:
         plot(results, args.plot)
         print(f"plot written to {args.plot}", file=sys.stderr)

@@ -4,7 +4,9 @@
 ``generator_pipeline`` is the other one users build when they want tf.data over ``np.load``
 (``Dataset.from_generator``, optionally several generators interleaved); ``floor_pipeline`` reads
 every byte of both files and decodes nothing, the floor no decoder can beat. ``numpy_loop`` is
-no pipeline at all: numpy's own reader in one Python thread, for scale only.
+no pipeline at all: numpy's own reader in one Python thread, for scale only. ``native_loop`` is
+none either: the native reader's own C++ read loop (`npyio._native.library.build_driver`) over
+the same files, outside TensorFlow, on every core: what tf.data still costs above it.
 
 ``py_function_pipeline``, ``floor_pipeline`` and ``numpy_loop`` also take ``labels=None`` (inputs
 alone) and paths on any TensorFlow file system (``gs://``: opened with ``tf.io.gfile``, as a user's
@@ -13,6 +15,9 @@ py_function would), so that ``npyio bench INPUTS [LABELS]`` measures a user's ow
 
 from __future__ import annotations
 
+import os
+import subprocess
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 
@@ -146,6 +151,70 @@ def numpy_loop(inputs: Sequence[str], labels: Sequence[str] | None) -> int:
             load_path(path)
         n += 1
     return n
+
+
+def native_loop(
+    driver: str, inputs: Sequence[str], labels: Sequence[str] | None, threads: int
+) -> tuple[int, float, int]:
+    """The native kernel's own read loop (``driver bench THREADS LIST``, the bench driver of
+    `npyio._native.library.build_driver`) over the inputs, then over the labels, each with
+    ``threads`` threads: no tf.data, no tensors, one output buffer per thread reused for every
+    file. Returns the number of samples, the seconds the driver timed its two loops (its start
+    and the list's reading not counted) and its peak RSS in bytes (the larger of its two
+    runs).
+
+    Raises:
+        RuntimeError: the driver failed, or read a file it doubted (the sample files are all
+            valid: a doubt means the figure would not be a read of every file), naming the
+            list.
+    """
+    total, peak = 0.0, 0
+    with tempfile.TemporaryDirectory(prefix="npyio-bare-") as tmp:
+        for side, paths in zip(("inputs", "labels"), _parts(inputs, labels)):
+            listing = os.path.join(tmp, side)
+            with open(listing, "w") as f:
+                f.write("".join(f"{p}\n" for p in paths))
+            seconds, rss = _run_driver(driver, threads, listing, len(paths))
+            total += seconds
+            peak = max(peak, rss)
+    return len(inputs), total, peak
+
+
+def _run_driver(driver: str, threads: int, listing: str, count: int) -> tuple[float, int]:
+    """One ``driver bench``: the seconds it timed, and its peak RSS in bytes as last seen in
+    ``/proc/PID/status`` (``VmHWM``, polled while it runs; 0 where there is no ``/proc`` or it
+    ended before the first look). Not ``wait4``'s ``ru_maxrss``: Linux counts in it the
+    parent's memory at the fork, a whole TensorFlow process."""
+    with tempfile.TemporaryFile(mode="w+") as out:
+        proc = subprocess.Popen(
+            [driver, "bench", str(threads), listing], stdout=out, stderr=subprocess.STDOUT
+        )
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, _high_water(proc.pid))
+            time.sleep(0.001)
+        out.seek(0)
+        text = out.read()
+    words = text.split()
+    fields = dict(zip(words[::2], words[1::2]))
+    if proc.returncode != 0 or fields.get("ok") != str(count):
+        raise RuntimeError(
+            f"{listing}: the native bench driver exited {proc.returncode} and read "
+            f"{fields.get('ok', 'no')} of {count} files: {text.strip()[-500:]}"
+        )
+    return float(fields["seconds"]), peak
+
+
+def _high_water(pid: int) -> int:
+    """``VmHWM`` of process ``pid`` in bytes; 0 where it cannot be read (gone, no /proc)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def drain(ds: tf.data.Dataset) -> tuple[int, float]:

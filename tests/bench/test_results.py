@@ -97,21 +97,50 @@ def test_a_bench_run_is_rows_per_profile_and_a_new_pipeline_is_a_new_column(tmp_
     results = load("results")
     run = json.loads((REPO / "docs" / "bench" / "run.json").read_text())
     npyio = next(r for r in run["results"] if r["pipeline"] == "npyio graph")
-    native = {**npyio, "pipeline": "npyio native", "samples_per_s": npyio["samples_per_s"] / 2}
-    run["results"].append(native)
+    tfio = {**npyio, "pipeline": "npyio tfio", "samples_per_s": npyio["samples_per_s"] / 2}
+    run["results"].append(tfio)
     rows = results.bench_rows(run, "idle", "`npyio bench`")
     assert [r["profile"] for r in rows] == ["small", "medium"]
     small = rows[0]
     assert small["date"] == run["date"] and small["machine"] == run["machine"]
     assert small["vs py_function"] == results.ratio(npyio["vs_py_function"])
     assert small["vs floor"] == results.ratio(npyio["vs_floor"])
-    assert small["vs npyio native"] == "2x"
-    assert "vs npyio native" not in rows[1]
+    assert small["vs npyio tfio"] == "2x"
+    assert "vs npyio tfio" not in rows[1]
+    assert not any(k.startswith("native") for k in small)  # no native reader in that run
 
     (tmp_path / "t.json").write_text(json.dumps({"title": "T", "about": "A.", "rows": []}))
     results.record("t", rows, tmp_path)
     md = (tmp_path / "t.md").read_text()
-    assert md.splitlines()[6].endswith("| vs npyio native |")
+    assert md.splitlines()[6].endswith("| vs npyio tfio |")
     assert md == results.markdown(results.load("t", tmp_path))
     with pytest.raises(ValueError, match="without load"):
         results.record("t", [{**small, "load": ""}], tmp_path)
+
+
+def test_the_native_readers_cells_are_its_rates_and_its_ratios_to_each_target():
+    results = load("results")
+    run = json.loads((REPO / "docs" / "bench" / "run.json").read_text())
+    small = [r for r in run["results"] if r["profile"] == "small"]
+    graph = next(r for r in small if r["pipeline"] == "npyio graph")
+    floor = next(r for r in small if r["pipeline"] == "floor (read only)")
+    rate = graph["samples_per_s"]
+    extra = [
+        {**graph, "pipeline": "npyio native", "samples_per_s": rate * 2.5},
+        {**graph, "pipeline": "native bare read loop (no tf.data)", "samples_per_s": rate * 5},
+        {**graph, "pipeline": "DALI CPU fn.readers.numpy", "samples_per_s": rate},
+    ]
+    run["results"] = small + extra
+    (row,) = results.bench_rows(run, "idle", "`npyio bench`")
+    assert row["native samples/s"] == f"{rate * 2.5:,.0f}"
+    assert row["graph samples/s"] == f"{rate:,.0f}"
+    assert row["bare loop samples/s"] == f"{rate * 5:,.0f}"
+    assert row["native vs graph"] == "2.5x" and row["native vs DALI"] == "2.5x"
+    assert row["native vs bare loop"] == "0.5x"
+    assert row["native vs floor"] == results.ratio(rate * 2.5 / floor["samples_per_s"])
+    assert row["vs DALI"] == "1x"  # the graph path's, as before
+    assert "vs npyio native" not in row and "vs native bare read loop (no tf.data)" not in row
+    # Without DALI (not installed), its column stays empty.
+    run["results"] = small + extra[:2]
+    (row,) = results.bench_rows(run, "idle", "`npyio bench`")
+    assert "native vs DALI" not in row and row["native vs bare loop"] == "0.5x"

@@ -248,3 +248,99 @@ def test_command_without_profiles_runs_every_profile(monkeypatch, capsys):
     args = argparse.Namespace(profiles=None, rounds=1, count=None, cache=None, json=True,
                               plot=None, peers=None, mallopt=False)  # fmt: skip
     assert bench.command(args) == 0 and seen == [["small", "medium", "large"]]
+
+
+# --- npyio native, and the native kernel's bare read loop ------------------------------------
+def _native_or_skip() -> None:
+    why = bench.native_off()
+    if why is not None:
+        pytest.skip(f"npyio's native reader is not active here: {why}")
+
+
+def test_native_graph_and_the_bare_loop_are_measured_side_by_side(small):
+    _native_or_skip()
+    profile, root = small
+    assert bench.available_backends()[:2] == ["native", "graph"]
+    runs = bench.drains(profile, root, ["native", "graph"])
+    assert {bench.NATIVE, bench.NPYIO, bench.BARE} <= set(runs)
+    rows = bench.measure_rounds("small", profile.count, runs, 1, lambda m: None)
+    bench.set_rates(rows.values(), profile.count, profile.pair_bytes)
+    native, graph, bare = rows[bench.NATIVE], rows[bench.NPYIO], rows[bench.BARE]
+    for row in rows.values():
+        assert row.samples_per_s > 0 and row.native_over > 0 and row.peak_rss_mib > 0
+    assert native.native_over == pytest.approx(1.0)
+    assert graph.native_over == pytest.approx(native.samples_per_s / graph.samples_per_s)
+    assert bare.native_over == pytest.approx(native.samples_per_s / bare.samples_per_s)
+    assert bare.note == bench.NOTES[bench.BARE]
+    assert bare.peak_rss_mib < 100  # the driver's own (no TensorFlow), not this process's
+    lines = bench.native_table(list(rows.values())).splitlines()
+    assert lines[0] == (
+        f"| profile | {bench.NATIVE} samples/s | {bench.NPYIO} samples/s | {bench.BARE} "
+        "samples/s | native / floor | native / graph | native / bare loop | native / DALI |"
+    )
+    assert lines[2].startswith(f"| small | {native.samples_per_s:,.0f} | ")
+    assert lines[2].endswith(f" | {bare.native_over:.2f}x | - |")  # DALI did not run
+    assert f"- {bench.BARE}: not a tf.data pipeline" in bench.table(list(rows.values()))
+
+
+def test_the_bare_loop_reads_every_file_or_raises_naming_its_list(small, tmp_path):
+    _native_or_skip()
+    profile, root = small
+    xs, ys = sample.paths(profile, root)
+    drain = bench.BareDrain(xs, ys, threads=2)
+    n, seconds = drain()
+    assert n == profile.count and seconds > 0
+    short = tmp_path / "short.npy"
+    short.write_bytes(Path(xs[0]).read_bytes()[:-4])  # a file the kernel doubts
+    with pytest.raises(RuntimeError, match=r"/inputs: the native bench driver exited 0 and read"):
+        bench.BareDrain([*xs, str(short)], [*ys, ys[0]])()
+
+
+def test_with_native_off_the_bench_measures_the_graph_path_and_says_so(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("NPYIO_NATIVE", "0")
+    assert bench.native_off() == "NPYIO_NATIVE=0"
+    assert "native" not in bench.available_backends()
+    results = bench.run(["small"], rounds=1, root=str(tmp_path), counts={"small": 8},
+                        log=lambda m: None)  # fmt: skip
+    names = {r.pipeline for r in results}
+    assert bench.NPYIO in names and not names & {bench.NATIVE, bench.BARE}
+    assert all(r.native_over == 0 for r in results)
+    assert bench.native_table(results) == ""
+    assert "npyio native not measured (NPYIO_NATIVE=0): graph path only" in capsys.readouterr().err
+
+
+def native_results() -> list[bench.Result]:
+    rows = [bench.Result("small", bench.NATIVE, 8, samples_per_s=300, native_over=1.0),
+            *results(), bench.Result("small", bench.BARE, 8, samples_per_s=600)]  # fmt: skip
+    for row in rows:
+        row.native_over = 300 / row.samples_per_s
+        row.npyio_over = 90 / row.samples_per_s
+    return rows
+
+
+def test_native_table_gives_issue_41s_ratios_per_profile():
+    lines = bench.native_table(native_results()).splitlines()
+    assert lines[2] == "| small | 300 | 90 | 600 | 3.00x | 3.33x | 0.50x | - |"
+    assert bench.native_table(results()) == ""  # no native row
+
+
+def test_peer_table_gives_native_and_graph_ratios_to_each_peer(monkeypatch):
+    monkeypatch.setattr(peers, "PEERS", {"stub": STUB})
+    rows = [*native_results(), bench.Result("small", STUB.name, 8, samples_per_s=150)]
+    rows[-1].native_over, rows[-1].npyio_over = 2.0, 0.6
+    lines = bench.peer_table(rows).splitlines()
+    assert lines[0] == (
+        "| profile | npyio native | npyio graph | floor (read only) | stub peer "
+        "| native / Stub | npyio / Stub |"
+    )
+    assert lines[2] == "| small | 300 | 90 | 100 | 150 | 2.00x | 0.60x |"
+
+
+def test_plot_hatches_the_bare_loop_too(tmp_path):
+    fig = bench.plot(native_results(), str(tmp_path / "bench.png"))
+    bars = {c.get_label(): c for c in fig.axes[0].containers}
+    assert bars[f"{bench.BARE} **"].patches[0].get_hatch() == "xxx"
+    assert bars[bench.NATIVE].patches[0].get_hatch() is None
+    assert any("** not a tf.data pipeline: the native" in t.get_text() for t in fig.texts)

@@ -18,9 +18,13 @@ def test_demo_end_to_end(tmp_path, capsys):
     assert "writing 20 pairs" in first.err + first.out
     assert "dataset: 20 pairs in " in out
     assert "first batch: inputs (8, 64, 64, 3) float32, labels (8, 10) float32" in out
-    lines = [line.split() for line in out.splitlines() if "samples/s" in line]
-    assert [line[0] for line in lines] == ["npyio", "py_function(np.load)"]
-    assert all(line[1] == "20" for line in lines), lines
+    lines = re.findall(r"^  (\S+(?: \S+)?) +([\d,]+) samples ", out, re.MULTILINE)
+    native = demo.reader_line("native") in out
+    names = ["npyio native", "npyio graph"] if native else ["npyio graph"]
+    assert [name for name, _ in lines] == [*names, "py_function(np.load)"]
+    assert all(n == "20" for _, n in lines), lines
+    if native:
+        assert re.search(r"^  npyio native / graph path: \d+\.\d\dx$", out, re.MULTILINE), out
     # the ratio names the load it was measured under (whatever its value)
     load = r"\d+ cores, 1-min load average \d+\.\d\d before the epochs, \d+\.\d\d after"
     assert re.search(rf"^  npyio / py_function: \d+\.\d\dx \({load}\)$", out, re.MULTILINE), out
@@ -50,3 +54,11 @@ def test_demo_load(monkeypatch):
 
     monkeypatch.setattr(os, "getloadavg", unavailable)
     assert demo._load_average() is None
+
+
+def test_demo_says_which_reader_read(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("NPYIO_NATIVE", "0")
+    assert cli.main(["demo", "--count", "5", "--cache", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "reader: graph (the native reader is off: NPYIO_NATIVE=0)\n" in out
+    assert "npyio native" not in out and "  npyio graph " in out

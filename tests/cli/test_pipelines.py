@@ -113,3 +113,25 @@ def test_without_labels_and_of_other_dtypes_on_any_file_system(tmp_path):
     assert lengths.tolist() == [128 + 12] * 5  # header and payload of each input alone
     assert pipelines.numpy_loop(xs, None) == 5
     assert pipelines.load_path(xs[3]).tolist() == [[3] * 3] * 2
+
+
+def test_native_loop_reads_inputs_alone_or_pairs_with_the_drivers_timing(tmp_path):
+    from npyio._native.library import build_driver
+    from npyio.errors import BackendUnavailableError
+
+    try:
+        driver = build_driver()
+    except BackendUnavailableError as e:
+        pytest.skip(str(e))
+    xs = []
+    for i in range(5):
+        np.save(tmp_path / f"x{i}.npy", np.full((3, 3), i, "float32"))
+        np.save(tmp_path / f"y{i}.npy", np.int64(i))
+        xs.append(str(tmp_path / f"x{i}.npy"))
+    ys = [x.replace("/x", "/y") for x in xs]
+    n, seconds, _ = pipelines.native_loop(driver, xs, None, 1)
+    assert n == 5 and seconds > 0
+    n, seconds, _ = pipelines.native_loop(driver, xs, ys, 2)
+    assert n == 5 and seconds > 0
+    with pytest.raises(RuntimeError, match=r"/labels: .* read 4 of 5 files"):
+        pipelines.native_loop(driver, xs, [*ys[:4], xs[0]], 2)  # an input among the labels
