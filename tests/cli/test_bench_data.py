@@ -110,7 +110,7 @@ def test_bench_of_a_thousand_files_measures_the_sample_only(thousand, tmp_path, 
     assert "2 files per sample, mean file 140 B" in out
     table = [line.strip("| ").split(" | ") for line in out.splitlines() if line.startswith("| ")]
     rows = {cells[0]: cells for cells in table}
-    names = [bench.NPYIO, bench.PY_FUNCTION, bench.FLOOR, bench.NUMPY_LOOP,
+    names = [bench.NPYIO, bench.NATIVE, bench.PY_FUNCTION, bench.FLOOR, bench.NUMPY_LOOP,
              bench_data.PACKED, bench_data.PACKED_FLOOR]  # fmt: skip
     assert list(rows)[1:] == names
     assert rows["pipeline"][3:] == ["vs py_function", "vs floor"]
