@@ -46,14 +46,16 @@ demo: $(STAMP)
 # What differs on the oldest supported TensorFlow (2.16), so what its leg runs: npyio/_tf.py's
 # raw ops and TensorFlow's error texts (test_tf, test_errors, the readers and the graph parser,
 # the native reader's build against 2.16's headers and its op (tests/native, tests/read),
-# the pipeline's errors and maps), tensorflow-io (its tests, in read/ and the two files with tfio
-# cases: they fail, not skip, if its ops do not load), the install's pins, every option on every
-# source kind once (test_capabilities), Keras 3 there, and a seed's shuffle orders (the same
-# numbers on both versions). The rest is TensorFlow-version-free plumbing, run on 2.21 alone.
+# the pipeline's errors and maps), tensorflow-io (its tests, in read/, the two files with tfio
+# cases and npyio bench's tfio peer: they fail, not skip, if its ops do not load), the install's
+# pins, every option on every source kind once (test_capabilities), Keras 3 there, and a seed's
+# shuffle orders (the same numbers on both versions). The rest is TensorFlow-version-free
+# plumbing, run on 2.21 alone.
 TF216_TESTS := tests/test_tf.py tests/test_errors.py tests/test_install.py tests/read tests/graph tests/native \
 	tests/format/test_header_styles.py tests/data/test_dataset_errors.py tests/data/test_map.py \
 	tests/data/test_capabilities.py tests/data/test_directory_keras.py \
-	"tests/data/test_shuffle.py::test_a_seed_gives_the_same_orders_on_every_tensorflow"
+	"tests/data/test_shuffle.py::test_a_seed_gives_the_same_orders_on_every_tensorflow" \
+	"tests/cli/test_bench.py::test_an_installed_peer_reads_every_sample_in_its_worker[tfio]"
 
 ## make test: the lint, the strict docs build, the whole suite on the current TensorFlow, then
 ## what differs on the oldest supported one (TF 2.16, TF216_TESTS), where tensorflow-io's tests

@@ -183,7 +183,7 @@ BENCH = CommandSpec(
             "--peers",
             metavar="dali,grain",
             help="also measure these peers, each in a process of its own (pip install "
-            "'npyio[peers]')",
+            "'npyio[peers]'); tfio too, on TensorFlow 2.16 (pip install 'npyio[tfio]')",
         ),
         option(
             "--mallopt",

@@ -7,12 +7,15 @@ shares the machine's state with them but not its process: no peer's threads, all
 libraries can touch npyio's figures, nor npyio's theirs. This module imports neither TensorFlow
 nor any peer at import time: a peer's worker loads only the peer's library.
 
-Peers (``pip install 'npyio[peers]'``):
+Peers (``pip install 'npyio[peers]'``; tfio: ``pip install 'npyio[tfio]'``, TensorFlow 2.16 only):
 
 - ``dali``: NVIDIA DALI's ``fn.readers.numpy``, on the CPU (``device_id=None``), one reader
   for the inputs and one for the labels in one pipeline, ``num_threads`` = the cores.
 - ``grain``: Grain's ``MapDataset`` over ``np.load`` of each pair, batched by Grain
   (``np.stack``), read by ``GRAIN_THREADS`` threads.
+- ``tfio``: tensorflow-io's ``IO>NumpyRead`` op, raw (without the ``"tfio"`` backend's guard),
+  in a tf.data parallel map, ``batch``, ``prefetch``: what a tensorflow-io user writes. Its
+  last release loads only with TensorFlow 2.16.
 
 `mallopt` raises glibc's allocator thresholds (`MALLOPT`) in a process, for the benchmarks that
 measure whether they pay (``npyio bench --mallopt``, ``bench/where.py``).
@@ -55,8 +58,8 @@ GRAIN_THREADS = 16
 
 @dataclass(frozen=True)
 class Peer:
-    """A peer: its row in the table, its short name (in ratios), what it needs, and where its
-    worker builds it.
+    """A peer: its row in the table, its short name (in ratios), what it needs (its module,
+    its package and the npyio extra that installs it), and where its worker builds it.
 
     ``builder`` is ``"module:function"``; the function takes ``inputs``, ``labels`` and
     ``batch_size`` and returns a drain: ``() -> (samples, seconds)`` over one epoch.
@@ -68,6 +71,7 @@ class Peer:
     package: str
     builder: str
     note: str
+    extra: str = "peers"
 
 
 PEERS = {
@@ -90,6 +94,17 @@ PEERS = {
         "npyio.cli.peers:grain_drain",
         f"Grain's MapDataset over np.load of each pair, batch 8 (np.stack), "
         f"to_iter_dataset with {GRAIN_THREADS} read threads; in a worker process of its own",
+    ),
+    "tfio": Peer(
+        "tensorflow-io IO>NumpyRead",
+        "tfio",
+        "tensorflow_io",
+        "tensorflow-io",
+        "npyio.cli.peers:tfio_drain",
+        "tensorflow-io 0.37's IO>NumpyRead op, raw (no guard: the sample files are numpy's own, "
+        "which it reads), in a parallel map (AUTOTUNE), batch 8, prefetch (AUTOTUNE); loads "
+        "only with TensorFlow 2.16; in a worker process of its own",
+        extra="tfio",
     ),
 }
 
@@ -117,7 +132,7 @@ def require(names: Sequence[str]) -> list[Peer]:
         if not installed(peer):
             raise SystemExit(
                 f"--peers {name} needs {peer.package}, which is not installed: "
-                "pip install 'npyio[peers]'"
+                f"pip install 'npyio[{peer.extra}]'"
             )
         out.append(peer)
     return out
@@ -176,6 +191,42 @@ def grain_drain(inputs: Sequence[str], labels: Sequence[str], batch_size: int) -
         return n, time.perf_counter() - start
 
     return drain
+
+
+def tfio_drain(inputs: Sequence[str], labels: Sequence[str], batch_size: int) -> Drain:
+    """tensorflow-io's ``IO>NumpyRead`` of each pair in a tf.data pipeline; a drain reads one
+    epoch with ``Dataset.reduce``, as npyio's rows are drained.
+
+    Each part's shape and dtype come from its first file, as a user would give them.
+    """
+    import functools
+
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow_io.python.ops import core_ops
+
+    from npyio.cli import pipelines
+
+    zero = tf.constant(0, tf.int64)
+
+    def reader(first: str) -> Callable[[tf.Tensor], tf.Tensor]:
+        array = np.load(first, mmap_mode="r")
+        shape, dtype = tuple(array.shape), tf.as_dtype(array.dtype)
+
+        def read(path: tf.Tensor) -> tf.Tensor:
+            out = core_ops.io_numpy_read(
+                address=zero, filename=path, array="", shape=shape, start=zero,
+                stop=tf.constant(-1, tf.int64), dtype=dtype,
+            )  # fmt: skip
+            return tf.reshape(out, shape)
+
+        return read
+
+    read_x, read_y = reader(inputs[0]), reader(labels[0])
+    ds = tf.data.Dataset.from_tensor_slices((list(inputs), list(labels)))
+    ds = ds.map(lambda x, y: (read_x(x), read_y(y)), num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+    return functools.partial(pipelines.drain, ds)
 
 
 #: glibc ``mallopt`` parameters (malloc.h) and the values of the environment variables

@@ -109,7 +109,8 @@ def test_drains_hold_every_pipeline_and_deliver_every_sample(small, worker):
     assert set(bench.drains(profile, root, ["graph"])) == ALL_PIPELINES - set(bench.GENERATOR_KEYS)
 
 
-@pytest.mark.parametrize("name", ["dali", "grain"])
+# tfio runs in the TF 2.16 leg (NPYIO_TFIO=1, tests/conftest.py), where it must load, not skip
+@pytest.mark.parametrize("name", ["dali", "grain", pytest.param("tfio", marks=pytest.mark.tfio)])
 def test_an_installed_peer_reads_every_sample_in_its_worker(name, small):
     peer = peers.PEERS[name]
     if not peers.installed(peer):

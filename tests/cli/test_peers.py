@@ -15,12 +15,14 @@ import pytest
 from npyio.cli import bench, peers
 
 
-@pytest.mark.parametrize("name", ["dali", "grain"])
-def test_a_peer_that_is_not_installed_is_named_with_its_extra(name, monkeypatch):
+@pytest.mark.parametrize(
+    ("name", "extra"), [("dali", "peers"), ("grain", "peers"), ("tfio", "tfio")]
+)
+def test_a_peer_that_is_not_installed_is_named_with_its_extra(name, extra, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda module: None)
     package = peers.PEERS[name].package
     with pytest.raises(SystemExit, match=rf"--peers {name} needs {package}, which is not "
-                       r"installed: pip install 'npyio\[peers\]'"):  # fmt: skip
+                       rf"installed: pip install 'npyio\[{extra}\]'"):  # fmt: skip
         bench.run(["small"], peer_names=[name], log=lambda m: None)
 
 
