@@ -268,6 +268,10 @@ def build(plan: DatasetPlan | PackPlan, finish: Finish | None = None) -> tf.data
         ds = finish(ds)
     if plan.loader.prefetch:
         ds = ds.prefetch(plan.loader.prefetch)
+    if not read.capabilities.autotune:  # a caller's own with_options can turn it back on
+        options = tf.data.Options()
+        options.autotune.enabled = False
+        ds = ds.with_options(options)
     one_request = one_get and not read.report
     blocks = not one_request or any(s.hint is None or s.member is not None for s in plan.specs)
     return for_storage(source.anchor(ds), firsts, blocks)

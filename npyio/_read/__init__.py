@@ -53,6 +53,11 @@ class Capabilities:
         fallback: The backend that reads a plan this one does not serve (by the capabilities
             above), or None: the plan then reads through ``fallback``, decided when it is
             made (`choose_backend`).
+        autotune: tf.data's autotuning serves its pipelines. Without it, the pipeline turns it
+            off (its AUTOTUNE parallelism and prefetch then stay at their starting values):
+            for the native reader that reads as fast, and an iterator's deletion, at each
+            epoch's end, no longer waits for autotune's next tick (bench/README.md, "Short
+            epochs").
         rows: Reads row ranges of files, for ``npyio.rows`` and packed directories
             (`npyio._read.backends.row_reader` gives its reader of them); False unless the
             backend says so.
@@ -68,6 +73,7 @@ class Capabilities:
     any_shape: bool = True
     reports: bool = True
     fallback: str | None = None
+    autotune: bool = True
     rows: bool = False
 
 
@@ -92,6 +98,7 @@ CAPABILITIES = {
         any_shape=False,
         reports=False,
         fallback="graph",
+        autotune=False,
     ),
     "graph": Capabilities(
         fetches=True,

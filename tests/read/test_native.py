@@ -158,3 +158,18 @@ def test_without_a_compiler_a_dataset_reads_through_the_graph_path_and_says_why_
     assert required.returncode != 0
     why = "npyio's native reader (NPYIO_NATIVE=1) is not available: no C++ compiler on PATH"
     assert f"BackendUnavailableError: {why}" in required.stderr, required.stderr[-3000:]
+
+
+def test_native_pipelines_turn_autotune_off_and_a_caller_can_turn_it_on(tmp_path):
+    """An epoch's iterator deletion waits for autotune's next tick when autotune is on
+    (bench/README.md, "Short epochs"): the native reader's pipelines turn it off, the graph
+    parser's keep it, and the caller's own options win."""
+    xs, ys = _tree(tmp_path)
+    native = npyio.dataset(xs, ys, batch_size=8)
+    assert native.options().autotune.enabled is False
+    assert npyio.dataset(xs, ys, batch_size=8, backend="graph").options().autotune.enabled is None
+    on = tf.data.Options()
+    on.autotune.enabled = True
+    again = native.with_options(on)
+    assert again.options().autotune.enabled is True
+    assert _batches(again) == _batches(native)
