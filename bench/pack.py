@@ -17,6 +17,13 @@ Three measurements (bench/README.md, "Packing", records them):
     .venv/bin/python bench/pack.py local --rounds 5
     .venv/bin/python bench/pack.py memory --count 8000
     .venv/bin/python bench/pack.py gcs --rounds 3
+
+- ``readers``: the pack's two readers of row ranges (``FixedLengthRecordDataset``, the graph's;
+  ``NpyioReadRanges``, the native kernel's) at batches of 8 and 256, by iterator and by
+  ``Dataset.reduce``, against a hand-written ``FixedLengthRecordDataset`` floor and against
+  npyio's native reads of the loose files, all in one process, TensorFlow imported first.
+
+    .venv/bin/python bench/pack.py readers --rounds 5
 """
 
 from __future__ import annotations
@@ -194,6 +201,93 @@ def local(root: str, rounds: int) -> dict[str, object]:
     }
 
 
+def record_floor(out: str, batch: int) -> object:
+    """A hand-written ``FixedLengthRecordDataset`` pipeline over the pack's shards: per part,
+    records of ``batch`` rows (the header cut off, the last partial batch cut off as a footer),
+    zipped and decoded with ``decode_raw``. Counted in rows."""
+    import numpy as np
+    import tensorflow as tf
+
+    index = json.load(tf.io.gfile.GFile(os.path.join(out, "npyio-pack.json")))
+    parts = []
+    for f in index["shards"][0]["files"][:-1]:  # one shard per part (`local`'s profile)
+        path = os.path.join(out, f["name"])
+        arr = np.load(path, mmap_mode="r")
+        row = arr.itemsize * int(np.prod(arr.shape[1:], dtype=np.int64))
+        header = os.path.getsize(path) - arr.nbytes
+        footer = (len(arr) % batch) * row
+        ds = tf.data.FixedLengthRecordDataset(path, row * batch, header, footer)
+        parts.append((ds, arr.dtype, arr.shape[1:]))
+    dtypes = [(np.dtype(d).newbyteorder("="), shape) for _, d, shape in parts]
+
+    def decode(*raws: tf.Tensor) -> tuple:
+        return tuple(
+            tf.reshape(tf.io.decode_raw(raw, tf.as_dtype(d)), [-1, *shape])
+            for raw, (d, shape) in zip(raws, dtypes)
+        )
+
+    ds = tf.data.Dataset.zip(tuple(p for p, _, _ in parts))
+    return ds.map(decode, tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+
+def packed_with(backend: str, out: str, batch: int) -> object:
+    """``npyio.dataset`` on the pack, its rows read by ``backend``'s reader of row ranges."""
+    import npyio
+    from npyio._data import rows
+
+    saved, rows._BACKEND = rows._BACKEND, backend
+    try:
+        return npyio.dataset(out, batch_size=batch)
+    finally:
+        rows._BACKEND = saved
+
+
+def readers(root: str, rounds: int) -> dict[str, object]:
+    import tensorflow as tf  # noqa: F401  (first, as the issue's targets ask)
+
+    import npyio
+
+    xs, ys = ensure_pairs(root)
+    out = os.path.join(root, "packed")
+    if not os.path.exists(os.path.join(out, "npyio-pack.json")):
+        npyio.pack(xs, ys, out=out, overwrite=True)
+    pipelines = {}
+    for b in (8, 256):
+        pipelines[f"packed: graph (FixedLengthRecordDataset), batch {b}"] = packed_with(
+            "graph", out, b
+        )
+        pipelines[f"packed: native (NpyioReadRanges), batch {b}"] = packed_with("native", out, b)
+        pipelines[f"floor: hand-written FixedLengthRecordDataset, batch {b}"] = record_floor(out, b)
+        pipelines[f"loose: npyio native, batch {b}"] = npyio.dataset(xs, ys, batch_size=b)
+    for ds in pipelines.values():
+        drain(ds)
+        drain_iterator(ds)
+    names = list(pipelines)
+    how = {"reduce": drain, "iterator": drain_iterator}
+    rates: dict[str, dict[str, list[float]]] = {k: {n: [] for n in names} for k in how}
+    for r in range(rounds):  # interleaved, each round starting one pipeline later
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            for kind, fn in how.items():
+                n, s = fn(pipelines[name])
+                rates[kind][name].append(n / s)
+    result: dict[str, object] = {}
+    for kind in how:
+        med = {name: statistics.median(v) for name, v in rates[kind].items()}
+        result[f"{kind}: rows/s (median)"] = {k: round(v) for k, v in med.items()}
+        for b in (8, 256):
+            native = med[f"packed: native (NpyioReadRanges), batch {b}"]
+            result[f"{kind}, batch {b}: native / graph"] = round(
+                native / med[f"packed: graph (FixedLengthRecordDataset), batch {b}"], 2
+            )
+            result[f"{kind}, batch {b}: native / floor"] = round(
+                native / med[f"floor: hand-written FixedLengthRecordDataset, batch {b}"], 2
+            )
+            result[f"{kind}, batch {b}: native / loose native"] = round(
+                native / med[f"loose: npyio native, batch {b}"], 2
+            )
+    return result
+
+
 MEMORY_CHILD = """
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
@@ -277,7 +371,7 @@ def gcs(root: str, count: int, latency: float, rounds: int) -> dict[str, object]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("local", "memory", "gcs"))
+    parser.add_argument("what", choices=("local", "memory", "gcs", "readers"))
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--count", type=int, default=8000)
     parser.add_argument("--latency", type=float, default=0.02)
@@ -286,6 +380,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if args.what == "local":
         result: object = local(args.cache, args.rounds)
+    elif args.what == "readers":
+        result = readers(args.cache, args.rounds)
     elif args.what == "memory":
         result = memory(args.cache, args.count)
     else:

@@ -51,15 +51,17 @@ from npyio._data.rows_plan import RowsPlan, plan_rows
 from npyio._data.shuffle import IndexShuffle
 from npyio._format.files import is_remote
 from npyio._graph.ops import require_tf2
-from npyio._read.backends import row_reader
+from npyio._read.backends import row_reader, usable
 from npyio._read.rows import RowReader
 from npyio._tf import ignore_external_state
 
 __all__ = ["rows"]
 
-#: The backend whose reader of row ranges `build_rows` reads through: rows and packs take no
-#: ``backend=`` (the capability table refuses it for packs).
-_BACKEND = "graph"
+#: The backend whose reader of row ranges `build_rows` reads through, where it can be had
+#: (`npyio._read.backends.usable`; remote files read through the graph's reader): rows and
+#: packs take no ``backend=`` (the capability table refuses it for packs). The native reader
+#: reads local packs and rows faster (bench/README.md, "Packs and rows through the kernel").
+_BACKEND = "native"
 
 
 def _unbatch(ds: tf.data.Dataset, empty_rows: bool) -> tf.data.Dataset:
@@ -338,7 +340,9 @@ def build_rows(
     options = plan.options
     empty_rows = any(side.row_bytes == 0 for side in plan.sides)
     remote = any(is_remote(side.files[0].path) for side in plan.sides if side.files)
-    read = row_reader(_BACKEND, plan.sides, plan.chunk, remote)
+    # the native reader reads local files only (no ``ram://``, ``file://``, ``gs://``)
+    local = not any("://" in f.path for side in plan.sides for f in side.files[:1])
+    read = row_reader(usable(_BACKEND) if local else "graph", plan.sides, plan.chunk, remote)
     keep = None
     if plan.keep is not None:  # made once: the functions that use it capture it
         keep = tf.constant(np.frombuffer(plan.keep, np.uint8).astype(bool))

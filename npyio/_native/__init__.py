@@ -24,7 +24,8 @@ from npyio._native.library import (
     ops,
     preload,
     read_files,
+    read_ranges,
     status,
 )
 
-__all__ = ["NativeStatus", "build", "ops", "preload", "read_files", "status"]
+__all__ = ["NativeStatus", "build", "ops", "preload", "read_files", "read_ranges", "status"]

@@ -92,6 +92,7 @@ CAPABILITIES = {
         any_shape=False,
         reports=False,
         fallback="graph",
+        rows=True,
     ),
     "graph": Capabilities(
         fetches=True,
