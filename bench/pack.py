@@ -18,10 +18,11 @@ Three measurements (bench/README.md, "Packing", records them):
     .venv/bin/python bench/pack.py memory --count 8000
     .venv/bin/python bench/pack.py gcs --rounds 3
 
-- ``readers``: the pack's two readers of row ranges (``FixedLengthRecordDataset``, the graph's;
-  ``NpyioReadRanges``, the native kernel's) at batches of 8 and 256, by iterator and by
-  ``Dataset.reduce``, against a hand-written ``FixedLengthRecordDataset`` floor and against
-  npyio's native reads of the loose files, all in one process, TensorFlow imported first.
+- ``readers``: the two readers of row ranges (``FixedLengthRecordDataset``, the graph's;
+  ``NpyioReadRanges``, the native kernel's) on the pack, and on one 32 MiB file through
+  ``npyio.rows``, at batches of 8 and 256, by iterator and by ``Dataset.reduce``, against a
+  hand-written ``FixedLengthRecordDataset`` floor and (the pack) against npyio's native reads of
+  the loose files, all in one process, TensorFlow imported first.
 
     .venv/bin/python bench/pack.py readers --rounds 5
 """
@@ -201,48 +202,52 @@ def local(root: str, rounds: int) -> dict[str, object]:
     }
 
 
-def record_floor(out: str, batch: int) -> object:
-    """A hand-written ``FixedLengthRecordDataset`` pipeline over the pack's shards: per part,
-    records of ``batch`` rows (the header cut off, the last partial batch cut off as a footer),
-    zipped and decoded with ``decode_raw``. Counted in rows."""
+def record_floor(paths: list[str], batch: int) -> object:
+    """A hand-written ``FixedLengthRecordDataset`` pipeline over ``paths`` (one file per part,
+    zipped): records of ``batch`` rows (the header cut off, the last partial batch cut off as a
+    footer), decoded with ``decode_raw``. Counted in rows."""
     import numpy as np
     import tensorflow as tf
 
-    index = json.load(tf.io.gfile.GFile(os.path.join(out, "npyio-pack.json")))
-    parts = []
-    for f in index["shards"][0]["files"][:-1]:  # one shard per part (`local`'s profile)
-        path = os.path.join(out, f["name"])
+    parts, layouts = [], []
+    for path in paths:
         arr = np.load(path, mmap_mode="r")
         row = arr.itemsize * int(np.prod(arr.shape[1:], dtype=np.int64))
         header = os.path.getsize(path) - arr.nbytes
         footer = (len(arr) % batch) * row
-        ds = tf.data.FixedLengthRecordDataset(path, row * batch, header, footer)
-        parts.append((ds, arr.dtype, arr.shape[1:]))
-    dtypes = [(np.dtype(d).newbyteorder("="), shape) for _, d, shape in parts]
+        parts.append(tf.data.FixedLengthRecordDataset(path, row * batch, header, footer))
+        layouts.append((tf.as_dtype(arr.dtype.newbyteorder("=")), arr.shape[1:]))
 
     def decode(*raws: tf.Tensor) -> tuple:
         return tuple(
-            tf.reshape(tf.io.decode_raw(raw, tf.as_dtype(d)), [-1, *shape])
-            for raw, (d, shape) in zip(raws, dtypes)
+            tf.reshape(tf.io.decode_raw(raw, dtype), [-1, *shape])
+            for raw, (dtype, shape) in zip(raws, layouts)
         )
 
-    ds = tf.data.Dataset.zip(tuple(p for p, _, _ in parts))
+    ds = tf.data.Dataset.zip(tuple(parts))
     return ds.map(decode, tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 
 
-def packed_with(backend: str, out: str, batch: int) -> object:
-    """``npyio.dataset`` on the pack, its rows read by ``backend``'s reader of row ranges."""
-    import npyio
+def with_backend(backend: str, make: object, *args: object, **kwargs: object) -> object:
+    """``make(*args, **kwargs)`` (``npyio.dataset`` on a pack, ``npyio.rows``) built to read
+    its rows through ``backend``'s reader of row ranges."""
     from npyio._data import rows
 
     saved, rows._BACKEND = rows._BACKEND, backend
     try:
-        return npyio.dataset(out, batch_size=batch)
+        return make(*args, **kwargs)  # type: ignore[operator]
     finally:
         rows._BACKEND = saved
 
 
+#: `readers`' profile of `npyio.rows`: one file of this many rows of 16x16 float32 (32 MiB).
+ROWS = 32768
+
+
 def readers(root: str, rounds: int) -> dict[str, object]:
+    """The two readers of row ranges, on the pack of the small-file profile and on one 32 MiB
+    file through `npyio.rows`, interleaved rounds, medians (rows/s)."""
+    import numpy as np
     import tensorflow as tf  # noqa: F401  (first, as the issue's targets ask)
 
     import npyio
@@ -251,16 +256,26 @@ def readers(root: str, rounds: int) -> dict[str, object]:
     out = os.path.join(root, "packed")
     if not os.path.exists(os.path.join(out, "npyio-pack.json")):
         npyio.pack(xs, ys, out=out, overwrite=True)
-    pipelines = {}
+    with open(os.path.join(out, "npyio-pack.json")) as f:
+        index = json.load(f)
+    shards = [os.path.join(out, f["name"]) for f in index["shards"][0]["files"][:-1]]
+    big = os.path.join(root, "rows.npy")
+    if not os.path.exists(big):
+        np.save(big, np.random.default_rng(0).random((ROWS, 16, 16), np.float32))
+    pipelines, counts = {}, {}
     for b in (8, 256):
-        pipelines[f"packed: graph (FixedLengthRecordDataset), batch {b}"] = packed_with(
-            "graph", out, b
-        )
-        pipelines[f"packed: native (NpyioReadRanges), batch {b}"] = packed_with("native", out, b)
-        pipelines[f"floor: hand-written FixedLengthRecordDataset, batch {b}"] = record_floor(out, b)
-        pipelines[f"loose: npyio native, batch {b}"] = npyio.dataset(xs, ys, batch_size=b)
-    for ds in pipelines.values():
-        drain(ds)
+        for backend in ("graph", "native"):
+            pipelines[f"pack, {backend}, batch {b}"] = with_backend(
+                backend, npyio.dataset, out, batch_size=b
+            )
+            pipelines[f"rows, {backend}, batch {b}"] = with_backend(
+                backend, npyio.rows, big, batch_size=b
+            )
+        pipelines[f"pack, FixedLengthRecordDataset floor, batch {b}"] = record_floor(shards, b)
+        pipelines[f"rows, FixedLengthRecordDataset floor, batch {b}"] = record_floor([big], b)
+        pipelines[f"loose, native, batch {b}"] = npyio.dataset(xs, ys, batch_size=b)
+    for name, ds in pipelines.items():
+        counts[name] = drain(ds)[0]
         drain_iterator(ds)
     names = list(pipelines)
     how = {"reduce": drain, "iterator": drain_iterator}
@@ -269,22 +284,26 @@ def readers(root: str, rounds: int) -> dict[str, object]:
         for name in names[r % len(names) :] + names[: r % len(names)]:
             for kind, fn in how.items():
                 n, s = fn(pipelines[name])
+                assert n == counts[name], (name, n)
                 rates[kind][name].append(n / s)
     result: dict[str, object] = {}
     for kind in how:
         med = {name: statistics.median(v) for name, v in rates[kind].items()}
         result[f"{kind}: rows/s (median)"] = {k: round(v) for k, v in med.items()}
-        for b in (8, 256):
-            native = med[f"packed: native (NpyioReadRanges), batch {b}"]
-            result[f"{kind}, batch {b}: native / graph"] = round(
-                native / med[f"packed: graph (FixedLengthRecordDataset), batch {b}"], 2
-            )
-            result[f"{kind}, batch {b}: native / floor"] = round(
-                native / med[f"floor: hand-written FixedLengthRecordDataset, batch {b}"], 2
-            )
-            result[f"{kind}, batch {b}: native / loose native"] = round(
-                native / med[f"loose: npyio native, batch {b}"], 2
-            )
+        for what in ("pack", "rows"):
+            for b in (8, 256):
+                native = med[f"{what}, native, batch {b}"]
+                ratios = {
+                    "graph": med[f"{what}, graph, batch {b}"],
+                    "floor": med[f"{what}, FixedLengthRecordDataset floor, batch {b}"],
+                }
+                if what == "pack":
+                    ratios["loose native"] = med[f"loose, native, batch {b}"]
+                for other, rate in ratios.items():
+                    result[f"{kind}, {what}, batch {b}: native / {other}"] = round(native / rate, 2)
+                result[f"{kind}, {what}, batch {b}: graph / floor"] = round(
+                    med[f"{what}, graph, batch {b}"] / ratios["floor"], 2
+                )
     return result
 
 

@@ -1,4 +1,5 @@
-"""Builds, caches and loads npyio's native reader: the op ``NpyioReadFiles`` of ``src/``.
+"""Builds, caches and loads npyio's native reader: the ops ``NpyioReadFiles`` and
+``NpyioReadRanges`` of ``src/``.
 
 The library is compiled against the TensorFlow that is installed, with its own
 ``tf.sysconfig`` flags, at first use or ahead of time (`build`), into a cache directory per

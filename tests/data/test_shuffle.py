@@ -324,7 +324,7 @@ else:
 """
 
 
-def test_rows_shuffle_their_pieces_by_index_and_resume_exactly(tmp_path, monkeypatch):
+def test_rows_shuffle_their_pieces_by_index_and_resume_exactly(tmp_path, monkeypatch, row_backend):
     # rows: the order of the pieces is a permutation by index (no buffer of pieces), and so is
     # the order of the rows in each window of pieces (no buffer of rows): a checkpoint holds
     # positions only, and restores exactly
@@ -477,8 +477,10 @@ def resume_here(root: str, kind: str, take: int, ckpt: str, monkeypatch, **kwarg
     ids=["files", "files-seedless", "pack", "pack-seedless", "rows-seedless"],
 )
 def test_a_shuffled_iterator_resumes_exactly_in_a_new_process(
-    seedless, tmp_path, kind, kwargs, take
+    seedless, tmp_path, kind, kwargs, take, row_backend
 ):
+    # row_backend: packs and rows through each reader of row ranges (files: the native reader
+    # on, or off)
     # seed=None: the new process draws another base seed, but the epoch under way continues
     # from its checkpointed key
     ckpt = str(tmp_path / "ckpt")
