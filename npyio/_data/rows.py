@@ -2,9 +2,9 @@
 
 This module turns a plan of rows (`npyio._data.rows_plan`; a packed directory's too) into a
 pipeline; the reading is the reader layer's (`npyio._read.rows`, chosen through
-`npyio._read.backends.row_reader`): local files through the native backend's reader where it
-can be had (`npyio._read.rows.NativeRowReader`: one ``pread`` per chunk), others through the
-graph's. The graph's reader reads each file with the
+`npyio._read.backends.row_reader`, for the backend `_BACKEND` names; the native backend's
+reader, `npyio._read.rows.NativeRowReader`, reads local files with one ``pread`` per chunk).
+The graph's reader reads each file with the
 ``FixedLengthRecordDataset`` op: its header is skipped with ``header_bytes`` (each file's own
 ``data_offset``), and its payload is read in records of a whole number of rows (a *chunk*,
 about `npyio._data.rows_plan.CHUNK_BYTES`), which ``tf.io.decode_raw`` turns into a
@@ -59,11 +59,13 @@ from npyio._tf import ignore_external_state
 
 __all__ = ["rows"]
 
-#: The backend whose reader of row ranges `build_rows` reads through, where it can be had
-#: (`npyio._read.backends.usable`; remote files read through the graph's reader): rows and
-#: packs take no ``backend=`` (the capability table refuses it for packs). The native reader
-#: reads local packs and rows faster (bench/README.md, "Packs and rows through the kernel").
-_BACKEND = "native"
+#: The backend whose reader of row ranges `build_rows` reads local files through, where it can
+#: be had (`npyio._read.backends.usable`; other file systems read through the graph's reader):
+#: rows and packs take no ``backend=`` (the capability table refuses it for packs). The graph's:
+#: the native reader (`npyio._read.rows.NativeRowReader`) reads local packs and rows at the
+#: same speed, 0.77-1.58x it across runs, within the noise (bench/README.md, "Packs and rows
+#: through the kernel"), so today's path stays.
+_BACKEND = "graph"
 
 
 def _unbatch(ds: tf.data.Dataset, empty_rows: bool) -> tf.data.Dataset:
@@ -97,11 +99,10 @@ def rows(
     Where `npyio.dataset` yields one element per file, ``rows`` yields one element per *row*
     (index along axis 0): ``x[i]``, or ``(x[i], y[i])`` with labels, for the rows of each file
     in turn, shard after shard. Files are read in chunks of about 1 MiB with
-    npyio's native op (one ``pread`` per chunk; ``tf.data.FixedLengthRecordDataset`` on
-    other file systems, or where the native reader is off) and decoded with
-    ``tf.io.decode_raw``: no file is ever read whole, so memory stays bounded whatever the
-    files' sizes, and no Python runs per element. Big-endian files decode to native order, and
-    shards may differ in byte order and in header length.
+    ``tf.data.FixedLengthRecordDataset`` and decoded with ``tf.io.decode_raw``: no file is
+    ever read whole, so memory stays bounded whatever the files' sizes, and no Python runs per
+    element. Big-endian files decode to native order, and shards may differ in byte order and
+    in header length.
 
     Shuffling: ``shuffle=True`` is a *windowed* shuffle of pieces, not a full uniform one
     (as ``npyio.dataset(..., shuffle=True)`` is, over whole files). The files are cut into

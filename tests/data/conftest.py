@@ -27,11 +27,11 @@ def packed(tree) -> str:
 
 @pytest.fixture(params=["graph", "native"])
 def row_backend(request, monkeypatch) -> str:
-    """Rows and packs read through this backend's reader of row ranges, in this process and in
-    the child processes it starts: ``NPYIO_NATIVE=0`` turns the native one off (the graph's
-    reads then, as where the native reader cannot be built); unset, local files read natively."""
-    if request.param == "graph":
-        monkeypatch.setenv("NPYIO_NATIVE", "0")
-    else:
-        monkeypatch.delenv("NPYIO_NATIVE", raising=False)
+    """Rows and packs of local files read through this backend's reader of row ranges, in this
+    process and in the child processes `tests.data.test_shuffle._python` starts."""
+    from npyio._data import rows
+    from tests.data.test_shuffle import ROW_BACKEND_ENV
+
+    monkeypatch.setattr(rows, "_BACKEND", request.param)
+    monkeypatch.setenv(ROW_BACKEND_ENV, request.param)
     return request.param

@@ -450,14 +450,21 @@ def test_rows_are_read_by_the_reader_layer(tmp_path, monkeypatch):
         npyio.rows(path)
 
 
-def test_local_rows_read_natively_and_remote_or_off_through_the_graph(tmp_path, monkeypatch):
-    """Local files read through the native reader of row ranges by default; files on another
-    file system, or with the native reader off, through ``FixedLengthRecordDataset``."""
+def test_local_rows_read_natively_where_asked_and_remote_or_off_through_the_graph(
+    tmp_path, monkeypatch
+):
+    """With the native backend's reader of row ranges asked for, local files read through it;
+    files on another file system, or with the native reader off, through
+    ``FixedLengthRecordDataset``. Today's default is the graph's."""
+    from npyio._data import rows
+
     arr = np.arange(12, dtype=np.float32).reshape(6, 2)
     local = save(tmp_path / "a.npy", arr)
     remote = "ram://rows-native/a.npy"
     with tf.io.gfile.GFile(remote, "wb") as f:
         np.save(f, arr)
+    assert "NpyioReadRanges" not in op_types(npyio.rows(local))
+    monkeypatch.setattr(rows, "_BACKEND", "native")
     monkeypatch.delenv("NPYIO_NATIVE", raising=False)
     assert "NpyioReadRanges" in op_types(npyio.rows(local))
     assert "NpyioReadRanges" not in op_types(npyio.rows(remote))

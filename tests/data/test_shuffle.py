@@ -209,8 +209,16 @@ def test_checkpoint_of_a_million_shuffled_pairs_is_kilobytes(tmp_path):
     assert sizes["1"] <= sizes["0"] + 16 * 1024, sizes
 
 
+#: Set by tests/data/conftest.py's ``row_backend``: the child reads packs and rows through that
+#: backend's reader of row ranges, as the parent does.
+ROW_BACKEND_ENV = "NPYIO_TEST_ROW_BACKEND"
+
+
 def _python(code: str, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    backend = os.environ.get(ROW_BACKEND_ENV)
+    if backend:
+        code = f"import npyio._data.rows as r\nr._BACKEND = {backend!r}\ndel r\n{code}"
     return subprocess.run(
         [sys.executable, "-c", code, *args],
         capture_output=True,
