@@ -17,6 +17,14 @@ Three measurements (bench/README.md, "Packing", records them):
     .venv/bin/python bench/pack.py local --rounds 5
     .venv/bin/python bench/pack.py memory --count 8000
     .venv/bin/python bench/pack.py gcs --rounds 3
+
+- ``readers``: the two readers of row ranges (``FixedLengthRecordDataset``, the graph's;
+  ``NpyioReadRanges``, the native kernel's) on the pack, and on one 32 MiB file through
+  ``npyio.rows``, at batches of 8 and 256, by iterator and by ``Dataset.reduce``, against a
+  hand-written ``FixedLengthRecordDataset`` floor and (the pack) against npyio's native reads of
+  the loose files, all in one process, TensorFlow imported first.
+
+    .venv/bin/python bench/pack.py readers --rounds 5
 """
 
 from __future__ import annotations
@@ -194,6 +202,111 @@ def local(root: str, rounds: int) -> dict[str, object]:
     }
 
 
+def record_floor(paths: list[str], batch: int) -> object:
+    """A hand-written ``FixedLengthRecordDataset`` pipeline over ``paths`` (one file per part,
+    zipped): records of ``batch`` rows (the header cut off, the last partial batch cut off as a
+    footer), decoded with ``decode_raw``. Counted in rows."""
+    import numpy as np
+    import tensorflow as tf
+
+    parts, layouts = [], []
+    for path in paths:
+        arr = np.load(path, mmap_mode="r")
+        row = arr.itemsize * int(np.prod(arr.shape[1:], dtype=np.int64))
+        header = os.path.getsize(path) - arr.nbytes
+        footer = (len(arr) % batch) * row
+        parts.append(tf.data.FixedLengthRecordDataset(path, row * batch, header, footer))
+        layouts.append((tf.as_dtype(arr.dtype.newbyteorder("=")), arr.shape[1:]))
+
+    def decode(*raws: tf.Tensor) -> tuple:
+        return tuple(
+            tf.reshape(tf.io.decode_raw(raw, dtype), [-1, *shape])
+            for raw, (dtype, shape) in zip(raws, layouts)
+        )
+
+    ds = tf.data.Dataset.zip(tuple(parts))
+    return ds.map(decode, tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+
+def with_backend(backend: str, make: object, *args: object, **kwargs: object) -> object:
+    """``make(*args, **kwargs)`` (``npyio.dataset`` on a pack, ``npyio.rows``) built to read
+    its rows through ``backend``'s reader of row ranges."""
+    from npyio._data import rows
+
+    saved, rows._BACKEND = rows._BACKEND, backend
+    try:
+        return make(*args, **kwargs)  # type: ignore[operator]
+    finally:
+        rows._BACKEND = saved
+
+
+#: `readers`' profile of `npyio.rows`: one file of this many rows of 16x16 float32 (32 MiB).
+ROWS = 32768
+
+
+def readers(root: str, rounds: int) -> dict[str, object]:
+    """The two readers of row ranges, on the pack of the small-file profile and on one 32 MiB
+    file through `npyio.rows`, interleaved rounds, medians (rows/s)."""
+    import numpy as np
+    import tensorflow as tf  # noqa: F401  (first, as the issue's targets ask)
+
+    import npyio
+
+    xs, ys = ensure_pairs(root)
+    out = os.path.join(root, "packed")
+    if not os.path.exists(os.path.join(out, "npyio-pack.json")):
+        npyio.pack(xs, ys, out=out, overwrite=True)
+    with open(os.path.join(out, "npyio-pack.json")) as f:
+        index = json.load(f)
+    shards = [os.path.join(out, f["name"]) for f in index["shards"][0]["files"][:-1]]
+    big = os.path.join(root, "rows.npy")
+    if not os.path.exists(big):
+        np.save(big, np.random.default_rng(0).random((ROWS, 16, 16), np.float32))
+    pipelines, counts = {}, {}
+    for b in (8, 256):
+        for backend in ("graph", "native"):
+            pipelines[f"pack, {backend}, batch {b}"] = with_backend(
+                backend, npyio.dataset, out, batch_size=b
+            )
+            pipelines[f"rows, {backend}, batch {b}"] = with_backend(
+                backend, npyio.rows, big, batch_size=b
+            )
+        pipelines[f"pack, FixedLengthRecordDataset floor, batch {b}"] = record_floor(shards, b)
+        pipelines[f"rows, FixedLengthRecordDataset floor, batch {b}"] = record_floor([big], b)
+        pipelines[f"loose, native, batch {b}"] = npyio.dataset(xs, ys, batch_size=b)
+    for name, ds in pipelines.items():
+        counts[name] = drain(ds)[0]
+        drain_iterator(ds)
+    names = list(pipelines)
+    how = {"reduce": drain, "iterator": drain_iterator}
+    rates: dict[str, dict[str, list[float]]] = {k: {n: [] for n in names} for k in how}
+    for r in range(rounds):  # interleaved, each round starting one pipeline later
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            for kind, fn in how.items():
+                n, s = fn(pipelines[name])
+                assert n == counts[name], (name, n)
+                rates[kind][name].append(n / s)
+    result: dict[str, object] = {}
+    for kind in how:
+        med = {name: statistics.median(v) for name, v in rates[kind].items()}
+        result[f"{kind}: rows/s (median)"] = {k: round(v) for k, v in med.items()}
+        for what in ("pack", "rows"):
+            for b in (8, 256):
+                native = med[f"{what}, native, batch {b}"]
+                ratios = {
+                    "graph": med[f"{what}, graph, batch {b}"],
+                    "floor": med[f"{what}, FixedLengthRecordDataset floor, batch {b}"],
+                }
+                if what == "pack":
+                    ratios["loose native"] = med[f"loose, native, batch {b}"]
+                for other, rate in ratios.items():
+                    result[f"{kind}, {what}, batch {b}: native / {other}"] = round(native / rate, 2)
+                result[f"{kind}, {what}, batch {b}: graph / floor"] = round(
+                    med[f"{what}, graph, batch {b}"] / ratios["floor"], 2
+                )
+    return result
+
+
 MEMORY_CHILD = """
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
@@ -277,7 +390,7 @@ def gcs(root: str, count: int, latency: float, rounds: int) -> dict[str, object]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("local", "memory", "gcs"))
+    parser.add_argument("what", choices=("local", "memory", "gcs", "readers"))
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--count", type=int, default=8000)
     parser.add_argument("--latency", type=float, default=0.02)
@@ -286,6 +399,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if args.what == "local":
         result: object = local(args.cache, args.rounds)
+    elif args.what == "readers":
+        result = readers(args.cache, args.rounds)
     elif args.what == "memory":
         result = memory(args.cache, args.count)
     else:

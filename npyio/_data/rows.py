@@ -2,7 +2,9 @@
 
 This module turns a plan of rows (`npyio._data.rows_plan`; a packed directory's too) into a
 pipeline; the reading is the reader layer's (`npyio._read.rows`, chosen through
-`npyio._read.backends.row_reader`). The graph's reader reads each file with the
+`npyio._read.backends.row_reader`, for the backend `_BACKEND` names; the native backend's
+reader, `npyio._read.rows.NativeRowReader`, reads local files with one ``pread`` per chunk).
+The graph's reader reads each file with the
 ``FixedLengthRecordDataset`` op: its header is skipped with ``header_bytes`` (each file's own
 ``data_offset``), and its payload is read in records of a whole number of rows (a *chunk*,
 about `npyio._data.rows_plan.CHUNK_BYTES`), which ``tf.io.decode_raw`` turns into a
@@ -51,14 +53,18 @@ from npyio._data.rows_plan import RowsPlan, plan_rows
 from npyio._data.shuffle import IndexShuffle
 from npyio._format.files import is_remote
 from npyio._graph.ops import require_tf2
-from npyio._read.backends import row_reader
+from npyio._read.backends import row_reader, usable
 from npyio._read.rows import RowReader
 from npyio._tf import ignore_external_state
 
 __all__ = ["rows"]
 
-#: The backend whose reader of row ranges `build_rows` reads through: rows and packs take no
-#: ``backend=`` (the capability table refuses it for packs).
+#: The backend whose reader of row ranges `build_rows` reads local files through, where it can
+#: be had (`npyio._read.backends.usable`; other file systems read through the graph's reader):
+#: rows and packs take no ``backend=`` (the capability table refuses it for packs). The graph's:
+#: the native reader (`npyio._read.rows.NativeRowReader`) reads local packs and rows at the
+#: same speed, 0.77-1.58x it across runs, within the noise (bench/README.md, "Packs and rows
+#: through the kernel"), so today's path stays.
 _BACKEND = "graph"
 
 
@@ -338,7 +344,9 @@ def build_rows(
     options = plan.options
     empty_rows = any(side.row_bytes == 0 for side in plan.sides)
     remote = any(is_remote(side.files[0].path) for side in plan.sides if side.files)
-    read = row_reader(_BACKEND, plan.sides, plan.chunk, remote)
+    # the native reader reads local files only (no ``ram://``, ``file://``, ``gs://``)
+    local = not any("://" in f.path for side in plan.sides for f in side.files[:1])
+    read = row_reader(usable(_BACKEND) if local else "graph", plan.sides, plan.chunk, remote)
     keep = None
     if plan.keep is not None:  # made once: the functions that use it capture it
         keep = tf.constant(np.frombuffer(plan.keep, np.uint8).astype(bool))

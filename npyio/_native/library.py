@@ -1,4 +1,5 @@
-"""Builds, caches and loads npyio's native reader: the op ``NpyioReadFiles`` of ``src/``.
+"""Builds, caches and loads npyio's native reader: the ops ``NpyioReadFiles`` and
+``NpyioReadRanges`` of ``src/``.
 
 The library is compiled against the TensorFlow that is installed, with its own
 ``tf.sysconfig`` flags, at first use or ahead of time (`build`), into a cache directory per
@@ -48,6 +49,7 @@ __all__ = [
     "preload",
     "probe",
     "read_files",
+    "read_ranges",
     "sources_hash",
     "status",
     "toolchain",
@@ -480,10 +482,38 @@ def read_files(paths: Any, dtype: Any, shape: Sequence[int], header: bytes) -> t
     Raises:
         BackendUnavailableError: where the native reader cannot be had (or is off).
     """
+    values, ok = _module().npyio_read_files(
+        paths=paths, dtype=dtype, shape=list(shape), header=header
+    )
+    return values, ok
+
+
+def _module() -> Any:
+    """The loaded op module, or BackendUnavailableError saying why not."""
     module = ops()
     if module is None:
         raise BackendUnavailableError(
             f"npyio's native reader is not available: {_State.failure or MODE_ENV + '=0'}"
         )
-    values, ok = module.npyio_read_files(paths=paths, dtype=dtype, shape=list(shape), header=header)
-    return values, ok
+    return module
+
+
+def read_ranges(
+    paths: Any, offsets: Any, lengths: Any, sizes: Any, given: Any = None
+) -> tuple[Any, Any]:
+    """The op ``NpyioReadRanges`` over [N] vectors: ``values`` ([N] string: ``lengths[i]``
+    bytes at byte ``offsets[i]`` of ``paths[i]``) and ``ok`` ([N] bool: false where the file is
+    not a regular file of exactly ``sizes[i]`` bytes holding the range, or changed while it was
+    read; its value is then empty). A length of 0 only checks the file; a length of -1 reads
+    nothing and gives ``given[i]`` (bytes already read; empty strings when ``given`` is None).
+
+    Raises:
+        BackendUnavailableError: where the native reader cannot be had (or is off).
+    """
+    if given is None:
+        import tensorflow as tf
+
+        given = tf.fill(tf.shape(paths), tf.constant(b""))
+    return _module().npyio_read_ranges(
+        paths=paths, offsets=offsets, lengths=lengths, sizes=sizes, given=given
+    )

@@ -99,6 +99,7 @@ CAPABILITIES = {
         reports=False,
         fallback="graph",
         autotune=False,
+        rows=True,
     ),
     "graph": Capabilities(
         fetches=True,

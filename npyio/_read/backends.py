@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from npyio._read import BACKENDS, capabilities
 from npyio._read.part import GraphReader, Reader
-from npyio._read.rows import RowLayout, RowReader
+from npyio._read.rows import NativeRowReader, RowLayout, RowReader
 
 __all__ = ["BACKENDS", "Reader", "available", "reader", "row_reader", "usable"]
 
@@ -84,6 +84,9 @@ def row_reader(
     rows look like ``layouts``, in records of ``chunk`` rows; ``remote`` for files on object
     storage.
 
+    The native backend's reader (`NativeRowReader`) reads local files only: for ``remote``
+    files it gives the graph's.
+
     Raises:
         ValueError: for an unknown backend name, or one that reads no row ranges
             (``capabilities.rows``).
@@ -91,4 +94,6 @@ def row_reader(
     if not capabilities(backend).rows:
         able = ", ".join(name for name in BACKENDS if capabilities(name).rows)
         raise ValueError(f"backend {backend!r} reads no row ranges -- expected one of {able}")
+    if backend == "native" and not remote:
+        return NativeRowReader(layouts, chunk)
     return RowReader(layouts, chunk, remote)

@@ -16,6 +16,12 @@ empty record that marks the end; zipped with what each record should hold
 function in it would be started again with it. Each record is checked where it is decoded
 (`RowReader.decode_chunk`): a file whose size changed after the dataset was built gives its end
 early or a record where the end should be, and fails with an error naming the file.
+
+The native backend's reader (`NativeRowReader`) reads the same records with npyio's op
+``NpyioReadRanges`` (`npyio._native.read_ranges`): one ``pread`` per chunk per side, straight
+into the record, in the parallel map that decodes it, with no dataset per side. A piece is
+first checked (each side's file still the size the plan recorded); a piece the op doubts is
+read by the graph's reader instead, whose errors name the file, word for word.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from npyio._read import CAPABILITIES
 from npyio._read.objects import BLOCK_BYPASS
 from npyio._tf import fixed_length_records
 
-__all__ = ["READ_BUFFER", "REMOTE_READ_BUFFER", "RowLayout", "RowReader"]
+__all__ = ["READ_BUFFER", "REMOTE_READ_BUFFER", "NativeRowReader", "RowLayout", "RowReader"]
 
 #: FixedLengthRecordDataset's read buffer, per open side of a piece, on local disk.
 READ_BUFFER = 256 << 10
@@ -196,22 +202,30 @@ class RowReader:
             ``raws`` is one record per side, unchecked (`decode_chunk` checks it). The last
             element is the end record: 0 rows.
         """
-        per_side = [
-            _side_records(path, offset, count, tail, layout.row_bytes, self.chunk, self.buffer)
-            for (path, offset, count, tail, _), layout in zip(sides, self.layouts, strict=True)
-        ]
+        per_side = self._side_records(sides)
         if self.remote and len(per_side) > 1:
             # each part's requests in flight together: the zip alone would wait on each in turn
             per_side = [records.prefetch(2) for records in per_side]
-        # what each record should hold, and which file it comes from, for `_checked`
+        expected = tf.data.Dataset.from_tensor_slices(self._expected(sides, first))
+        return tf.data.Dataset.zip((expected, tuple(per_side)))
+
+    def _side_records(self, sides: Sequence[Sequence[tf.Tensor]]) -> list[tf.data.Dataset]:
+        """Per side, its records (`_side_records`)."""
+        return [
+            _side_records(path, offset, count, tail, layout.row_bytes, self.chunk, self.buffer)
+            for (path, offset, count, tail, _), layout in zip(sides, self.layouts, strict=True)
+        ]
+
+    def _expected(self, sides: Sequence[Sequence[tf.Tensor]], first: tf.Tensor | None) -> tuple:
+        """What each record should hold, and which file it comes from (`read_piece`'s
+        ``expected``), as columns."""
         rows, before = _expected(sides[0][2], self.chunk)
         metas = tuple(
             tuple(tf.fill(tf.shape(rows), column) for column in (path, offset, count, little))
             for path, offset, count, _, little in sides
         )
         marks = () if first is None else (first + before,)
-        expected = tf.data.Dataset.from_tensor_slices((rows, before, metas, *marks))
-        return tf.data.Dataset.zip((expected, tuple(per_side)))
+        return (rows, before, metas, *marks)
 
     def decode_chunk(self, expected: tuple, raws: Sequence[tf.Tensor]) -> list[tf.Tensor]:
         """One element of `read_piece`'s, checked and decoded: per side, a ``[rows,
@@ -228,3 +242,86 @@ class RowReader:
             little = meta[3] if layout.little_endian is None else layout.little_endian
             parts.append(decode_rows(raw, rows, layout.row_shape, layout.dtype, little))
         return parts
+
+
+def _side_ranges(
+    offset: tf.Tensor, count: tf.Tensor, tail: tf.Tensor, row_bytes: int, chunk: int
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """(first byte, bytes) of each record `_side_records` gives for the same side, and the
+    file's size the plan recorded, broadcast to each record."""
+    rows, before = _expected(count, chunk)
+    size = offset + count * row_bytes + tail
+    return offset + before * row_bytes, rows * row_bytes, tf.fill(tf.shape(rows), size)
+
+
+class NativeRowReader(RowReader):
+    """The native backend's reader of row ranges: the records `RowReader` gives, each read by
+    the op ``NpyioReadRanges`` with one ``pread`` where it is decoded (`decode_chunk`), local
+    files only.
+
+    `read_piece` checks the piece's files first (one call of the op that reads nothing); where
+    the op doubts one (missing, not a regular file, another size), the piece is read by
+    `RowReader`'s ``FixedLengthRecordDataset`` records, so that its errors are today's, word for
+    word. Each side's element is ``(record, (first byte, bytes, file size))``: the record itself
+    (bytes -1) for a piece read that way, else an empty string and the range to read.
+    """
+
+    capabilities = CAPABILITIES["native"]
+
+    def __init__(self, layouts: Sequence[RowLayout], chunk: int) -> None:
+        super().__init__(layouts, chunk, remote=False)
+
+    def read_piece(
+        self, sides: Sequence[Sequence[tf.Tensor]], first: tf.Tensor | None = None
+    ) -> tf.data.Dataset:
+        """`RowReader.read_piece`'s records, with each side's raw record replaced by
+        ``(record, first byte, bytes, file size)`` (see the class)."""
+        from npyio._native import read_ranges  # lazily: it loads the op
+
+        ranges = [
+            _side_ranges(offset, count, tail, layout.row_bytes, self.chunk)
+            for (_, offset, count, tail, _), layout in zip(sides, self.layouts, strict=True)
+        ]
+        # one check of every side's file: regular, and still the size the plan recorded
+        _, ok = read_ranges(
+            tf.stack([path for path, *_ in sides]),
+            tf.stack([starts[0] for starts, _, _ in ranges]),
+            tf.zeros([len(sides)], tf.int64),
+            tf.stack([sizes[0] for _, _, sizes in ranges]),
+        )
+        good = tf.reduce_all(ok)
+        expected = self._expected(sides, first)
+        empty = tf.fill(tf.shape(expected[0]), tf.constant(b""))
+        native = tf.data.Dataset.from_tensor_slices((expected, tuple((empty, r) for r in ranges)))
+        # a piece the check doubts: the graph's records, each a range already read (bytes -1);
+        # zipped with constants, not mapped: a function would start anew for every piece
+        never = tf.constant(-1, tf.int64)
+        zero = tf.constant(0, tf.int64)
+        read = tf.data.Dataset.from_tensors((zero, never, zero)).repeat()
+        fallback = tf.data.Dataset.zip(
+            (
+                tf.data.Dataset.from_tensor_slices(expected),
+                tuple(tf.data.Dataset.zip((rec, read)) for rec in self._side_records(sides)),
+            )
+        )
+        # an empty part is never opened (`_side_records` says why)
+        return native.take(tf.where(good, never, zero)).concatenate(
+            fallback.take(tf.where(good, zero, never))
+        )
+
+    def decode_chunk(self, expected: tuple, raws: Sequence[tf.Tensor]) -> list[tf.Tensor]:
+        """`RowReader.decode_chunk`, once each side's range is read (one call of the op for all
+        sides; a record of a piece read by the graph's reader passes through it): a range the
+        op doubts reads as no bytes, which the check refuses with the graph's words, naming the
+        file (it changed after `read_piece` checked it)."""
+        from npyio._native import read_ranges  # lazily: it loads the op
+
+        metas = expected[2]
+        values, _ = read_ranges(
+            tf.stack([meta[0] for meta in metas]),
+            tf.stack([start for _, (start, _, _) in raws]),
+            tf.stack([length for _, (_, length, _) in raws]),
+            tf.stack([size for _, (_, _, size) in raws]),
+            tf.stack([raw for raw, _ in raws]),
+        )
+        return super().decode_chunk(expected, tf.unstack(values, len(metas)))

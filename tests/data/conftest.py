@@ -1,5 +1,6 @@
 """Fixtures of ``tests/data/test_pack_write.py`` (what a pack yields) and ``test_pack_plan.py``
-(how a pack is planned): a tree of pairs, and its pack."""
+(how a pack is planned): a tree of pairs, and its pack; and ``row_backend``, each reader of row
+ranges that rows and packs read local files through."""
 
 from __future__ import annotations
 
@@ -22,3 +23,15 @@ def packed(tree) -> str:
     out = str(tree / "packed")
     npyio.pack(str(tree / "x"), str(tree / "y"), out=out, shard_size=5 * 48)
     return out
+
+
+@pytest.fixture(params=["graph", "native"])
+def row_backend(request, monkeypatch) -> str:
+    """Rows and packs of local files read through this backend's reader of row ranges, in this
+    process and in the child processes `tests.data.test_shuffle._python` starts."""
+    from npyio._data import rows
+    from tests.data.test_shuffle import ROW_BACKEND_ENV
+
+    monkeypatch.setattr(rows, "_BACKEND", request.param)
+    monkeypatch.setenv(ROW_BACKEND_ENV, request.param)
+    return request.param

@@ -63,7 +63,7 @@ DTYPES = ["|u1", "<f4", ">f8", "|b1", ">u4", "<u8", ">i2", ">f2", ">c8", "<c16",
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_one_file_bit_exact(tmp_path, small_chunks, dtype):
+def test_one_file_bit_exact(tmp_path, small_chunks, dtype, row_backend):
     arr = sample(dtype, (23, 3, 2))
     ds = npyio.rows(save(tmp_path / "a.npy", arr), batch_size=None)
     assert ds.element_spec == tf.TensorSpec((3, 2), tf.as_dtype(native(arr).dtype.name))
@@ -75,7 +75,7 @@ def test_default_chunking_bit_exact_1d_and_wide_rows(tmp_path):
         assert_same(stacked(npyio.rows(save(tmp_path / "a.npy", arr), batch_size=None), arr), arr)
 
 
-def test_shards_with_labels_uneven_and_mixed_headers(tmp_path, small_chunks):
+def test_shards_with_labels_uneven_and_mixed_headers(tmp_path, small_chunks, row_backend):
     """Shards of uneven sizes (one empty), mixed byte orders and header lengths, with labels."""
     sizes = [17, 0, 1, 40, 9]
     xs, ys, xa, ya = [], [], [], []
@@ -177,7 +177,7 @@ def test_file_much_larger_than_a_chunk(tmp_path):
 # --- batching -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("shuffle_buffer", [None, 8], ids=["ordered", "shuffled"])
 @pytest.mark.parametrize("drop_remainder", [False, True])
-def test_batches(tmp_path, small_chunks, shuffle_buffer, drop_remainder):
+def test_batches(tmp_path, small_chunks, shuffle_buffer, drop_remainder, row_backend):
     xs = [save(tmp_path / f"x{i}.npy", np.full((n, 3), i, np.int8)) for i, n in enumerate((9, 14))]
     ys = [save(tmp_path / f"y{i}.npy", np.full(n, i, np.int8)) for i, n in enumerate((9, 14))]
     ds = npyio.rows(
@@ -222,7 +222,7 @@ def ids_of(ds: tf.data.Dataset) -> list[int]:
     return out
 
 
-def test_shuffle_exactly_once_seeded_and_reshuffled(tmp_path, small_chunks):
+def test_shuffle_exactly_once_seeded_and_reshuffled(tmp_path, small_chunks, row_backend):
     sizes = (60, 7, 33)
     ds = npyio.rows(
         *make_indexed(tmp_path, sizes), shuffle=True, shuffle_buffer=16, seed=7, batch_size=4
@@ -394,7 +394,9 @@ ROW = 4 * 4  # bytes in a row of the (1000, 4) float32 file below
     ids=["partial-row", "one-row", "fifty-rows", "all-rows", "grown-partial", "grown-50-rows"],
 )
 @pytest.mark.parametrize("shuffle_buffer", [None, 10], ids=["ordered", "shuffled"])
-def test_file_changed_after_build_is_an_error(tmp_path, monkeypatch, change, words, shuffle_buffer):
+def test_file_changed_after_build_is_an_error(
+    tmp_path, monkeypatch, change, words, shuffle_buffer, row_backend
+):
     """Never short data: FixedLengthRecordDataset refuses a partial record, and npyio's row
     count refuses a file whose size changed by whole rows (both InvalidArgumentError, both
     naming the file)."""
@@ -414,7 +416,7 @@ def test_file_changed_after_build_is_an_error(tmp_path, monkeypatch, change, wor
     assert path in message and re.search(words, message), message
 
 
-def test_file_changed_in_later_pieces_is_an_error(tmp_path, small_chunks):
+def test_file_changed_in_later_pieces_is_an_error(tmp_path, small_chunks, row_backend):
     """A file cut short before some of its pieces: an OpError (the kind depends on where the
     cut falls: InvalidArgumentError, or InternalError from FixedLengthRecordDataset when a
     piece starts past the new end), never short data."""
@@ -428,7 +430,7 @@ def test_file_changed_in_later_pieces_is_an_error(tmp_path, small_chunks):
             collect(ds)
 
 
-def test_file_removed_after_build(tmp_path):
+def test_file_removed_after_build(tmp_path, row_backend):
     path = save(tmp_path / "a.npy", np.zeros((3, 2)))
     ds = npyio.rows(path, batch_size=None)
     os.remove(path)
@@ -442,11 +444,34 @@ def test_rows_are_read_by_the_reader_layer(tmp_path, monkeypatch):
     from npyio._read import CAPABILITIES
 
     path = save(tmp_path / "a.npy", np.zeros((3, 2)))
-    monkeypatch.setitem(
-        CAPABILITIES, "graph", dataclasses.replace(CAPABILITIES["graph"], rows=False)
-    )
-    with pytest.raises(ValueError, match="backend 'graph' reads no row ranges"):
+    for name in ("native", "graph"):
+        monkeypatch.setitem(CAPABILITIES, name, dataclasses.replace(CAPABILITIES[name], rows=False))
+    with pytest.raises(ValueError, match=r"backend '(native|graph)' reads no row ranges"):
         npyio.rows(path)
+
+
+def test_local_rows_read_natively_where_asked_and_remote_or_off_through_the_graph(
+    tmp_path, monkeypatch
+):
+    """With the native backend's reader of row ranges asked for, local files read through it;
+    files on another file system, or with the native reader off, through
+    ``FixedLengthRecordDataset``. Today's default is the graph's."""
+    from npyio._data import rows
+
+    arr = np.arange(12, dtype=np.float32).reshape(6, 2)
+    local = save(tmp_path / "a.npy", arr)
+    remote = "ram://rows-native/a.npy"
+    with tf.io.gfile.GFile(remote, "wb") as f:
+        np.save(f, arr)
+    assert "NpyioReadRanges" not in op_types(npyio.rows(local))
+    monkeypatch.setattr(rows, "_BACKEND", "native")
+    monkeypatch.delenv("NPYIO_NATIVE", raising=False)
+    assert "NpyioReadRanges" in op_types(npyio.rows(local))
+    assert "NpyioReadRanges" not in op_types(npyio.rows(remote))
+    monkeypatch.setenv("NPYIO_NATIVE", "0")
+    assert "NpyioReadRanges" not in op_types(npyio.rows(local))
+    for path in (local, remote):
+        assert_same(stacked(npyio.rows(path, batch_size=None), arr), arr)
 
 
 # --- graph only ---------------------------------------------------------------------------------
@@ -568,7 +593,9 @@ def counted(tmp_path) -> tuple[list[str], list[str], np.ndarray]:
 
 @pytest.mark.parametrize("shard", [None, (2, 1)])
 @pytest.mark.parametrize("batch", [None, 5])
-def test_a_random_subset_yields_its_rows_ascending(counted, small_chunks, shard, batch):
+def test_a_random_subset_yields_its_rows_ascending(
+    counted, small_chunks, shard, batch, row_backend
+):
     xs, ys, every = counted
     subset = np.sort(np.random.RandomState(3).permutation(len(every))[:40])
     whole = rows_plan.plan_rows(xs, ys, RowsOptions(batch_size=batch))
@@ -583,7 +610,7 @@ def test_a_random_subset_yields_its_rows_ascending(counted, small_chunks, shard,
     assert_same(np.stack([x for x, _ in got]), every[want])
 
 
-def test_a_shuffled_split_yields_the_rows_of_its_subsets(counted, small_chunks):
+def test_a_shuffled_split_yields_the_rows_of_its_subsets(counted, small_chunks, row_backend):
     xs, ys, every = counted
     subsets = npyio.rows(
         xs,

@@ -112,12 +112,14 @@ def _check(kind: str, source: str, root: Path, batch: int, steps: list[int], n: 
     ],
 )
 def test_a_shuffled_pack_checkpoint_is_small_and_restores_exactly(
-    pack_of_8000, tmp_path, kind, batch, steps
+    pack_of_8000, tmp_path, kind, batch, steps, row_backend
 ):
     _check(kind, pack_of_8000, tmp_path, batch, steps, 8000)
 
 
 @pytest.mark.slow
-def test_a_shuffled_million_rows_checkpoint_is_small_and_restores_exactly(million_rows, tmp_path):
+def test_a_shuffled_million_rows_checkpoint_is_small_and_restores_exactly(
+    million_rows, tmp_path, row_backend
+):
     steps = [0, 1, 123, 999, 1000, 1001, 1500]  # 1,000 batches of 1,000 an epoch
     _check("rows", million_rows, tmp_path, 1000, steps, 1_000_000)

@@ -209,8 +209,16 @@ def test_checkpoint_of_a_million_shuffled_pairs_is_kilobytes(tmp_path):
     assert sizes["1"] <= sizes["0"] + 16 * 1024, sizes
 
 
+#: Set by tests/data/conftest.py's ``row_backend``: the child reads packs and rows through that
+#: backend's reader of row ranges, as the parent does.
+ROW_BACKEND_ENV = "NPYIO_TEST_ROW_BACKEND"
+
+
 def _python(code: str, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    backend = os.environ.get(ROW_BACKEND_ENV)
+    if backend:
+        code = f"import npyio._data.rows as r\nr._BACKEND = {backend!r}\ndel r\n{code}"
     return subprocess.run(
         [sys.executable, "-c", code, *args],
         capture_output=True,
@@ -324,7 +332,7 @@ else:
 """
 
 
-def test_rows_shuffle_their_pieces_by_index_and_resume_exactly(tmp_path, monkeypatch):
+def test_rows_shuffle_their_pieces_by_index_and_resume_exactly(tmp_path, monkeypatch, row_backend):
     # rows: the order of the pieces is a permutation by index (no buffer of pieces), and so is
     # the order of the rows in each window of pieces (no buffer of rows): a checkpoint holds
     # positions only, and restores exactly
@@ -477,8 +485,10 @@ def resume_here(root: str, kind: str, take: int, ckpt: str, monkeypatch, **kwarg
     ids=["files", "files-seedless", "pack", "pack-seedless", "rows-seedless"],
 )
 def test_a_shuffled_iterator_resumes_exactly_in_a_new_process(
-    seedless, tmp_path, kind, kwargs, take
+    seedless, tmp_path, kind, kwargs, take, row_backend
 ):
+    # row_backend: packs and rows through each reader of row ranges (files: the native reader
+    # on, or off)
     # seed=None: the new process draws another base seed, but the epoch under way continues
     # from its checkpointed key
     ckpt = str(tmp_path / "ckpt")

@@ -12,6 +12,7 @@ def test_the_room_exports_what_the_readers_use():
         "ops",
         "preload",
         "read_files",
+        "read_ranges",
         "status",
     }
     for name in native.__all__:

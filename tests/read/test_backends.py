@@ -19,7 +19,7 @@ from npyio._format.header import make_hint
 from npyio._format.spec import Spec
 from npyio._read import CAPABILITIES
 from npyio._read.backends import Reader, reader, row_reader
-from npyio._read.rows import RowReader
+from npyio._read.rows import NativeRowReader, RowReader
 from tests._corpus import CORPUS, CORPUS_IDS
 from tests._npy_testing import assert_same, case_id, write_file
 
@@ -64,9 +64,14 @@ def test_a_reader_says_what_it_can_do_as_data(backend):
 def test_a_reader_of_row_ranges_comes_from_a_backend_that_reads_them():
     read = row_reader("graph", [], 4)
     assert isinstance(read, RowReader) and read.capabilities.rows and read.chunk == 4
+    native = row_reader("native", [], 4)
+    assert isinstance(native, NativeRowReader) and native.capabilities.rows
+    remote = row_reader("native", [], 4, remote=True)  # the native reader reads local files
+    assert type(remote) is RowReader and remote.remote
     for backend in ("tfio", "py_function"):
         with pytest.raises(
-            ValueError, match=f"'{backend}' reads no row ranges -- expected one of graph$"
+            ValueError,
+            match=f"'{backend}' reads no row ranges -- expected one of native, graph$",
         ):
             row_reader(backend, [], 4)
     with pytest.raises(ValueError, match="unknown backend 'numpy'"):

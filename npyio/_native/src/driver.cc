@@ -12,7 +12,9 @@
 // header_len + payload_len bytes that starts with the expected header and, for bools, whose
 // payload bytes are 0 or 1; and when it is OK the output is the file's payload. Racing files
 // (another thread truncating, rewriting or replacing the file during the read) must never give
-// OK with bytes the file never held. Exit status 1 on the first violation.
+// OK with bytes the file never held. Each non-racing input is also read by read_range (a random
+// range, of the recorded size or another), OK exactly when the file is regular, of that size,
+// and holds the range, and then the output is its bytes. Exit status 1 on the first violation.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -183,6 +185,24 @@ struct Fuzzer {
       return fail("OK, but the output is not the payload", d, s);
     }
     if (d < DIRECTORY && verdicts.is_open() && pick(1000) == 0) sample(file, header, kind, shape, s);
+    return check_range(path, d, file, header.size() + payload);
+  }
+
+  // read_range on the same input: a random range of the size a plan recorded (the valid
+  // file's, or sometimes another), OK exactly when the input is a regular file of that size
+  // and the range lies within it, and then the output is the file's bytes there.
+  bool check_range(const std::string& path, Damage d, const Bytes& file, size_t planned) {
+    const size_t size = pick(4) == 0 ? pick(planned + 2) : planned;
+    const size_t offset = pick(size + 2);
+    const size_t length = pick(size + 2 - (offset > size ? size : offset));
+    Bytes out(length + 1);
+    auto s = npyio::read_range(path.c_str(), size, offset, out.data(), length);
+    ++counts[std::string("range ") + npyio::status_name(s)];
+    const bool want = d < DIRECTORY && file.size() == size && offset + length <= size;
+    if ((s == npyio::ReadStatus::OK) != want) return fail("range verdict differs", d, s);
+    if (want && length > 0 && std::memcmp(out.data(), file.data() + offset, length) != 0) {
+      return fail("range OK, but the output is not the file's bytes", d, s);
+    }
     return true;
   }
 

@@ -34,22 +34,24 @@ namespace {
 // Closes the descriptor on every return path.
 class Fd {
  public:
-  explicit Fd(int fd) : fd_(fd) {}
+  Fd() : fd_(-1) {}
   ~Fd() {
     if (fd_ >= 0) close(fd_);
   }
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
+  void set(int fd) { fd_ = fd; }
 
  private:
   int fd_;
 };
 
-// Reads header_len bytes into `head` and payload_len bytes into `out`, from offset 0, with as
-// few preadv calls as the kernel allows (one, for a regular local file): short reads resume
+// Reads header_len bytes into `head` and payload_len bytes into `out`, from byte `offset`, with
+// as few preadv calls as the kernel allows (one, for a regular local file): short reads resume
 // where they stopped, EINTR retries, and a 0-byte read before the end is SHORT_READ.
-ReadStatus read_all(int fd, uint8_t* head, size_t header_len, uint8_t* out, size_t payload_len) {
+ReadStatus read_all(int fd, uint8_t* head, size_t header_len, uint8_t* out, size_t payload_len,
+                    uint64_t offset = 0) {
   const size_t total = header_len + payload_len;
   size_t done = 0;
   while (done < total) {
@@ -61,7 +63,7 @@ ReadStatus read_all(int fd, uint8_t* head, size_t header_len, uint8_t* out, size
     } else {
       iov[n++] = {out + (done - header_len), total - done};
     }
-    ssize_t got = preadv(fd, iov, n, static_cast<off_t>(done));
+    ssize_t got = preadv(fd, iov, n, static_cast<off_t>(offset + done));
     if (got < 0) {
       if (errno == EINTR) continue;
       return ReadStatus::READ_FAILED;
@@ -85,28 +87,51 @@ bool same_file(const struct stat& a, const struct stat& b) {
 
 }  // namespace
 
+// Opens `path` into `fd` and stats it into `st`: OK if it is a regular file of exactly `size`
+// bytes. O_NONBLOCK: opening a FIFO with no writer must not wait for one.
+ReadStatus open_sized(const char* path, uint64_t size, Fd& fd, struct stat& st) {
+  int raw;
+  do {
+    raw = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  } while (raw < 0 && errno == EINTR);
+  if (raw < 0) return ReadStatus::OPEN_FAILED;
+  fd.set(raw);
+  if (fstat(fd.get(), &st) != 0) return ReadStatus::READ_FAILED;
+  if (!S_ISREG(st.st_mode)) return ReadStatus::NOT_REGULAR;
+  if (st.st_size < 0 || static_cast<uint64_t>(st.st_size) != size) {
+    return ReadStatus::SIZE_MISMATCH;
+  }
+  return ReadStatus::OK;
+}
+
 bool has_size(const char* path, size_t size) {
   struct stat st;
   return stat(path, &st) == 0 && S_ISREG(st.st_mode) && static_cast<size_t>(st.st_size) == size;
+}
+
+ReadStatus read_range(const char* path, uint64_t file_size, uint64_t offset, uint8_t* out,
+                      size_t length) {
+  if (offset > file_size || length > file_size - offset) return ReadStatus::SIZE_MISMATCH;
+  Fd fd;
+  struct stat before;
+  ReadStatus status = open_sized(path, file_size, fd, before);
+  if (status != ReadStatus::OK) return status;
+  status = read_all(fd.get(), nullptr, 0, out, length, offset);
+  if (status != ReadStatus::OK) return status;
+  struct stat after;
+  if (fstat(fd.get(), &after) != 0) return ReadStatus::READ_FAILED;
+  if (!same_file(before, after)) return ReadStatus::CHANGED;
+  return ReadStatus::OK;
 }
 
 ReadStatus read_npy(const char* path, const uint8_t* header, size_t header_len, uint8_t* out,
                     size_t payload_len, bool check_bool) {
   if (header_len > kMaxHeader) return ReadStatus::HEADER_MISMATCH;
   if (payload_len > SIZE_MAX - header_len) return ReadStatus::SIZE_MISMATCH;
-  // O_NONBLOCK: opening a FIFO with no writer must not wait for one.
-  int raw;
-  do {
-    raw = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  } while (raw < 0 && errno == EINTR);
-  if (raw < 0) return ReadStatus::OPEN_FAILED;
-  Fd fd(raw);
+  Fd fd;
   struct stat before;
-  if (fstat(fd.get(), &before) != 0) return ReadStatus::READ_FAILED;
-  if (!S_ISREG(before.st_mode)) return ReadStatus::NOT_REGULAR;
-  if (before.st_size < 0 || static_cast<uint64_t>(before.st_size) != header_len + payload_len) {
-    return ReadStatus::SIZE_MISMATCH;
-  }
+  ReadStatus opened = open_sized(path, header_len + payload_len, fd, before);
+  if (opened != ReadStatus::OK) return opened;
   uint8_t small[4096];
   std::unique_ptr<uint8_t[]> big;
   uint8_t* head = small;

@@ -41,6 +41,13 @@ ReadStatus read_npy(const char* path, const uint8_t* header, size_t header_len, 
 // a shape no file on disk holds (a header that lied) allocates nothing.
 bool has_size(const char* path, size_t size);
 
+// Reads `length` bytes at byte `offset` of the file at `path` into `out` if it is a regular
+// file of exactly `file_size` bytes (the size the caller's plan recorded) that holds the range
+// (offset + length <= file_size) and did not change while it was read. A length of 0 only
+// checks the file. The rows readers' range read: the caller checks nothing of the bytes.
+ReadStatus read_range(const char* path, uint64_t file_size, uint64_t offset, uint8_t* out,
+                      size_t length);
+
 // The longest header the core compares (a .npy header is at most a few KiB unless a writer
 // pads it; a longer one is simply doubted and left to the graph path).
 constexpr size_t kMaxHeader = 65536;

@@ -1,4 +1,5 @@
-// NpyioReadFiles: npyio's native reader as a TensorFlow op, a thin layer over npy_read.h.
+// npyio's native reader as TensorFlow ops, a thin layer over npy_read.h: NpyioReadFiles (a
+// batch of .npy files) and NpyioReadRanges (byte ranges of files, for rows and packs).
 //
 // A batch of paths becomes one [B, *shape] tensor, each file read straight into its slice, and
 // a [B] bool `ok`: false where the core doubted the file (its slice is then zeros), which the
@@ -7,6 +8,7 @@
 // a stateful op would stop tf.data from checkpointing the iterator.
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -150,5 +152,96 @@ class NpyioReadFilesOp : public OpKernel {
 };
 
 REGISTER_KERNEL_BUILDER(Name("NpyioReadFiles").Device(tensorflow::DEVICE_CPU), NpyioReadFilesOp);
+
+// NpyioReadRanges: per range i, `length[i]` bytes at `offset[i]` of `paths[i]`, whose size
+// must still be `sizes[i]` (what the plan recorded), as one string each, read with pread
+// straight into it; `ok[i]` false where the core doubted the file (its value is then empty).
+// A length of -1 reads nothing: the value is `given[i]`, already read (by the graph path), so
+// that a caller needs no branch between the two.
+REGISTER_OP("NpyioReadRanges")
+    .Input("paths: string")
+    .Input("offsets: int64")
+    .Input("lengths: int64")
+    .Input("sizes: int64")
+    .Input("given: string")
+    .Output("values: string")
+    .Output("ok: bool")
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      ShapeHandle n;
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &n));
+      for (int i = 1; i < 5; ++i) {
+        ShapeHandle other;
+        TF_RETURN_IF_ERROR(c->WithRank(c->input(i), 1, &other));
+        TF_RETURN_IF_ERROR(c->Merge(n, other, &n));
+      }
+      c->set_output(0, n);
+      c->set_output(1, n);
+      return absl::OkStatus();
+    });
+
+class NpyioReadRangesOp : public OpKernel {
+ public:
+  explicit NpyioReadRangesOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& paths = ctx->input(0);
+    const int64_t n = paths.NumElements();
+    for (int i = 0; i < 5; ++i) {
+      OP_REQUIRES(ctx, ctx->input(i).dims() == 1 && ctx->input(i).dim_size(0) == n,
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "NpyioReadRanges: inputs must be vectors of one length, got shapes ",
+                      paths.shape().DebugString(), " and ", ctx->input(i).shape().DebugString())));
+    }
+    auto names = paths.flat<tstring>();
+    auto offsets = ctx->input(1).flat<int64_t>();
+    auto lengths = ctx->input(2).flat<int64_t>();
+    auto sizes = ctx->input(3).flat<int64_t>();
+    auto given = ctx->input(4).flat<tstring>();
+    Tensor* values = nullptr;
+    Tensor* ok = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({n}), &values));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &ok));
+    auto out = values->flat<tstring>();
+    auto oks = ok->flat<bool>();
+    int64_t bytes = 0;
+    std::vector<bool> todo(n, false);
+    for (int64_t i = 0; i < n; ++i) {
+      if (lengths(i) == -1) {
+        out(i) = given(i);
+        oks(i) = true;
+        continue;
+      }
+      // a range outside the recorded size is doubted before anything is allocated for it
+      const bool sane = offsets(i) >= 0 && lengths(i) >= 0 && sizes(i) >= 0 &&
+                        offsets(i) <= sizes(i) && lengths(i) <= sizes(i) - offsets(i);
+      oks(i) = sane;
+      todo[i] = sane;
+      if (sane) bytes += lengths(i);
+    }
+    auto read = [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        if (!todo[i]) continue;
+        std::string path(names(i).data(), names(i).size());
+        out(i).resize_uninitialized(static_cast<size_t>(lengths(i)));
+        auto* data = reinterpret_cast<uint8_t*>(out(i).mdata());
+        const bool good =
+            path.find('\0') == std::string::npos &&
+            npyio::read_range(path.c_str(), static_cast<uint64_t>(sizes(i)),
+                              static_cast<uint64_t>(offsets(i)), data,
+                              static_cast<size_t>(lengths(i))) == npyio::ReadStatus::OK;
+        if (!good) out(i).clear();
+        oks(i) = good;
+      }
+    };
+    auto* workers = ctx->device()->tensorflow_cpu_worker_threads();
+    if (n > 1 && bytes >= kParallelBytes && workers != nullptr && workers->num_threads > 1) {
+      tensorflow::Shard(workers->num_threads, workers->workers, n, bytes / n + 10000, read);
+    } else {
+      read(0, n);
+    }
+  }
+};
+
+REGISTER_KERNEL_BUILDER(Name("NpyioReadRanges").Device(tensorflow::DEVICE_CPU), NpyioReadRangesOp);
 
 }  // namespace
