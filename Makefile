@@ -44,10 +44,10 @@ demo: $(STAMP)
 	$(PY) -m npyio demo
 
 # What differs on the oldest supported TensorFlow (2.16), so what its leg runs: npyio/_tf.py's
-# raw ops and TensorFlow's error texts (test_tf, test_errors, the readers and the graph parser,
-# the native reader's build against 2.16's headers and its op (tests/native, tests/read),
-# the pipeline's errors and maps), tensorflow-io (its tests, in read/, the two files with tfio
-# cases and npyio bench's tfio peer: they fail, not skip, if its ops do not load), the install's
+# raw ops and TensorFlow's error texts (test_tf, test_errors, the readers and the graph parser
+# with its header styles, the native reader's build against 2.16's headers and its op
+# (tests/native, tests/read), the pipeline's errors and maps), tensorflow-io (npyio bench's
+# tfio peer: it fails, not skips, if its ops do not load), the install's
 # pins, every option on every source kind once (test_capabilities), Keras 3 there, and a seed's
 # shuffle orders (the same numbers on both versions). The rest is TensorFlow-version-free
 # plumbing, run on 2.21 alone.
@@ -58,8 +58,8 @@ TF216_TESTS := tests/test_tf.py tests/test_errors.py tests/test_install.py tests
 	"tests/cli/test_bench.py::test_an_installed_peer_reads_every_sample_in_its_worker[tfio]"
 
 ## make test: the lint, the strict docs build, the whole suite on the current TensorFlow, then
-## what differs on the oldest supported one (TF 2.16, TF216_TESTS), where tensorflow-io's tests
-## run too (and fail, not skip, if its ops do not load)
+## what differs on the oldest supported one (TF 2.16, TF216_TESTS), where tensorflow-io's peer
+## runs too (and fails, not skips, if its ops do not load)
 test: lint docs $(DEV_STAMP) $(TFIO_STAMP)
 	$(PY) -m pytest
 	NPYIO_TFIO=1 $(TFIO_PY) -m pytest $(TF216_TESTS)

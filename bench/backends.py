@@ -1,5 +1,6 @@
-"""npyio's backends side by side, each in a fresh process: ``native``, ``graph`` and, where
-tensorflow-io's ops load (TensorFlow 2.16, the ``.venv-tfio`` venv), ``tfio`` (issue 45).
+"""npyio's backends side by side, each in a fresh process: ``native`` and ``graph`` (until
+tensorflow-io's op was made a peer of ``npyio bench``, ``tfio`` too: bench/README.md,
+"tensorflow-io against graph and native").
 
 Each (backend, profile) runs in a process of its own: ``npyio.dataset(inputs, labels,
 batch_size=8, backend=...)`` over ``npyio bench``'s sample files (`npyio.cli.sample`), one
@@ -10,7 +11,7 @@ both files, nothing decoded) in the same conditions. Backends alternate, their o
 each round (``bench/fresh.py``), over ``--rounds`` rounds; the table gives the median
 samples/s and the median CPU time (user + system, this process) per sample.
 
-    NPYIO_TFIO=1 PYTHONPATH=. .venv-tfio/bin/python bench/backends.py --rounds 3
+    PYTHONPATH=. .venv/bin/python bench/backends.py --rounds 3
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ BATCH = 8
 #: Files per profile: fewer than ``npyio bench``'s, as issue 41's runs, so that a fresh process
 #: per backend stays short on a shared machine.
 COUNTS = {"small": 4000, "medium": 2000, "large": 200}
-BACKENDS = ("native", "graph", "tfio", "floor")
+BACKENDS = ("native", "graph", "floor")
 #: Also measurable, not by default: the native reader with tf.data's autotune off (the
 #: dataset's options), to check that a short epoch's fix costs no throughput (bench/epochs.py).
 EXTRA = ("native+off",)
@@ -101,8 +102,8 @@ def main() -> None:
         with open(args.json, "w") as f:
             json.dump(runs, f)
     print(f"batch {BATCH}, {args.epochs} epochs x {args.rounds} rounds, fresh process each")
-    print("| profile | backend | samples/s (median) | range | CPU us/sample | / tfio | / graph |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print("| profile | backend | samples/s (median) | range | CPU us/sample | / graph |")
+    print("|---|---|---:|---:|---:|---:|")
     for profile in args.profiles:
         sel = {
             b: [x for x in runs if x["backend"] == b and x["profile"] == profile]
@@ -112,12 +113,10 @@ def main() -> None:
         med = {b: statistics.median(rates[b]) for b in args.backends}
         for b in args.backends:
             us = statistics.median([v for x in sel[b] for v in x["cpu"]]) * 1e6
-            ratios = [
-                f"{med[b] / med[o]:.2f}x" if o in med and o != b else "" for o in ("tfio", "graph")
-            ]
+            ratio = f"{med[b] / med['graph']:.2f}x" if "graph" in med and b != "graph" else ""
             print(
                 f"| {profile} | {b} | {med[b]:,.0f} | {min(rates[b]):,.0f}-{max(rates[b]):,.0f} "
-                f"| {us:.0f} | {' | '.join(ratios)} |"
+                f"| {us:.0f} | {ratio} |"
             )
 
 

@@ -47,7 +47,6 @@ __all__ = [
     "lower_bound",
     "map_dataset",
     "no_injected_prefetch",
-    "noinline_function",
     "print_to_stderr",
     "random_index_shuffle",
     "scan_dataset",
@@ -129,23 +128,6 @@ def single_device_function(fn: Callable[..., Any], input_signature: Sequence[Any
         input_signature=list(input_signature),
         autograph=False,
         experimental_attributes=SINGLE_DEVICE,
-    ).get_concrete_function()
-
-
-def noinline_function(fn: Callable[..., Any], input_signature: Sequence[Any]) -> Any:
-    """``fn`` traced as a concrete function that TensorFlow never inlines (the private
-    ``_noinline`` attribute; ``tf.function`` has no public option for it).
-
-    In a ``tf.cond`` it stays one call op: the elements that take the other branch then pay
-    nothing for its ops, where a lowered branch would run them all as dead ops on every element
-    (the tfio backend's graph-parser branch)."""
-    import tensorflow as tf
-
-    return tf.function(
-        fn,
-        input_signature=list(input_signature),
-        autograph=False,
-        experimental_attributes={"_noinline": True},
     ).get_concrete_function()
 
 

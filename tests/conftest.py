@@ -1,7 +1,7 @@
 """Test selection: tests marked ``tfio`` need tensorflow-io's ops, so they run only in the tfio
 virtualenv (TensorFlow 2.16.2 + tensorflow-io 0.37.1), which sets ``NPYIO_TFIO=1``::
 
-    NPYIO_TFIO=1 .venv-tfio/bin/python -m pytest -m tfio tests/read/test_tfio.py
+    NPYIO_TFIO=1 .venv-tfio/bin/python -m pytest -m tfio tests/cli/test_bench.py
 
 Anywhere else they are deselected (not collected as skips). Where ``NPYIO_TFIO=1`` is set they
 are never skipped: if tensorflow-io's ops do not load there, they fail.

@@ -96,18 +96,17 @@ def test_random_index_shuffle_is_a_permutation_set_by_its_key(max_index):
         assert other.numpy().tolist() != once.tolist()
 
 
+def _concrete(fn, signature):
+    return tf.function(fn, input_signature=signature, autograph=False).get_concrete_function()
+
+
 def _checked(x):
     tf.debugging.Assert(x > 0, ["npyio: not positive"])
     return x * 2, tf.strings.as_string(x)
 
 
-def test_noinline_function_carries_the_attribute():
-    f = _tf.noinline_function(_checked, [INT])
-    assert f.function_def.attr["_noinline"].b is True
-
-
 def test_stateless_call_returns_the_function_s_result_eagerly_and_in_a_graph():
-    f = _tf.noinline_function(_checked, [INT])
+    f = _concrete(_checked, [INT])
     out_types = [tf.int64, tf.string]
     eager = _tf.stateless_call(f, [tf.constant(3, tf.int64)], out_types)
     assert [t.numpy() for t in eager] == [6, b"3"]
@@ -125,7 +124,7 @@ def test_stateless_call_returns_the_function_s_result_eagerly_and_in_a_graph():
 
 def test_stateless_call_flattens_nested_arguments_and_passes_captures():
     c = tf.constant(10, tf.int64)
-    f = _tf.noinline_function(lambda pair: pair[0] * pair[1] + c, [(INT, INT)])
+    f = _concrete(lambda pair: pair[0] * pair[1] + c, [(INT, INT)])
     assert f.captured_inputs
     args = [(tf.constant(2, tf.int64), tf.constant(3, tf.int64))]
     assert _tf.stateless_call(f, args, [tf.int64])[0].numpy() == 16

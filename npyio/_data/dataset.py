@@ -352,7 +352,8 @@ def dataset(
             speed (batches stay full but the last). A packed directory refuses ``False``: its
             rows are decoded in order.
         prefetch: Batches to prefetch (AUTOTUNE by default); ``None`` or 0 for none.
-        backend: ``"graph"``, ``"tfio"`` or ``"py_function"`` (not serializable).
+        backend: ``"native"`` (the default), ``"graph"`` or ``"py_function"`` (not
+            serializable).
         ignore_errors: Skip a pair whose input or label file is bad, naming each skipped file
             on stderr as ``npyio: skipping PATH: reason``.
         shard: ``(num_shards, index)`` or a ``tf.distribute.InputContext``: keep only this

@@ -1,4 +1,4 @@
-"""Graph helpers shared by the ``.npy`` parser, the ``.npz`` reader and the tfio guard.
+"""Graph helpers shared by the ``.npy`` parser, and the ``.npz`` reader.
 
 Everything here builds TensorFlow ops and nothing else: dtype tables, message splicing (the
 reason functions of `npyio._format.npy` with tensors spliced in, so the graph says the same

@@ -7,7 +7,6 @@ backends, read what each can do (`CAPABILITIES`) and choose the one that reads a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from npyio._format import npy
 from npyio._format.header import Hint
@@ -77,14 +76,6 @@ class Capabilities:
     rows: bool = False
 
 
-#: The readers of one file at a time, in decode (tensorflow-io's op, np.load in a py_function).
-_ONE_AT_A_TIME: dict[str, Any] = {
-    "fetches": False,
-    "decodes_batches": False,
-    "batch_limit": None,
-    "members": False,
-    "one_get": False,
-}
 #: Each backend's capabilities, by name (`npyio._read.backends.reader` builds its reader).
 CAPABILITIES = {
     "native": Capabilities(
@@ -110,8 +101,15 @@ CAPABILITIES = {
         one_get=True,
         rows=True,
     ),
-    "tfio": Capabilities(**_ONE_AT_A_TIME, python_free=True),
-    "py_function": Capabilities(**_ONE_AT_A_TIME, python_free=False),
+    # np.load in a py_function: one file at a time, in decode
+    "py_function": Capabilities(
+        fetches=False,
+        decodes_batches=False,
+        batch_limit=None,
+        python_free=False,
+        members=False,
+        one_get=False,
+    ),
 }
 #: The backends, by name.
 BACKENDS = tuple(CAPABILITIES)

@@ -106,8 +106,7 @@ def read_npy(
             (``npyio verify``).
         backend: ``"graph"`` (npyio's parser, the default), ``"native"`` (npyio's C++ reader
             where it serves the file: a local file of a static native-order C-order shape;
-            the graph parser otherwise, and for a file it doubts), ``"tfio"`` (tensorflow-io's numpy
-            op where it decodes correctly, else the graph parser) or ``"py_function"``
+            the graph parser otherwise, and for a file it doubts) or ``"py_function"``
             (``np.load`` in a ``tf.py_function``: not serializable). Every backend applies
             the size limits.
 
@@ -118,8 +117,6 @@ def read_npy(
         TypeError: When the op is built, for a dtype npyio does not decode, a bad ``shape`` or
             a path of another type.
         ValueError: When the op is built, for an unknown backend.
-        BackendUnavailableError: When the op is built, for ``backend="tfio"`` without
-            tensorflow-io ops that load with the installed TensorFlow.
         tf.errors.NotFoundError: When the op runs, if the file does not exist (TensorFlow's
             message names the path).
         tf.errors.InvalidArgumentError: When the op runs, for a file that is not a valid

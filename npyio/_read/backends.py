@@ -5,8 +5,6 @@
   serve. The default of `npyio.dataset`. Where the op cannot be built (no compiler, Windows,
   ``NPYIO_NATIVE=0``), the graph parser reads instead (`available`).
 - ``"graph"``: npyio's pure-TensorFlow parser (`npyio._read.part.GraphReader`).
-- ``"tfio"``: tensorflow-io's C++ numpy op (`npyio._read.tfio`), imported only when asked for;
-  files it cannot decode correctly fall back to the graph parser (table in docs/backends.md).
 - ``"py_function"``: ``tf.py_function`` around ``np.load`` (`npyio._read.py_function`), the
   classic approach, kept for comparison and as an escape hatch. It runs Python per element
   (holding the GIL), and a graph that uses it cannot be serialized: it fails on tf.data service
@@ -35,18 +33,12 @@ def reader(backend: str, report: bool = False, one_get: bool = False) -> Reader:
 
     Raises:
         ValueError: for an unknown backend name.
-        BackendUnavailableError: for ``"tfio"`` without tensorflow-io ops that load with the
-            installed TensorFlow.
     """
     capabilities(backend)  # ValueError for an unknown name
     if backend == "py_function":
         from npyio._read.py_function import PyFunctionReader
 
         return PyFunctionReader(report)
-    if backend == "tfio":
-        from npyio._read.tfio import TfioReader  # lazily: importing npyio never imports tfio
-
-        return TfioReader(report)
     if backend == "native":
         from npyio._read.native import NativeReader  # lazily: it loads the op
 

@@ -10,7 +10,7 @@ becomes its tensor, in two steps that every builder and backend share.
 
 `npyio.dataset`'s two strategies differ only in where the batch goes: between the two steps
 (batch-then-decode, the graph backend's raw bytes), or after both (decode-then-batch). The
-graph reader is here; `npyio._read.py_function` and `npyio._read.tfio` read from the path
+graph reader is here; `npyio._read.py_function` and `npyio._read.native` read from the path
 themselves, so their fetch only names the file (and, reporting, checks that it exists).
 """
 

@@ -319,7 +319,7 @@ def drains(
     Args:
         profile: the dataset's profile.
         root: its directory, as `npyio.cli.sample.ensure` returns it.
-        backends: npyio's backends to measure (``"native"``, ``"graph"``, ``"tfio"``); with
+        backends: npyio's backends to measure (``"native"``, ``"graph"``); with
             ``"native"``, the bare read loop (`BARE`) too, unless its driver cannot be built
             (then a line on stderr says why).
         worker: where the from_generator pipelines run (see `Worker`); without
@@ -371,16 +371,8 @@ def timed(load: Callable[..., int], *args: Any) -> tuple[int, float]:
 
 def available_backends() -> list[str]:
     """``"native"`` where npyio's native reader is active (`native_off` says why not), then
-    ``"graph"``, and ``"tfio"`` where tensorflow-io's ops load."""
-    backends = ([] if native_off() else ["native"]) + ["graph"]
-    try:
-        from npyio._read import tfio
-
-        tfio.load_ops()
-        backends.append("tfio")
-    except Exception:
-        pass
-    return backends
+    ``"graph"``."""
+    return ([] if native_off() else ["native"]) + ["graph"]
 
 
 def native_off() -> str | None:

@@ -13,7 +13,7 @@ Peers (``pip install 'npyio[peers]'``; tfio: ``pip install 'npyio[tfio]'``, Tens
   for the inputs and one for the labels in one pipeline, ``num_threads`` = the cores.
 - ``grain``: Grain's ``MapDataset`` over ``np.load`` of each pair, batched by Grain
   (``np.stack``), read by ``GRAIN_THREADS`` threads.
-- ``tfio``: tensorflow-io's ``IO>NumpyRead`` op, raw (without the ``"tfio"`` backend's guard),
+- ``tfio``: tensorflow-io's ``IO>NumpyRead`` op, raw (no check of the files first),
   in a tf.data parallel map, ``batch``, ``prefetch``: what a tensorflow-io user writes. Its
   last release loads only with TensorFlow 2.16.
 

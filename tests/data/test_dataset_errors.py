@@ -466,18 +466,6 @@ def test_py_function_backend_names_missing_files(tmp_path, capfd):
     assert f"{SKIP_PREFIX}{xs[1]}: {NO_SUCH_FILE}" in capfd.readouterr().err.splitlines()
 
 
-@pytest.mark.tfio
-def test_tfio_backend_names_missing_files(tmp_path, capfd):
-    xs = [_write_npy(tmp_path / f"{i}.npy", np.full(3, i, "<f4")) for i in range(4)]
-    os.remove(xs[2])
-    ds = npyio.dataset(
-        xs, dtype="float32", shape=(3,), backend="tfio", ignore_errors=True, batch_size=None
-    )
-    capfd.readouterr()
-    assert [int(x[0]) for x in ds] == [0, 1, 3]
-    assert f"{SKIP_PREFIX}{xs[2]}: {NO_SUCH_FILE}" in capfd.readouterr().err.splitlines()
-
-
 def _one_bad_of_four(tmp_path) -> tuple[list[str], str]:
     xs = [_write_npy(tmp_path / f"{i}.npy", np.full(3, i, "<f4")) for i in range(4)]
     _write_npy(tmp_path / "1.npy", np.full(3, 1, "<f8"))  # a float64 among float32
@@ -489,18 +477,6 @@ def test_py_function_backend_names_the_files_it_refuses(tmp_path, capfd):
     xs, line = _one_bad_of_four(tmp_path)
     ds = npyio.dataset(
         xs, dtype="float32", shape=(3,), backend="py_function", ignore_errors=True, batch_size=None
-    )
-    capfd.readouterr()
-    assert [int(x[0]) for x in ds] == [0, 2, 3]
-    assert f"{SKIP_PREFIX}{line}" in capfd.readouterr().err.splitlines()
-
-
-@pytest.mark.tfio
-def test_tfio_backend_names_the_files_it_refuses(tmp_path, capfd):
-    """A file tfio is not given goes to the graph parser, which names what it refuses."""
-    xs, line = _one_bad_of_four(tmp_path)
-    ds = npyio.dataset(
-        xs, dtype="float32", shape=(3,), backend="tfio", ignore_errors=True, batch_size=None
     )
     capfd.readouterr()
     assert [int(x[0]) for x in ds] == [0, 2, 3]

@@ -561,29 +561,3 @@ def test_python2_forms_in_a_dataset_refused_in_version_3(tmp_path, backend):
         for _ in npyio.dataset(paths, batch_size=3, backend=backend):
             pass
     assert tf_message(err.value) == f"{paths[2]}: {npy.bad_shape('(3L, 2L)')}"
-
-
-@pytest.mark.tfio
-@pytest.mark.parametrize("version", PY2_VERSIONS, ids=PY2_IDS)
-def test_python2_forms_through_the_tfio_backend(tmp_path, version):
-    """tfio's strict header check sends these to npyio's graph parser, which reads them."""
-    from npyio._read import tfio as _tfio
-
-    texts = [
-        js_padded("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }", version, 16),
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (3L, 2L), }" + " " * 5 + "\n",
-    ]
-    arr = sample("<f4", (3, 2), seed=2)
-    for i, text in enumerate(texts):
-        path = write_file(tmp_path, f"{i}.npy", file_of(arr, text, version))
-        assert_same(npyio.read_npy(path, "float32", (3, 2), backend="tfio"), arr)
-        strict = tf.function(
-            lambda p: _tfio.read_tfio(
-                p, np.dtype("float32"), tf.TensorShape([3, 2]), None, fallback=False
-            ),
-            input_signature=[tf.TensorSpec([], tf.string)],
-            autograph=False,
-        )
-        with pytest.raises(tf.errors.InvalidArgumentError) as err:
-            strict(path)
-        assert "the tfio backend cannot decode this file (fallback=False)" in tf_message(err.value)

@@ -1,8 +1,7 @@
 """One conformance suite for every backend: read_npy(..., backend=b) on numpy-written files.
 
 Every backend must decode what numpy writes bit-exactly, or refuse it with an error that names
-the file, under the same policy (npyio/_format/npy.py). The ``tfio`` backend runs here too, in the
-tfio venv (``NPYIO_TFIO=1``); elsewhere its cases are deselected (tests/conftest.py).
+the file, under the same policy (npyio/_format/npy.py).
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ BACKENDS = [
     pytest.param("native", id="native"),
     pytest.param("graph", id="graph"),
     pytest.param("py_function", id="py_function"),
-    pytest.param("tfio", id="tfio", marks=pytest.mark.tfio),
 ]
 
 
@@ -61,6 +59,23 @@ def test_a_reader_says_what_it_can_do_as_data(backend):
     assert all(callable(getattr(read, step)) for step in ("fetch", "decode", "read"))
 
 
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda path: npyio.read_npy(path, "float32", (3,), backend="tfio"),
+        lambda path: npyio.dataset([path], batch_size=None, backend="tfio"),
+    ],
+    ids=["read_npy", "dataset"],
+)
+def test_the_removed_tfio_backend_is_refused_as_unknown(build, tmp_path):
+    path = str(tmp_path / "x.npy")
+    np.save(path, np.zeros(3, np.float32))
+    with pytest.raises(
+        ValueError, match=r"^unknown backend 'tfio' -- expected one of native, graph, py_function$"
+    ):
+        build(path)
+
+
 def test_a_reader_of_row_ranges_comes_from_a_backend_that_reads_them():
     read = row_reader("graph", [], 4)
     assert isinstance(read, RowReader) and read.capabilities.rows and read.chunk == 4
@@ -68,12 +83,10 @@ def test_a_reader_of_row_ranges_comes_from_a_backend_that_reads_them():
     assert isinstance(native, NativeRowReader) and native.capabilities.rows
     remote = row_reader("native", [], 4, remote=True)  # the native reader reads local files
     assert type(remote) is RowReader and remote.remote
-    for backend in ("tfio", "py_function"):
-        with pytest.raises(
-            ValueError,
-            match=f"'{backend}' reads no row ranges -- expected one of native, graph$",
-        ):
-            row_reader(backend, [], 4)
+    with pytest.raises(
+        ValueError, match=r"'py_function' reads no row ranges -- expected one of native, graph$"
+    ):
+        row_reader("py_function", [], 4)
     with pytest.raises(ValueError, match="unknown backend 'numpy'"):
         row_reader("numpy", [], 4)
 
@@ -82,8 +95,8 @@ def test_the_plan_asks_capabilities_not_names(monkeypatch):
     dt = np.dtype("float32")
     specs = (Spec.whole(dt, (2,), make_hint(dt, (2,))),)
     assert choose_strategy(specs, 4, False, "graph") == BATCH_THEN_DECODE
-    assert choose_strategy(specs, 4, False, "tfio") == DECODE_THEN_BATCH
+    assert choose_strategy(specs, 4, False, "py_function") == DECODE_THEN_BATCH
     # a backend that decodes batches gets batch-then-decode, whatever its name
-    batched = dataclasses.replace(CAPABILITIES["tfio"], decodes_batches=True)
-    monkeypatch.setitem(CAPABILITIES, "tfio", batched)
-    assert choose_strategy(specs, 4, False, "tfio") == BATCH_THEN_DECODE
+    batched = dataclasses.replace(CAPABILITIES["py_function"], decodes_batches=True)
+    monkeypatch.setitem(CAPABILITIES, "py_function", batched)
+    assert choose_strategy(specs, 4, False, "py_function") == BATCH_THEN_DECODE

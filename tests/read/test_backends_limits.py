@@ -2,10 +2,8 @@
 ``npyio.read_npy(..., backend=b)`` and ``npyio.dataset(..., backend=b)``.
 
 A file over a limit is refused with npyio's own message, naming the file; at the limit it decodes
-bit for bit as ``np.load`` reads it. The files are the ones tfio would decode itself (numpy's own
-v1.0 header, little-endian float32, C order), so for ``backend="tfio"`` this checks that the guard
-hands a file over a limit to the graph parser rather than to ``IO>NumpyRead``, which knows no
-limits. The ``tfio`` cases run in the tfio venv (``NPYIO_TFIO=1``; tests/conftest.py).
+bit for bit as ``np.load`` reads it. The files are numpy's own (v1.0 header, little-endian
+float32, C order), the ones the native reader reads itself when the shape is static.
 """
 
 from __future__ import annotations
@@ -22,8 +20,8 @@ from tests._npy_testing import assert_same, tf_message
 from tests.read.test_backends import BACKENDS
 
 SHAPE = (4, 3)
-#: A static shape (tfio's hint path: the header compared with the expected one) and a partial
-#: one (tfio's general path: the header parsed in the graph).
+#: A static shape (the native reader reads the file itself) and a partial one (its fallback,
+#: the graph parser, reads it).
 SHAPES = [pytest.param(SHAPE, id="static"), pytest.param((None, 3), id="partial")]
 
 
@@ -157,21 +155,3 @@ def test_dataset_max_header_size(backend, files):
         assert_same(g, want)
     reason = npy.header_too_large(str(hlen - 1), str(hlen))
     refused_at_the_first_file(d, backend, reason, max_header_size=hlen - 1)
-
-
-def test_tfio_hint_takes_max_header_size_as_the_length_field():
-    """max_header_size bounds the header's length field (numpy's and the parser's meaning), not
-    the 10 bytes before it: at the limit, the tfio backend keeps its header fast path. Plain
-    Python, so it runs without tensorflow-io too."""
-    from npyio._format.header import Limits
-    from npyio._read import tfio as _tfio
-
-    dt, shape = np.dtype("float32"), tf.TensorShape(SHAPE)
-    hint = _tfio._static_hint(dt, shape, None, Limits())
-    assert hint is not None
-    header, size = hint
-    hlen = len(header) - 10
-    assert _tfio._static_hint(dt, shape, None, Limits(hlen)) == hint
-    assert _tfio._static_hint(dt, shape, None, Limits(hlen - 1)) is None
-    assert _tfio._static_hint(dt, shape, None, Limits(hlen, size)) == hint
-    assert _tfio._static_hint(dt, shape, None, Limits(hlen, size - 1)) is None

@@ -36,20 +36,19 @@ def test_a_fallback_lends_its_capabilities():
     assert capabilities("graph").rows and not any(capabilities(b).rows for b in BACKENDS[2:])
     for capability in ("members", "remote", "reports", "one_get", "rows"):
         assert reads("native", capability) and reads("graph", capability)
-    assert not reads("py_function", "members") and not reads("tfio", "members")
+    assert not reads("py_function", "members")
     assert reads("py_function", "remote")
 
 
 def test_only_the_readers_that_fetch_batch_bytes_under_a_limit():
     """The graph parser fetches bytes per element and batches files up to its limit; the
-    native reader reads a batch of paths in decode, any size; tfio and py_function decode one
-    file at a time."""
+    native reader reads a batch of paths in decode, any size; py_function decodes one file at a
+    time."""
     graph, native = capabilities("graph"), capabilities("native")
     assert graph.fetches and graph.decodes_batches and graph.batch_limit
     assert not native.fetches and native.decodes_batches and native.batch_limit is None
-    for one_by_one in ("tfio", "py_function"):
-        assert not capabilities(one_by_one).decodes_batches
-    assert not capabilities("py_function").python_free
+    py_function = capabilities("py_function")
+    assert not (py_function.fetches or py_function.decodes_batches or py_function.python_free)
 
 
 def test_the_default_backend_is_one_of_them():
@@ -61,6 +60,16 @@ def test_an_unknown_backend_is_refused_naming_the_known_ones():
         ValueError, match="unknown backend 'numpy' -- expected one of native, graph"
     ):
         capabilities("numpy")
+
+
+def test_tfio_is_no_backend_any_more():
+    """tensorflow-io's op is a peer of ``npyio bench`` (``--peers tfio``), not a backend: asking
+    for it is refused like any unknown name, naming the backends there are."""
+    assert BACKENDS == ("native", "graph", "py_function")
+    with pytest.raises(
+        ValueError, match=r"^unknown backend 'tfio' -- expected one of native, graph, py_function$"
+    ):
+        capabilities("tfio")
 
 
 @pytest.mark.parametrize(
