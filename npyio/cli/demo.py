@@ -72,8 +72,8 @@ def reader_line(backend: str) -> str:
     """What the demo says of the reader that read.
 
     Example:
-        >>> reader_line("native")
-        'reader: native (npyio's C++ reader: each batch of files straight into one tensor)'
+        >>> print(reader_line("native"))
+        reader: native (npyio's C++ reader: each batch of files straight into one tensor)
     """
     if backend == "native":
         return "reader: native (npyio's C++ reader: each batch of files straight into one tensor)"

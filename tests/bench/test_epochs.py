@@ -16,7 +16,7 @@ def epochs():
 
 @pytest.mark.parametrize(
     ("config", "parallelism", "prefetch", "autotune"),
-    [("default", -1, -1, None), ("cores", 2, 2, None), ("cores+off", 2, 2, False),
+    [("default", -1, -1, True), ("cores", 2, 2, True), ("cores+off", 2, 2, False),
      ("default+off", -1, -1, False)],
 )  # fmt: skip
 def test_each_configuration_sets_its_parallelism_and_autotune(
