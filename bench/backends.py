@@ -5,11 +5,12 @@ tensorflow-io's op was made a peer of ``npyio bench``, ``tfio`` too: bench/READM
 Each (backend, profile) runs in a process of its own: ``npyio.dataset(inputs, labels,
 batch_size=8, backend=...)`` over ``npyio bench``'s sample files (`npyio.cli.sample`), one
 warm-up epoch, then ``--epochs`` epochs drained by ``Dataset.reduce`` (`npyio.cli.pipelines`'
-``drain``, as ``npyio bench``). ``native+on`` (asked for by name) is the native reader with
-tf.data's autotune on (npyio's native pipelines turn it off). ``floor`` is ``npyio bench``'s read-only floor (``read_file`` of
-both files, nothing decoded) in the same conditions. Backends alternate, their order rotated
-each round (``bench/fresh.py``), over ``--rounds`` rounds; the table gives the median
-samples/s and the median CPU time (user + system, this process) per sample.
+``drain``, as ``npyio bench``). ``native+on`` (asked for by name) is the native
+reader with tf.data's autotune on (npyio's native pipelines turn it off). ``floor`` is
+``npyio bench``'s read-only floor (``read_file`` of both files, nothing decoded) in the same
+conditions. Backends alternate, their order rotated each round (``bench/fresh.py``), over
+``--rounds`` rounds; the table gives the median samples/s and the median CPU time (user +
+system, this process) per sample.
 
     PYTHONPATH=. .venv/bin/python bench/backends.py --rounds 3
 """

@@ -1,5 +1,5 @@
-"""bench/backends.py: each backend's child reports a rate
-and a CPU time per sample; ``native+on`` is the native reader with tf.data's autotune on (npyio turns it off)."""
+"""bench/backends.py: each backend's child reports a rate and a CPU time per sample;
+``native+on`` is the native reader with tf.data's autotune on (npyio turns it off)."""
 
 import pytest
 
