@@ -28,7 +28,14 @@ def test_commands_are_listed_in_order(capsys):
     out = capsys.readouterr().out
     positions = [out.index(f"    {c.name} ") for c in cli.COMMANDS]
     assert positions == sorted(positions)
-    assert [c.name for c in cli.COMMANDS] == ["demo", "bench", "inspect", "verify", "pack"]
+    assert [c.name for c in cli.COMMANDS] == [
+        "demo",
+        "bench",
+        "inspect",
+        "verify",
+        "pack",
+        "native",
+    ]
 
 
 def test_verify_defaults():
