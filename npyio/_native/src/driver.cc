@@ -14,13 +14,20 @@
 // (another thread truncating, rewriting or replacing the file during the read) must never give
 // OK with bytes the file never held. Each non-racing input is also read by read_range (a random
 // range, of the recorded size or another), OK exactly when the file is regular, of that size,
-// and holds the range, and then the output is its bytes. Exit status 1 on the first violation.
+// and holds the range, and then the output is its bytes. And by read_window: a random window
+// (past the edges, negative, empty, or of values near INT64_MAX) of the recorded shape or
+// another, BAD_WINDOW exactly when its arithmetic is invalid, OK exactly when the window is
+// valid and the file is good (regular, of the shape's size, the header, bools 0 or 1 where the
+// window reads), and then the output is the slice of a whole read of the file, padded with the
+// fill; racing files read through a window give the bytes A or B hold there. Exit status 1 on
+// the first violation.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -103,6 +110,87 @@ const char* kDamageNames[] = {"none", "flip_header", "flip_payload", "insert", "
                               "truncate", "grow", "bool_byte", "directory", "fifo",
                               "missing", "race_truncate", "race_rewrite", "race_rename"};
 
+
+// A window's arithmetic as read_window must judge it, computed another way (saturating
+// products in 128 bits): whether it is valid, and its output's size in bytes.
+struct WindowCase {
+  std::vector<int64_t> shape, start, window;
+  size_t itemsize;
+  Bytes fill;  // empty: zeros
+
+  static int64_t product(const std::vector<int64_t>& dims, size_t unit, bool* fits) {
+    __int128 p = static_cast<__int128>(unit);
+    bool zero = false;
+    for (int64_t d : dims) zero = zero || d == 0;
+    if (zero) return 0;
+    for (int64_t d : dims) {
+      p *= d;
+      if (p > INT64_MAX) {
+        *fits = false;
+        return 0;
+      }
+    }
+    return static_cast<int64_t>(p);
+  }
+
+  bool valid(size_t header_len, int64_t* payload, int64_t* out_bytes) const {
+    bool fits = true;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      const __int128 end = static_cast<__int128>(start[i]) + window[i];
+      fits = fits && shape[i] >= 0 && window[i] >= 0 && end <= INT64_MAX;
+    }
+    if (!fits) return false;
+    *payload = product(shape, itemsize, &fits);
+    *out_bytes = product(window, itemsize, &fits);
+    return fits && static_cast<__int128>(*payload) + header_len <= INT64_MAX;
+  }
+
+  // The window cut from a whole file's payload (`data`), elements outside the array filled.
+  Bytes reference(const uint8_t* data, size_t out_bytes) const {
+    Bytes out(out_bytes);
+    const size_t rank = shape.size();
+    std::vector<int64_t> idx(rank, 0);
+    for (size_t at = 0; at < out_bytes; at += itemsize) {
+      bool inside = true;
+      uint64_t offset = 0;  // meaningful only inside (then below the element count); wraps else
+      for (size_t i = 0; i < rank; ++i) {
+        const int64_t c = start[i] + idx[i];
+        inside = inside && c >= 0 && c < shape[i];
+        offset = offset * static_cast<uint64_t>(shape[i]) + static_cast<uint64_t>(inside ? c : 0);
+      }
+      for (size_t b = 0; b < itemsize; ++b) {
+        out[at + b] = inside ? data[offset * itemsize + b] : fill.empty() ? 0 : fill[b];
+      }
+      for (size_t i = rank; i-- > 0;) {
+        if (++idx[i] < window[i]) break;
+        idx[i] = 0;
+      }
+    }
+    return out;
+  }
+
+  // Whether every element of the window's intersection with the array is 0 or 1.
+  bool bools_ok(const uint8_t* data, size_t out_bytes) const {
+    WindowCase zero_filled = *this;
+    zero_filled.fill.clear();
+    for (uint8_t x : zero_filled.reference(data, out_bytes)) {
+      if (x > 1) return false;
+    }
+    return true;
+  }
+
+  npyio::ReadStatus read(const std::string& path, const Bytes& header, uint8_t* out,
+                         bool is_bool, uint64_t* bytes) const {
+    return npyio::read_window(path.c_str(), header.data(), header.size(), shape.data(),
+                              start.data(), window.data(), static_cast<int>(shape.size()),
+                              itemsize, fill.empty() ? nullptr : fill.data(), out, is_bool,
+                              bytes);
+  }
+};
+
+// The most bytes a valid fuzzed window may ask for (larger valid ones are not read).
+constexpr int64_t kMaxWindowBytes = int64_t{1} << 22;
+
 struct Fuzzer {
   std::mt19937_64 rng;
   std::string dir;
@@ -168,7 +256,7 @@ struct Fuzzer {
     damage(file, d, header.size(), kind.is_bool);
     ++inputs;
     Bytes out(payload + 1);
-    if (d >= RACE_TRUNCATE) return race(path, d, file, header, payload, kind.is_bool, out);
+    if (d >= RACE_TRUNCATE) return race(path, d, file, header, payload, kind, shape, out);
     clear(path, d >= DIRECTORY);
     if (d == DIRECTORY) mkdir(path.c_str(), 0755);
     if (d == FIFO) mkfifo(path.c_str(), 0644);
@@ -185,7 +273,8 @@ struct Fuzzer {
       return fail("OK, but the output is not the payload", d, s);
     }
     if (d < DIRECTORY && verdicts.is_open() && pick(1000) == 0) sample(file, header, kind, shape, s);
-    return check_range(path, d, file, header.size() + payload);
+    return check_range(path, d, file, header.size() + payload) &&
+           check_window(path, d, file, header, kind, shape);
   }
 
   // read_range on the same input: a random range of the size a plan recorded (the valid
@@ -206,8 +295,93 @@ struct Fuzzer {
     return true;
   }
 
+  // A value near an edge of int64, or a large one: the window arithmetic's hard cases.
+  int64_t extreme() {
+    switch (pick(5)) {
+      case 0: return INT64_MAX - static_cast<int64_t>(pick(4));
+      case 1: return INT64_MIN + static_cast<int64_t>(pick(4));
+      case 2: return int64_t{1} << (31 + pick(32));
+      case 3: return -static_cast<int64_t>(pick(1 << 20));
+      default: return -1 - static_cast<int64_t>(pick(3));
+    }
+  }
+
+  // A random window of the recorded shape (or, sometimes, another): mostly within a few
+  // elements of the array's edges, sometimes past them, empty, or extreme.
+  WindowCase make_window(const std::vector<size_t>& shape, size_t itemsize) {
+    WindowCase w;
+    w.itemsize = itemsize;
+    for (size_t s : shape) {
+      int64_t dim = static_cast<int64_t>(s);
+      if (pick(16) == 0) dim = pick(8) == 0 ? extreme() : static_cast<int64_t>(pick(12));
+      const int64_t small = std::min<int64_t>(std::max<int64_t>(dim, 0), 12);
+      int64_t win = static_cast<int64_t>(pick(static_cast<size_t>(small) + 4));
+      int64_t st = static_cast<int64_t>(pick(static_cast<size_t>(small) + 6)) - 3;
+      if (pick(24) == 0) win = extreme();
+      if (pick(24) == 0) st = extreme();
+      w.shape.push_back(dim);
+      w.start.push_back(st);
+      w.window.push_back(win);
+    }
+    if (pick(2) == 0) {
+      for (size_t b = 0; b < itemsize; ++b) w.fill.push_back(static_cast<uint8_t>(rng()));
+    }
+    return w;
+  }
+
+  // read_window on the same input, against the whole file cut in the driver.
+  bool check_window(const std::string& path, Damage d, const Bytes& file, const Bytes& header,
+                    const Kind& kind, const std::vector<size_t>& shape) {
+    const WindowCase w = make_window(shape, kind.size);
+    int64_t payload = 0, out_bytes = 0;
+    const bool valid = w.valid(header.size(), &payload, &out_bytes);
+    if (valid && out_bytes > kMaxWindowBytes) {
+      ++counts["window skipped (too large to hold)"];
+      return true;
+    }
+    Bytes out(valid ? static_cast<size_t>(out_bytes) : 0);  // exact: ASan sees any overrun
+    uint64_t bytes = 0;
+    const auto s = w.read(path, header, out.data(), kind.is_bool, &bytes);
+    ++counts[std::string("window ") + npyio::status_name(s)];
+    if ((s == npyio::ReadStatus::BAD_WINDOW) != !valid) return fail("window arithmetic", d, s);
+    if (!valid) return true;
+    const bool good = d < DIRECTORY &&
+                      static_cast<__int128>(file.size()) == header.size() + payload &&
+                      std::memcmp(file.data(), header.data(), header.size()) == 0;
+    const bool want =
+        good && (!kind.is_bool || w.bools_ok(file.data() + header.size(), out.size()));
+    if ((s == npyio::ReadStatus::OK) != want) return fail("window verdict differs", d, s);
+    if (!want) return true;
+    if (w.reference(file.data() + header.size(), out.size()) != out) {
+      return fail("window OK, but the output is not the file's slice", d, s);
+    }
+    // every byte of the window's intersection read, and never more than the file: the
+    // intersection's bytes counted by cutting the window from a payload of ones, zero-filled
+    size_t inside = 0;
+    WindowCase zero_filled = w;
+    zero_filled.fill.clear();
+    const Bytes ones(static_cast<size_t>(payload), 1);
+    for (uint8_t m : zero_filled.reference(ones.data(), out.size())) inside += m;
+    if (bytes < header.size() + inside || bytes > file.size()) {
+      return fail("window read outside [intersection + header, file size] bytes", d, s);
+    }
+    return true;
+  }
+
   bool race(const std::string& path, Damage d, const Bytes& file, const Bytes& header,
-            size_t payload, bool is_bool, Bytes& out) {
+            size_t payload, const Kind& kind, const std::vector<size_t>& shape, Bytes& out) {
+    const bool is_bool = kind.is_bool;
+    // Every other race reads a window of the file (a valid one, within a few elements of the
+    // edges) instead of the whole file: read_window must doubt a change as read_npy does.
+    WindowCase w;
+    int64_t ignored = 0, out_bytes = -1;
+    if (pick(2) == 0) {
+      w = make_window(shape, kind.size);
+      if (!w.valid(header.size(), &ignored, &out_bytes) || ignored != int64_t(payload) ||
+          out_bytes > kMaxWindowBytes) {
+        out_bytes = -1;  // only a valid window of the recorded shape races
+      }
+    }
     // The file starts valid (A); the racer truncates it and puts A back, rewrites it in
     // place with B, or renames a file holding B over it.
     Bytes a = header, b = header;
@@ -235,11 +409,25 @@ struct Fuzzer {
         rename(other.c_str(), path.c_str());
       }
     });
-    auto s = npyio::read_npy(path.c_str(), header.data(), header.size(), out.data(), payload,
-                             is_bool);
+    Bytes cut(out_bytes < 0 ? 0 : static_cast<size_t>(out_bytes));
+    uint64_t bytes = 0;
+    auto s = out_bytes >= 0 ? w.read(path, header, cut.data(), is_bool, &bytes)
+                            : npyio::read_npy(path.c_str(), header.data(), header.size(),
+                                              out.data(), payload, is_bool);
     racer.join();
-    ++counts[npyio::status_name(s)];
+    ++counts[std::string(out_bytes >= 0 ? "race window " : "") + npyio::status_name(s)];
     if (s != npyio::ReadStatus::OK) return true;
+    if (out_bytes >= 0) {
+      // OK: every byte is the one A's or B's window holds there
+      const Bytes ra = w.reference(a.data() + header.size(), cut.size());
+      const Bytes rb = w.reference(b.data() + header.size(), cut.size());
+      for (size_t i = 0; i < cut.size(); ++i) {
+        if (cut[i] != ra[i] && !(d != RACE_TRUNCATE && cut[i] == rb[i])) {
+          return fail("window OK, but the output holds bytes the file never held", d, s);
+        }
+      }
+      return true;
+    }
     // OK: every byte is the one A or B holds there (a same-size rewrite within one tick of the
     // file system's clock can tear, as any reader's would; the header always matched).
     for (size_t i = 0; i < payload; ++i) {

@@ -8,6 +8,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
+
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -25,6 +28,7 @@ const char* status_name(ReadStatus status) {
     case ReadStatus::HEADER_MISMATCH: return "HEADER_MISMATCH";
     case ReadStatus::BAD_BOOL: return "BAD_BOOL";
     case ReadStatus::CHANGED: return "CHANGED";
+    case ReadStatus::BAD_WINDOW: return "BAD_WINDOW";
   }
   return "UNKNOWN";
 }
@@ -147,6 +151,221 @@ ReadStatus read_npy(const char* path, const uint8_t* header, size_t header_len, 
   if (fstat(fd.get(), &after) != 0) return ReadStatus::READ_FAILED;
   if (!same_file(before, after)) return ReadStatus::CHANGED;
   if (check_bool && !bools_ok(out, payload_len)) return ReadStatus::BAD_BOOL;
+  return ReadStatus::OK;
+}
+
+// --- read_window ------------------------------------------------------------------------------
+namespace {
+
+#ifdef IOV_MAX
+constexpr int kMaxIov = IOV_MAX;
+#else
+constexpr int kMaxIov = 1024;  // Linux's UIO_MAXIOV
+#endif
+
+// The product of n dims times `unit`, in int64: 0 if any dim is 0 (so no product that
+// precedes it can overflow), false if it does not fit.
+bool checked_product(const int64_t* dims, int n, int64_t unit, int64_t* product) {
+  for (int i = 0; i < n; ++i) {
+    if (dims[i] == 0) {
+      *product = 0;
+      return true;
+    }
+  }
+  int64_t p = unit;
+  for (int i = 0; i < n; ++i) {
+    if (__builtin_mul_overflow(p, dims[i], &p)) return false;
+  }
+  *product = p;
+  return true;
+}
+
+// Reads, from `offset`, into the n iovecs (which it consumes), resuming after a short read.
+ReadStatus preadv_all(int fd, struct iovec* iov, int n, uint64_t offset) {
+  while (n > 0) {
+    ssize_t got = preadv(fd, iov, n, static_cast<off_t>(offset));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return ReadStatus::READ_FAILED;
+    }
+    if (got == 0) return ReadStatus::SHORT_READ;
+    offset += static_cast<uint64_t>(got);
+    size_t left = static_cast<size_t>(got);
+    while (n > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      ++iov;
+      --n;
+    }
+    if (n > 0) {
+      iov->iov_base = static_cast<uint8_t*>(iov->iov_base) + left;
+      iov->iov_len -= left;
+    }
+  }
+  return ReadStatus::OK;
+}
+
+// The window's intersection with the array as runs: contiguous both in the file and in `out`.
+// Axes after `last` are whole (the window is the axis: start 0, window = shape), so a run is
+// axis `last`'s extent times the whole axes' elements; the runs are the odometer over the
+// axes before `last`, in increasing file order.
+struct Runs {
+  int rank;
+  int last;  // -1: every axis is whole, one run
+  int64_t lo[kMaxRank], hi[kMaxRank];
+  int64_t file_stride[kMaxRank], out_stride[kMaxRank];  // in bytes
+  int64_t run_bytes;
+  bool empty;
+
+  // Calls visit(file_offset, out_offset, run_bytes) per run (offsets from the payload's
+  // start and out's). Checked arithmetic is not needed here: each offset is within the file's
+  // or the window's size, which read_window checked to fit.
+  template <typename F>
+  void each(const int64_t* start, F visit) const {
+    if (empty || run_bytes == 0) return;
+    int64_t idx[kMaxRank];
+    for (int j = 0; j < last; ++j) idx[j] = lo[j];
+    while (true) {
+      int64_t file = 0, out = 0;
+      for (int j = 0; j < last; ++j) {
+        file += idx[j] * file_stride[j];
+        out += (idx[j] - start[j]) * out_stride[j];
+      }
+      if (last >= 0) {
+        file += lo[last] * file_stride[last];
+        out += (lo[last] - start[last]) * out_stride[last];
+      }
+      visit(file, out, run_bytes);
+      int j = last - 1;
+      for (; j >= 0 && ++idx[j] == hi[j]; --j) idx[j] = lo[j];
+      if (j < 0) return;
+    }
+  }
+};
+
+// Fills n elements of itemsize bytes with `fill` (zeros where it is null or all zero).
+void fill_elements(uint8_t* out, int64_t n, size_t itemsize, const uint8_t* fill) {
+  const size_t bytes = static_cast<size_t>(n) * itemsize;
+  if (bytes == 0) return;  // out may be null then
+  bool zero = true;
+  for (size_t b = 0; fill != nullptr && b < itemsize; ++b) zero = zero && fill[b] == 0;
+  if (zero) {
+    std::memset(out, 0, bytes);
+    return;
+  }
+  for (size_t at = 0; at < bytes; at += itemsize) std::memcpy(out + at, fill, itemsize);
+}
+
+}  // namespace
+
+ReadStatus read_window(const char* path, const uint8_t* header, size_t header_len,
+                       const int64_t* shape, const int64_t* start, const int64_t* window,
+                       int rank, size_t itemsize, const uint8_t* fill, uint8_t* out,
+                       bool check_bool, uint64_t* bytes_read) {
+  if (bytes_read != nullptr) *bytes_read = 0;
+  if (rank < 0 || rank > kMaxRank || itemsize == 0 || itemsize > INT64_MAX) {
+    return ReadStatus::BAD_WINDOW;
+  }
+  const auto unit = static_cast<int64_t>(itemsize);
+  Runs runs;
+  runs.rank = rank;
+  runs.empty = false;
+  for (int i = 0; i < rank; ++i) {
+    int64_t end;
+    if (shape[i] < 0 || window[i] < 0 || __builtin_add_overflow(start[i], window[i], &end)) {
+      return ReadStatus::BAD_WINDOW;
+    }
+    runs.lo[i] = std::max<int64_t>(start[i], 0);
+    runs.hi[i] = std::min(end, shape[i]);
+    runs.empty = runs.empty || runs.lo[i] >= runs.hi[i];
+  }
+  int64_t payload, window_bytes, file_size;
+  if (!checked_product(shape, rank, unit, &payload) ||
+      !checked_product(window, rank, unit, &window_bytes) || header_len > INT64_MAX ||
+      __builtin_add_overflow(payload, static_cast<int64_t>(header_len), &file_size)) {
+    return ReadStatus::BAD_WINDOW;
+  }
+  if (header_len > kMaxHeader) return ReadStatus::HEADER_MISMATCH;
+  // The runs' layout. With the intersection non-empty every dim is at least 1, so each
+  // stride is at most the file's or the window's size: no overflow.
+  runs.last = rank - 1;
+  while (runs.last >= 0 && start[runs.last] == 0 && window[runs.last] == shape[runs.last]) {
+    --runs.last;
+  }
+  int64_t file_stride = unit, out_stride = unit;
+  for (int i = rank - 1; i >= 0 && !runs.empty; --i) {
+    runs.file_stride[i] = file_stride;
+    runs.out_stride[i] = out_stride;
+    file_stride *= shape[i];
+    out_stride *= window[i];
+  }
+  runs.run_bytes = runs.empty ? 0
+                   : runs.last < 0
+                       ? payload
+                       : (runs.hi[runs.last] - runs.lo[runs.last]) * runs.file_stride[runs.last];
+  bool whole = !runs.empty;  // the intersection is the whole window: nothing to fill
+  for (int i = 0; i < rank && whole; ++i) {
+    whole = runs.lo[i] == start[i] && runs.hi[i] == start[i] + window[i];
+  }
+  if (!whole) fill_elements(out, window_bytes / unit, itemsize, fill);
+
+  Fd fd;
+  struct stat before;
+  ReadStatus status = open_sized(path, static_cast<uint64_t>(file_size), fd, before);
+  if (status != ReadStatus::OK) return status;
+  uint8_t small[4096];
+  std::unique_ptr<uint8_t[]> big;
+  uint8_t* head = small;
+  if (header_len > sizeof(small)) {
+    big.reset(new (std::nothrow) uint8_t[header_len]);
+    if (!big) return ReadStatus::READ_FAILED;
+    head = big.get();
+  }
+  uint64_t requested = header_len;
+  struct iovec head_iov = {head, header_len};
+  status = preadv_all(fd.get(), &head_iov, header_len == 0 ? 0 : 1, 0);
+  if (status == ReadStatus::OK && std::memcmp(head, header, header_len) != 0) {
+    status = ReadStatus::HEADER_MISMATCH;
+  }
+  // Runs at most kWindowGap apart go into one preadv, each gap into the sink (whose bytes
+  // nobody reads: every gap of this call may share it).
+  uint8_t sink[kWindowGap];
+  struct iovec iov[kMaxIov];
+  int n = 0;
+  uint64_t call_start = 0, call_end = 0;  // the current call's file range
+  auto flush = [&]() {
+    if (n > 0 && status == ReadStatus::OK) {
+      requested += call_end - call_start;
+      status = preadv_all(fd.get(), iov, n, header_len + call_start);
+    }
+    n = 0;
+  };
+  if (status == ReadStatus::OK) {
+    runs.each(start, [&](int64_t file, int64_t at, int64_t bytes) {
+      const auto offset = static_cast<uint64_t>(file);
+      const uint64_t gap = offset - call_end;
+      if (n > 0 && (gap > kWindowGap || n + 2 > kMaxIov)) flush();
+      if (n == 0) {
+        call_start = offset;
+      } else if (gap > 0) {
+        iov[n++] = {sink, static_cast<size_t>(gap)};
+      }
+      iov[n++] = {out + at, static_cast<size_t>(bytes)};
+      call_end = offset + static_cast<uint64_t>(bytes);
+    });
+    flush();
+  }
+  if (bytes_read != nullptr) *bytes_read = requested;
+  if (status != ReadStatus::OK) return status;
+  struct stat after;
+  if (fstat(fd.get(), &after) != 0) return ReadStatus::READ_FAILED;
+  if (!same_file(before, after)) return ReadStatus::CHANGED;
+  if (check_bool) {
+    bool good = true;
+    runs.each(start, [&](int64_t, int64_t at, int64_t bytes) {
+      good = good && bools_ok(out + at, static_cast<size_t>(bytes));
+    });
+    if (!good) return ReadStatus::BAD_BOOL;
+  }
   return ReadStatus::OK;
 }
 

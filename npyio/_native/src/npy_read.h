@@ -24,6 +24,7 @@ enum class ReadStatus : int {
   HEADER_MISMATCH,  // the first header_len bytes differ from the expected header
   BAD_BOOL,         // a bool payload byte that is neither 0 nor 1
   CHANGED,          // the file's size, inode or mtime changed while it was read
+  BAD_WINDOW,       // read_window's arguments: a negative window, rank > kMaxRank, an overflow
 };
 
 // The status's short name ("OK", "OPEN_FAILED", ...), for the fuzz driver and the tests.
@@ -51,6 +52,32 @@ ReadStatus read_range(const char* path, uint64_t file_size, uint64_t offset, uin
 // The longest header the core compares (a .npy header is at most a few KiB unless a writer
 // pads it; a longer one is simply doubted and left to the graph path).
 constexpr size_t kMaxHeader = 65536;
+
+// The most axes read_window takes (numpy's own limit is 64; a volume has 3 or 4).
+constexpr int kMaxRank = 32;
+
+// Reads the window of the C-order array of `rank` dims `shape` (itemsize bytes an element) held
+// by the file at `path`, which must start with `header` (header_len bytes) and be exactly
+// header_len + prod(shape) * itemsize bytes (else a doubt, as read_npy). The window is
+// [start[i], start[i] + window[i]) on each axis; start may be negative and the window may pass
+// the array's edges: elements outside the array are set to `fill` (itemsize bytes; all zeros
+// if fill is null), and only the window's intersection with the array is read. `out` holds
+// prod(window) * itemsize bytes, C order. `bytes_read` (if not null) gets the bytes requested
+// from the file system (header included). With check_bool, every byte read must be 0 or 1.
+//
+// BAD_WINDOW, before anything is opened, for: rank < 0 or > kMaxRank, itemsize 0, a negative
+// shape[i] or window[i], start[i] + window[i] past int64, or a file size or window size
+// (elements times itemsize) past int64. The window's contiguous runs in the file are read by
+// preadv straight into `out`; runs at most kWindowGap bytes apart share one call, the gap read
+// into a scratch sink, so the bytes read stay within the window's, plus one gap per run, plus
+// the header. rank 0 (a scalar): the window is the whole element.
+ReadStatus read_window(const char* path, const uint8_t* header, size_t header_len,
+                       const int64_t* shape, const int64_t* start, const int64_t* window,
+                       int rank, size_t itemsize, const uint8_t* fill, uint8_t* out,
+                       bool check_bool, uint64_t* bytes_read);
+
+// The largest gap between two runs of a window that one preadv reads through (a page).
+constexpr size_t kWindowGap = 4096;
 
 }  // namespace npyio
 
