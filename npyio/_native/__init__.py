@@ -1,7 +1,8 @@
 """npyio's native reader, in a room of its own: a TensorFlow-free C++ core (``src/npy_read.cc``:
 one file read into a caller's buffer, or doubted), thin TensorFlow ops over it
 (``src/op.cc``: ``NpyioReadFiles``, a batch of paths into one tensor and an ``ok`` per file;
-``NpyioReadRanges``, byte ranges of files for rows and packs),
+``NpyioReadRanges``, byte ranges of files for rows and packs; ``NpyioReadWindows``, a window of
+each file's array, only its bytes read),
 a fuzz and benchmark driver (``src/driver.cc``), and one Python module that builds, caches
 and loads the op (`npyio._native.library`).
 
@@ -26,7 +27,17 @@ from npyio._native.library import (
     preload,
     read_files,
     read_ranges,
+    read_windows,
     status,
 )
 
-__all__ = ["NativeStatus", "build", "ops", "preload", "read_files", "read_ranges", "status"]
+__all__ = [
+    "NativeStatus",
+    "build",
+    "ops",
+    "preload",
+    "read_files",
+    "read_ranges",
+    "read_windows",
+    "status",
+]

@@ -1,5 +1,5 @@
-"""Builds, caches and loads npyio's native reader: the ops ``NpyioReadFiles`` and
-``NpyioReadRanges`` of ``src/``.
+"""Builds, caches and loads npyio's native reader: the ops ``NpyioReadFiles``,
+``NpyioReadRanges`` and ``NpyioReadWindows`` of ``src/``.
 
 The library is compiled against the TensorFlow that is installed, with its own
 ``tf.sysconfig`` flags, at first use or ahead of time (`build`), into a cache directory per
@@ -50,6 +50,7 @@ __all__ = [
     "probe",
     "read_files",
     "read_ranges",
+    "read_windows",
     "sources_hash",
     "status",
     "toolchain",
@@ -486,6 +487,39 @@ def read_files(paths: Any, dtype: Any, shape: Sequence[int], header: bytes) -> t
         paths=paths, dtype=dtype, shape=list(shape), header=header
     )
     return values, ok
+
+
+def read_windows(
+    paths: Any,
+    starts: Any,
+    dtype: Any,
+    shape: Sequence[int],
+    window: Sequence[int],
+    header: bytes,
+    fill: bytes = b"",
+) -> tuple[Any, Any, Any]:
+    """The op ``NpyioReadWindows`` over a [B] string tensor of ``paths`` and a [B, rank] int64
+    tensor of ``starts``: the window ``[starts[i, a], starts[i, a] + window[a])`` on each axis
+    ``a`` of each file's C-order array of the static ``shape``, reading only the window's bytes.
+    Gives ``values`` ([B, *window] of ``dtype``; elements past the array's edges are ``fill``,
+    one element's bytes, or zeros for ``b""``), ``ok`` ([B] bool: false where the file or its
+    window is doubted, and its slice is zeros; send that file through the graph path) and
+    ``nbytes`` ([B] int64: the bytes asked of the file system for each file, header included).
+    ``header`` is the bytes every file must start with.
+
+    Raises:
+        BackendUnavailableError: where the native reader cannot be had (or is off).
+    """
+    values, ok, nbytes = _module().npyio_read_windows(
+        paths=paths,
+        starts=starts,
+        dtype=dtype,
+        shape=list(shape),
+        window=list(window),
+        header=header,
+        fill=fill,
+    )
+    return values, ok, nbytes
 
 
 def _module() -> Any:

@@ -13,6 +13,7 @@ def test_the_room_exports_what_the_readers_use():
         "preload",
         "read_files",
         "read_ranges",
+        "read_windows",
         "status",
     }
     for name in native.__all__:

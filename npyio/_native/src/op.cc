@@ -244,4 +244,153 @@ class NpyioReadRangesOp : public OpKernel {
 
 REGISTER_KERNEL_BUILDER(Name("NpyioReadRanges").Device(tensorflow::DEVICE_CPU), NpyioReadRangesOp);
 
+// NpyioReadWindows: per file i, the window [starts[i, a], starts[i, a] + window[a]) on each
+// axis a of the C-order array of `shape` that `paths[i]` holds after `header`, read by the
+// core's read_window (only the window's runs, by preadv): `values` [B, *window], elements past
+// the array's edges set to `fill` (itemsize bytes, or "" for zeros); `ok` [B], false where the
+// core doubted the file or the window (its slice is then zeros); `bytes` [B], the bytes asked
+// of the file system for it. The output's size comes from the window attr alone, never from a
+// file. Attrs that do not fit together are op errors; anything about a file is a doubt.
+REGISTER_OP("NpyioReadWindows")
+    .Input("paths: string")
+    .Input("starts: int64")
+    .Output("values: dtype")
+    .Output("ok: bool")
+    .Output("bytes: int64")
+    .Attr("dtype: type")
+    .Attr("shape: shape")
+    .Attr("window: shape")
+    .Attr("header: string")
+    .Attr("fill: string")
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      ShapeHandle paths, starts;
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &paths));
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 2, &starts));
+      ShapeHandle batch;
+      TF_RETURN_IF_ERROR(c->Merge(paths, c->Vector(c->Dim(starts, 0)), &batch));
+      PartialTensorShape window;
+      TF_RETURN_IF_ERROR(c->GetAttr("window", &window));
+      ShapeHandle element, values;
+      TF_RETURN_IF_ERROR(c->MakeShapeFromPartialTensorShape(window, &element));
+      TF_RETURN_IF_ERROR(c->Concatenate(batch, element, &values));
+      c->set_output(0, values);
+      c->set_output(1, batch);
+      c->set_output(2, batch);
+      return absl::OkStatus();
+    });
+
+class NpyioReadWindowsOp : public OpKernel {
+ public:
+  explicit NpyioReadWindowsOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("dtype", &dtype_));
+    const int size = tensorflow::DataTypeSize(dtype_);
+    OP_REQUIRES(ctx, size > 0,
+                absl::InvalidArgumentError(absl::StrCat("NpyioReadWindows: dtype ",
+                                                        tensorflow::DataTypeString(dtype_),
+                                                        " has no fixed size")));
+    itemsize_ = static_cast<size_t>(size);
+    PartialTensorShape shape, window;
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("shape", &shape));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("window", &window));
+    OP_REQUIRES(ctx, shape.IsFullyDefined() && window.IsFullyDefined(),
+                absl::InvalidArgumentError(absl::StrCat(
+                    "NpyioReadWindows: shape and window must be fully defined, got ",
+                    shape.DebugString(), " and ", window.DebugString())));
+    OP_REQUIRES(ctx, shape.dims() == window.dims() && window.dims() <= npyio::kMaxRank,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "NpyioReadWindows: shape ", shape.DebugString(), " and window ",
+                    window.DebugString(), " must have one rank, at most ", npyio::kMaxRank)));
+    OP_REQUIRES(ctx, window.AsTensorShape(&window_),
+                absl::InvalidArgumentError("NpyioReadWindows: window is not a tensor shape"));
+    for (int i = 0; i < shape.dims(); ++i) {
+      shape_.push_back(shape.dim_size(i));
+      window_dims_.push_back(window.dim_size(i));
+    }
+    int64_t window_bytes = 0;
+    OP_REQUIRES(ctx,
+                !__builtin_mul_overflow(window_.num_elements(), static_cast<int64_t>(size),
+                                        &window_bytes),
+                absl::InvalidArgumentError(absl::StrCat("NpyioReadWindows: window ",
+                                                        window.DebugString(), " is too large")));
+    window_bytes_ = static_cast<size_t>(window_bytes);
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("header", &header_));
+    OP_REQUIRES(ctx, header_.size() <= npyio::kMaxHeader,
+                absl::InvalidArgumentError(absl::StrCat("NpyioReadWindows: header of ",
+                                                        header_.size(), " bytes is too long")));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("fill", &fill_));
+    OP_REQUIRES(ctx, fill_.empty() || fill_.size() == itemsize_,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "NpyioReadWindows: fill must be empty or ", itemsize_, " bytes (one ",
+                    tensorflow::DataTypeString(dtype_), "), got ", fill_.size())));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& paths = ctx->input(0);
+    const Tensor& starts = ctx->input(1);
+    const int rank = static_cast<int>(shape_.size());
+    OP_REQUIRES(ctx,
+                paths.dims() == 1 && starts.dims() == 2 &&
+                    starts.dim_size(0) == paths.dim_size(0) && starts.dim_size(1) == rank,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "NpyioReadWindows: paths must be [B] and starts [B, ", rank, "], got ",
+                    paths.shape().DebugString(), " and ", starts.shape().DebugString())));
+    const int64_t n = paths.dim_size(0);
+    auto names = paths.flat<tstring>();
+    auto begins = starts.matrix<int64_t>();
+    TensorShape out_shape({n});
+    OP_REQUIRES_OK(ctx, out_shape.AppendShapeWithStatus(window_));
+    Tensor* values = nullptr;
+    Tensor* ok = nullptr;
+    Tensor* bytes = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &values));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &ok));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(2, TensorShape({n}), &bytes));
+    auto oks = ok->flat<bool>();
+    auto counts = bytes->flat<int64_t>();
+    uint8_t* base = window_bytes_ == 0 ? nullptr : static_cast<uint8_t*>(values->data());
+    const auto* header = reinterpret_cast<const uint8_t*>(header_.data());
+    const auto* fill = fill_.empty() ? nullptr : reinterpret_cast<const uint8_t*>(fill_.data());
+    const bool check_bool = dtype_ == tensorflow::DT_BOOL;
+    auto read = [&](int64_t begin, int64_t end) {
+      std::vector<int64_t> start(rank);
+      for (int64_t i = begin; i < end; ++i) {
+        uint8_t* slice = base == nullptr ? nullptr : base + i * window_bytes_;
+        for (int a = 0; a < rank; ++a) start[a] = begins(i, a);
+        std::string path(names(i).data(), names(i).size());
+        uint64_t got = 0;
+        const bool good =
+            path.find('\0') == std::string::npos &&
+            npyio::read_window(path.c_str(), header, header_.size(), shape_.data(),
+                               start.data(), window_dims_.data(), rank, itemsize_, fill, slice,
+                               check_bool, &got) == npyio::ReadStatus::OK;
+        if (!good && slice != nullptr) std::memset(slice, 0, window_bytes_);
+        oks(i) = good;
+        counts(i) = static_cast<int64_t>(got);
+      }
+    };
+    auto* workers = ctx->device()->tensorflow_cpu_worker_threads();
+    // n * window_bytes_ >= kParallelBytes, without the product (which may overflow)
+    const bool large = window_bytes_ != 0 &&
+                       static_cast<size_t>(n) >= static_cast<size_t>(kParallelBytes) / window_bytes_;
+    if (n > 1 && large && workers != nullptr && workers->num_threads > 1) {
+      // The cost per file, in Shard's units (about a cycle each): a copy of its window.
+      tensorflow::Shard(workers->num_threads, workers->workers, n,
+                        static_cast<int64_t>(window_bytes_) + 10000, read);
+    } else {
+      read(0, n);
+    }
+  }
+
+ private:
+  DataType dtype_;
+  size_t itemsize_ = 0;
+  std::vector<int64_t> shape_, window_dims_;
+  TensorShape window_;
+  size_t window_bytes_ = 0;
+  std::string header_, fill_;
+};
+
+REGISTER_KERNEL_BUILDER(Name("NpyioReadWindows").Device(tensorflow::DEVICE_CPU),
+                        NpyioReadWindowsOp);
+
 }  // namespace

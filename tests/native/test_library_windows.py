@@ -1,0 +1,278 @@
+"""The op `NpyioReadWindows` (``npyio/_native/src/op.cc`` over the core's ``read_window``),
+through `npyio._native.library.read_windows`: each window is numpy's slice of the file's array,
+padded with the fill where it passes the edges, whatever the rank, dtype, start or size; only
+the window's runs are read (the op's byte count and the process's ``rchar`` both show it); a
+file the kernel must doubt gives ``ok=False`` and a zero slice; attrs that do not fit are op
+errors."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from npyio._native import library
+
+DTYPES = ["bool", "uint8", "int16", "float16", "float32", "int64", "float64", "complex128"]
+PAGE = 4096
+
+
+def _header(path: Path | str) -> bytes:
+    """The file's header bytes: magic, version, length field and the dict text."""
+    data = Path(path).read_bytes()[:65536]
+    field = 2 if data[6] == 1 else 4
+    return data[: 8 + field + int.from_bytes(data[8 : 8 + field], "little")]
+
+
+def _array(dtype: str, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.integers(0, 2, shape).astype(bool)
+    count = int(np.prod(shape))
+    raw = rng.integers(0, 256, count * np.dtype(dtype).itemsize, dtype=np.uint8)
+    return raw.view(dtype).reshape(shape)  # every bit pattern, NaNs included
+
+
+def _expected(a: np.ndarray, start, window, fill) -> np.ndarray:
+    """numpy's slice of ``a`` at ``start`` of ``window``, padded with ``fill`` past the edges."""
+    out = np.full(window, fill, a.dtype)
+    src, dst = [], []
+    for s, w, n in zip(start, window, a.shape, strict=True):
+        lo, hi = max(s, 0), min(s + w, n)
+        if lo >= hi:
+            return out
+        src.append(slice(lo, hi))
+        dst.append(slice(lo - s, hi - s))
+    out[tuple(dst)] = a[tuple(src)]
+    return out
+
+
+def _planned_bytes(shape, start, window, itemsize: int) -> int:
+    """What the kernel's rule asks of the file system for a window inside the array, the
+    header aside: the window's bytes, plus each gap of at most a page between two of its
+    contiguous runs (read through rather than split into another call)."""
+    axes = np.meshgrid(
+        *(np.arange(s, s + w) for s, w in zip(start, window, strict=True)), indexing="ij"
+    )
+    elements = np.ravel_multi_index(axes, shape).ravel()
+    gaps = (np.diff(elements) - 1) * itemsize
+    return elements.size * itemsize + int(gaps[gaps <= PAGE].sum())
+
+
+def _read(paths, starts, dtype, shape, window, header, fill=b""):
+    values, ok, nbytes = library.read_windows(
+        tf.constant(paths, tf.string),
+        tf.constant(np.asarray(starts, np.int64).reshape(len(paths), len(shape))),
+        tf.as_dtype(dtype),
+        shape,
+        window,
+        header,
+        fill,
+    )
+    return values.numpy(), ok.numpy(), nbytes.numpy()
+
+
+def _same_bits(got: np.ndarray, want: np.ndarray) -> bool:
+    return got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rank", [1, 2, 3, 4])
+def test_windows_are_numpys_slices_padded_with_the_fill(native_ops, tmp_path, dtype, rank):
+    rng = np.random.default_rng(rank)
+    shape = tuple(int(d) for d in rng.integers(1, 7, rank))
+    a = _array(dtype, shape, seed=rank)
+    path = str(tmp_path / "a.npy")
+    np.save(path, a)
+    fill_value = np.array(1 if dtype == "bool" else 7, dtype)
+    fill = fill_value.tobytes()
+    for window in [shape, tuple(d + 3 for d in shape), (0, *shape[1:])] + [
+        tuple(int(w) for w in rng.integers(0, 9, rank)) for _ in range(4)
+    ]:
+        # within, at each edge, before the start, past the end, and random
+        starts = [
+            (0,) * rank,
+            tuple(d - w for d, w in zip(shape, window, strict=True)),
+            (-2,) * rank,
+            tuple(d - 1 for d in shape),
+            tuple(d + 1 for d in shape),
+        ] + [tuple(int(s) for s in rng.integers(-9, 9, rank)) for _ in range(8)]
+        for f, fv in ((b"", np.zeros((), dtype)), (fill, fill_value)):
+            values, ok, nbytes = _read(
+                [path] * len(starts), starts, dtype, shape, window, _header(path), f
+            )
+            assert ok.all(), (window, starts)
+            assert values.shape == (len(starts), *window)
+            for got, start in zip(values, starts, strict=True):
+                assert _same_bits(got, _expected(a, start, window, fv)), (window, start)
+            assert (nbytes <= os.path.getsize(path)).all()
+
+
+def test_a_scalar_is_its_one_element(native_ops, tmp_path):
+    path = str(tmp_path / "s.npy")
+    np.save(path, np.float64(2.5))
+    values, ok, nbytes = _read([path], np.zeros((1, 0)), "float64", (), (), _header(path))
+    assert ok.tolist() == [True] and values.tolist() == [2.5]
+    assert nbytes.tolist() == [os.path.getsize(path)]
+
+
+def test_a_window_of_many_runs_takes_several_calls_and_reads_them_all(native_ops, tmp_path):
+    """One column of 3000 rows: 3000 runs a few bytes apart, more than one preadv's iovecs."""
+    a = _array("float32", (3000, 4))
+    path = str(tmp_path / "a.npy")
+    np.save(path, a)
+    values, ok, nbytes = _read([path], [[0, 1]], "float32", a.shape, (3000, 1), _header(path))
+    assert ok.tolist() == [True] and _same_bits(values[0], a[:, 1:2])
+    assert len(_header(path)) + a[:, 1:2].nbytes <= nbytes[0] <= os.path.getsize(path)
+
+
+def test_a_large_batch_is_read_in_parallel_alike(native_ops, tmp_path):
+    """64 windows of 32 KiB: past the op's threshold for TF's worker threads (Shard)."""
+    paths, arrays = [], []
+    for i in range(8):
+        arrays.append(_array("float32", (40, 40, 40), seed=i))
+        paths.append(str(tmp_path / f"{i}.npy"))
+        np.save(paths[-1], arrays[-1])
+    rng = np.random.default_rng(0)
+    starts = rng.integers(-10, 30, (64, 3))
+    which = [i % 8 for i in range(64)]
+    values, ok, _ = _read(
+        [paths[i] for i in which], starts, "float32", (40, 40, 40), (20, 20, 20), _header(paths[0])
+    )
+    assert ok.all()
+    for got, i, start in zip(values, which, starts, strict=True):
+        assert _same_bits(got, _expected(arrays[i], start, (20, 20, 20), np.float32(0)))
+
+
+def test_each_doubted_file_gives_ok_false_and_a_zero_slice(native_ops, tmp_path):
+    good = tmp_path / "good.npy"
+    np.save(good, np.ones((4, 6), bool))
+    header = _header(good)
+    data = good.read_bytes()
+    files = {
+        "good": data,
+        "one byte short": data[:-1],
+        "one byte long": data + b"\0",
+        "another header": data.replace(b"(4, 6)", b"(6, 4)"),
+        "a bool byte 2 inside the window": data[:-8] + b"\2" + data[-7:],
+    }
+    paths = {}
+    for name, content in files.items():
+        paths[name] = str(tmp_path / f"{name}.npy")
+        Path(paths[name]).write_bytes(content)
+    paths["missing"] = str(tmp_path / "missing.npy")
+    paths["a directory"] = str(tmp_path)
+    paths["a NUL in the path"] = str(good) + "\0x"
+    # the window covers the last row (where the bool byte 2 is), from column 1
+    values, ok, _ = _read(
+        list(paths.values()), [[2, 1]] * len(paths), "bool", (4, 6), (2, 5), header, b"\1"
+    )
+    assert dict(zip(paths, ok.tolist(), strict=True)) == {name: name == "good" for name in paths}
+    assert values[0].all() and not values[1:].any()
+
+
+def test_a_bad_bool_byte_outside_the_window_is_not_read(native_ops, tmp_path):
+    path = tmp_path / "a.npy"
+    np.save(path, np.zeros((4, 6), bool))
+    data = bytearray(path.read_bytes())
+    data[-1] = 2  # the last element, outside a window of the first rows
+    path.write_bytes(bytes(data))
+    values, ok, _ = _read([str(path)], [[0, 0]], "bool", (4, 6), (2, 6), _header(path))
+    assert ok.tolist() == [True] and not values.any()
+
+
+def test_invalid_windows_are_doubted_never_read(native_ops, tmp_path):
+    """A start whose end passes int64 is the core's BAD_WINDOW: ok=False, zeros."""
+    path = str(tmp_path / "a.npy")
+    np.save(path, np.arange(8, dtype="int64"))
+    big = np.iinfo(np.int64).max
+    values, ok, nbytes = _read([path, path], [[big - 1], [3]], "int64", (8,), (2,), _header(path))
+    assert ok.tolist() == [False, True] and values[0].tolist() == [0, 0]
+    assert nbytes[0] == 0 and values[1].tolist() == [3, 4]
+
+
+@pytest.mark.parametrize(
+    ("shape", "window", "starts", "fill", "match"),
+    [
+        ((4, 4), (2,), [[0, 0]], b"", "must have one rank"),
+        ((4, 4), (2, 2), [[0]], b"", r"starts \[B, 2\]"),
+        ((4, None), (2, 2), [[0, 0]], b"", "fully defined"),
+        ((4, 4), (2, 2), [[0, 0]], b"\0\0", "fill must be empty or 4 bytes"),
+        ((2,) * 33, (1,) * 33, [[0] * 33], b"", "at most 32"),
+    ],
+)
+def test_attrs_that_do_not_fit_are_op_errors(
+    native_ops, tmp_path, shape, window, starts, fill, match
+):
+    with pytest.raises((tf.errors.InvalidArgumentError, ValueError), match=match):
+        library.read_windows(
+            tf.constant([str(tmp_path / "a.npy")]),
+            tf.constant(starts, tf.int64),
+            tf.float32,
+            shape,
+            window,
+            b"",
+            fill,
+        )
+
+
+def test_starts_of_another_batch_than_paths_are_an_op_error(native_ops, tmp_path):
+    with pytest.raises((tf.errors.InvalidArgumentError, ValueError)):
+        library.read_windows(
+            tf.constant(["a", "b"]), tf.zeros((3, 1), tf.int64), tf.float32, (4,), (2,), b""
+        )
+
+
+def test_bytes_read_stay_within_the_window_plus_a_page_per_run(native_ops, tmp_path):
+    """64^3 float32 (1 MiB) and 16^3 windows: 256 runs of 64 bytes each; the op's count stays
+    within the issue's bound and under a quarter of the file (reading it whole fails this)."""
+    a = _array("float32", (64, 64, 64))
+    path = str(tmp_path / "a.npy")
+    np.save(path, a)
+    header = _header(path)
+    window = (16, 16, 16)
+    starts = np.random.default_rng(0).integers(0, 49, (16, 3))
+    values, ok, nbytes = _read([path] * 16, starts, "float32", a.shape, window, header)
+    assert ok.all()
+    window_bytes, runs = 16**3 * 4, 16 * 16
+    for got, start, n in zip(values, starts, nbytes, strict=True):
+        assert _same_bits(got, _expected(a, start, window, np.float32(0)))
+        assert window_bytes + len(header) <= n <= 1.1 * window_bytes + PAGE * runs + len(header)
+        assert n < os.path.getsize(path) / 4
+        assert n == len(header) + _planned_bytes(a.shape, start, window, 4)
+
+
+def _rchar() -> int:
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise AssertionError("no rchar in /proc/self/io")
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="Linux's /proc/self/io")
+def test_the_file_system_sees_the_window_read_not_the_file(native_ops, tmp_path):
+    """A 96^3 window of a 256^3 float32 file (64 MiB, sparse: written as a header and a
+    length): the process's read syscalls (``rchar``) grow by about the op's own count, a few
+    MiB, not 64 MiB. One file, read in the calling thread (below the op's parallel threshold)."""
+    shape, window = (256, 256, 256), (96, 96, 96)
+    path = tmp_path / "volume.npy"
+    np.save(path, np.zeros((1, 1, 1), "float32"))
+    header = _header(path).replace(b"(1, 1, 1)", b"(256, 256, 256)")
+    with open(path, "wb") as f:
+        f.write(header)
+        f.truncate(len(header) + 4 * 256**3)
+    args = ([str(path)], [[80, 80, 80]], "float32", shape, window, header)
+    _read(*args)  # the op's kernel made and the function traced before counting
+    before = _rchar()
+    values, ok, nbytes = _read(*args)
+    read = _rchar() - before
+    assert ok.tolist() == [True] and values.shape == (1, *window)
+    window_bytes = 96**3 * 4
+    assert nbytes[0] == len(header) + _planned_bytes(shape, (80, 80, 80), window, 4)
+    assert window_bytes <= nbytes[0] <= 1.1 * window_bytes + PAGE * 96 * 96 + len(header)
+    assert nbytes[0] <= read < nbytes[0] + (1 << 20), (read, nbytes[0])
+    assert read < os.path.getsize(path) / 4
+    print(f"window {window_bytes} B, op's count {nbytes[0]} B, rchar delta {read} B")
