@@ -1,5 +1,6 @@
 """The native core's fuzz driver, briefly: built with the sanitizers, its invariant holds over
-a few seconds of damaged and racing files, and the sampled files agree with the graph path."""
+a few seconds of damaged and racing files (read whole, by range and by window), and the sampled
+files agree with the graph path."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ def test_the_native_fuzz_driver_runs_clean_and_agrees_with_the_graph_path(tmp_pa
     assert counts["inputs"] > 1000
     for status in ("OK", "SIZE_MISMATCH", "HEADER_MISMATCH", "NOT_REGULAR", "OPEN_FAILED"):
         assert counts[f"status {status}"] > 0, counts
+    for status in ("OK", "BAD_WINDOW", "BAD_BOOL", "SIZE_MISMATCH", "HEADER_MISMATCH"):
+        assert counts[f"status window {status}"] > 0, counts  # read_window's leg runs
+    assert counts["status race window OK"] > 0, counts
     read, doubted = native.differential(tmp_path / "run" / "cases")
     assert read + doubted == counts["sampled"]
 

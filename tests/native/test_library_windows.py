@@ -276,3 +276,14 @@ def test_the_file_system_sees_the_window_read_not_the_file(native_ops, tmp_path)
     assert nbytes[0] <= read < nbytes[0] + (1 << 20), (read, nbytes[0])
     assert read < os.path.getsize(path) / 4
     print(f"window {window_bytes} B, op's count {nbytes[0]} B, rchar delta {read} B")
+
+
+def test_starts_of_another_rank_are_refused_when_traced(native_ops):
+    """In a graph the shape function refuses them before anything runs."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.int64)])
+    def read(starts):
+        return library.read_windows(tf.constant(["a"]), starts, tf.float32, (4, 4), (2, 2), b"")
+
+    with pytest.raises(ValueError, match=r"starts must be \[B, 2\]"):
+        read.get_concrete_function()

@@ -270,6 +270,12 @@ REGISTER_OP("NpyioReadWindows")
       TF_RETURN_IF_ERROR(c->Merge(paths, c->Vector(c->Dim(starts, 0)), &batch));
       PartialTensorShape window;
       TF_RETURN_IF_ERROR(c->GetAttr("window", &window));
+      if (window.dims() >= 0 && c->ValueKnown(c->Dim(starts, 1)) &&
+          c->Value(c->Dim(starts, 1)) != window.dims()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "NpyioReadWindows: starts must be [B, ", window.dims(), "] for a window of rank ",
+            window.dims(), ", got ", c->DebugString(starts)));
+      }
       ShapeHandle element, values;
       TF_RETURN_IF_ERROR(c->MakeShapeFromPartialTensorShape(window, &element));
       TF_RETURN_IF_ERROR(c->Concatenate(batch, element, &values));
