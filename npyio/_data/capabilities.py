@@ -136,6 +136,17 @@ TABLE: dict[str, dict[str, Use]] = {
     "shape": _same(_honoured(), _honoured("checked against the pack's")),
     "label_dtype": _same(_honoured(), _honoured("checked against the pack's")),
     "label_shape": _same(_honoured(), _honoured("checked against the pack's")),
+    "crop": _same(
+        _honoured(
+            "a window of each array (`npyio.Crop`); the native reader reads only its bytes "
+            "(C-order files), the graph path cuts it from the whole array"
+        ),
+        _not_for_pack("crop", "a pack's rows are read whole; crop the loose files"),
+    ),
+    "label_crop": _same(
+        _honoured("the inputs' window by default, `None` for whole labels, or a window of its own"),
+        _not_for_pack("label_crop", "a pack's rows are read whole; crop the loose files"),
+    ),
     "label_key": {
         FILES: _NEEDS_KEY,
         NPZ: _honoured("the labels' member"),

@@ -32,6 +32,7 @@ from npyio._format import npy
 from npyio._format.packed import structure_from_json
 from npyio._graph.decode import Fetched
 from npyio._graph.ops import require_tf2
+from npyio._graph.window import draws
 from npyio._read import DEFAULT_BACKEND, capabilities
 from npyio._read.backends import Reader, reader, usable
 
@@ -53,11 +54,14 @@ Finish = Callable[[tf.data.Dataset], tf.data.Dataset]
 
 
 class Row(NamedTuple):
-    """One element before its files are read: a path per file part, and the label values
-    (``(values,)`` when labels are values, else ``()``)."""
+    """One element before its files are read: a path per file part, the label values
+    (``(values,)`` when labels are values, else ``()``), and the key its random windows are
+    drawn from (``(key,)``: int64 [2], this epoch's value and the element's index; ``()``
+    without a random crop)."""
 
     paths: tuple[tf.Tensor, ...]
     values: tuple[tf.Tensor, ...]
+    key: tuple[tf.Tensor, ...] = ()
 
 
 class Fetch(NamedTuple):
@@ -67,6 +71,7 @@ class Fetch(NamedTuple):
     parts: tuple[Fetched, ...]
     values: tuple[tf.Tensor, ...]
     path: tf.Tensor  # the first input part's path, for with_paths
+    key: tuple[tf.Tensor, ...] = ()  # as `Row`'s
 
 
 def _strings(paths: tuple[str, ...]) -> tf.Tensor:
@@ -98,6 +103,8 @@ def row_source(plan: DatasetPlan) -> RowSource:
         () if plan.label_values is None else (tf.constant(plan.label_values),),
     )
     loader = plan.loader
+    if any(spec.crop is not None and spec.crop.random for spec in plan.specs):
+        return _keyed_rows(plan, rows)
     if not loader.shuffle:
         return RowSource(tf.data.Dataset.from_tensor_slices(rows), _same)
     shuffle = IndexShuffle(
@@ -111,6 +118,45 @@ def row_source(plan: DatasetPlan) -> RowSource:
         )
 
     return RowSource(shuffle.indices(gather), shuffle.anchor)
+
+
+def _keyed_rows(plan: DatasetPlan, rows: Row) -> RowSource:
+    """The rows of one epoch, each with its key (`Row`), for random windows.
+
+    An epoch is built from its value of the shuffle's key generator (`IndexShuffle.epochs`), in
+    order or shuffled by it, and every window is drawn from that value and the element's index:
+    so a checkpoint holds the windows to come as it holds the order (the generator's position),
+    the same seed draws the same windows, and each epoch draws new ones unless
+    ``reshuffle_each_iteration=False``.
+    """
+    loader = plan.loader
+    shuffle = IndexShuffle(plan.count, loader.seed, loader.reshuffle_each_iteration)
+
+    def epoch(r: tf.Tensor) -> tf.data.Dataset:
+        order = shuffle.indices_of(r) if loader.shuffle else tf.data.Dataset.range(plan.count)
+
+        def row(index: tf.Tensor) -> Row:
+            return Row(
+                tuple(tf.gather(column, index) for column in rows.paths),
+                tuple(tf.gather(values, index) for values in rows.values),
+                (tf.stack([r, index]),),
+            )
+
+        return parallel_map(order, row, None)
+
+    ds = shuffle.epochs(epoch)
+    ds = ds.apply(tf.data.experimental.assert_cardinality(plan.count))
+    return RowSource(ds, shuffle.anchor)
+
+
+def _draws(plan: DatasetPlan, key: tuple[tf.Tensor, ...]) -> list[tf.Tensor | None]:
+    """Each part's random numbers for its window, from the element's (or batch's) key; None
+    for a part without a random window."""
+    out: list[tf.Tensor | None] = []
+    for spec in plan.specs:
+        window = spec.crop
+        out.append(draws(key[0], window) if window is not None and window.random else None)
+    return out
 
 
 def _same(x: Any) -> Any:
@@ -143,10 +189,10 @@ def build_batch_then_decode(plan: DatasetPlan, read: Reader, source: RowSource) 
     batch of paths, with no step per element."""
 
     def fetch(row: Row) -> Fetch:
-        return Fetch(tuple(_fetch(read, plan, row)), row.values, row.paths[0])
+        return Fetch(tuple(_fetch(read, plan, row)), row.values, row.paths[0], row.key)
 
     def decode(batch: Fetch) -> object:
-        parts = read.decode(batch.parts, plan.specs, batched=True)
+        parts = read.decode(batch.parts, plan.specs, batched=True, draws=_draws(plan, batch.key))
         return _element(plan, parts, batch.values, batch.path)
 
     def read_paths(rows: Row) -> object:
@@ -178,7 +224,7 @@ def build_decode_then_batch(plan: DatasetPlan, read: Reader, source: RowSource) 
     # decisions in Python and build their tf.conds themselves.
     @tf.autograph.experimental.do_not_convert
     def load(row: Row) -> object:
-        parts = read.decode(_fetch(read, plan, row), plan.specs)
+        parts = read.decode(_fetch(read, plan, row), plan.specs, draws=_draws(plan, row.key))
         return _element(plan, parts, row.values, row.paths[0])
 
     loader = plan.loader
@@ -309,6 +355,8 @@ def dataset(
     shard: object = None,
     key: str | None = None,
     label_key: str | None = None,
+    crop: object = None,
+    label_crop: object = "same",
     max_file_size: int | None = None,
     max_header_size: int = npy.MAX_HEADER_SIZE,
     validation_split: float | None = None,
@@ -360,6 +408,14 @@ def dataset(
             shard's files (each file goes to exactly one shard).
         key, label_key: Read these members of ``.npz`` archives instead of ``.npy`` files
             (without ``labels``, both from the same archives). Needs ``backend="graph"``.
+        crop: Read a window of each input array instead of the whole: a tuple of sizes
+            (``crop=(96, 96, 96)``: a random 96x96x96 window of the leading axes, drawn anew
+            for every element and epoch from ``seed``), or an `npyio.Crop` (a centre or fixed
+            window, sizes as fractions, other axes, trimming or padding past the edge). The
+            native reader reads only the window's bytes (docs/layouts.md, "Crops").
+        label_crop: The labels' window, when labels are files: ``"same"`` (the default: the
+            inputs' window, the same one for an image and its mask), ``None`` (labels whole),
+            or a crop of their own, drawn separately.
         max_file_size: Refuse files larger than this many bytes (not with ``key``).
         max_header_size: Refuse headers longer than this many bytes (10,000, as numpy).
         validation_split, subset: Hold out ``int(validation_split * n)`` files (Keras's

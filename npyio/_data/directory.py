@@ -277,6 +277,7 @@ def dataset_from_directory(
     follow_links: bool = False,
     dtype: object = None,
     shape: object = None,
+    crop: object = None,
     num_parallel_calls: int | None = AUTOTUNE,
     deterministic: bool | None = None,
     prefetch: int | None = AUTOTUNE,
@@ -340,6 +341,9 @@ def dataset_from_directory(
         backend, with_paths, padding_value: As for `npyio.dataset`. ``shard`` cuts each
             subset after the split. With ``with_paths``, drop the paths before Keras's
             ``fit``: ``ds.map(lambda x, y, path: (x, y))``.
+        crop: Read a window of each array (a tuple of sizes: a random window of the leading
+            axes drawn from ``seed``, anew each epoch; or an `npyio.Crop`), as
+            `npyio.dataset`'s ``crop``.
         verbose: Print how many files and classes were found (and the split), as Keras does.
 
     Returns:

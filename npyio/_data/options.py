@@ -39,6 +39,7 @@ from npyio._data import capabilities
 from npyio._data.paths import parse_shard
 from npyio._format import npy
 from npyio._format.header import Limits
+from npyio._format.window import SAME, Crop, as_crop
 from npyio._read import BACKENDS, DEFAULT_BACKEND
 from npyio._read import capabilities as reader_capabilities
 
@@ -165,6 +166,16 @@ def _backend(value: object, what: str) -> str:
     return value
 
 
+def _crop(value: object, what: str) -> Crop | None:
+    return as_crop(value, what)
+
+
+def _label_crop(value: object, what: str) -> Crop | str | None:
+    """``label_crop``: ``"same"`` (the inputs' window), None (labels whole) or a crop of the
+    labels' own."""
+    return SAME if isinstance(value, str) and value == SAME else as_crop(value, what)
+
+
 def _limit(value: object, what: str) -> int | None:
     npy.parse_limit(value, what, allow_none=what != "max_header_size")
     return value  # type: ignore[return-value]
@@ -286,13 +297,21 @@ def entry_points() -> dict[str, frozenset[str]]:
     sources = frozenset({"inputs", "labels"})
     dataset = _fields(ReadOptions, LoaderOptions, SplitOptions) | sources
     # dataset_from_directory reads .npy files of class folders, as Keras's reads images
-    not_directory = {"key", "label_key", "label_dtype", "label_shape", "max_file_size"}
+    not_directory = {
+        "key",
+        "label_key",
+        "label_dtype",
+        "label_shape",
+        "label_crop",
+        "max_file_size",
+    }
     not_directory |= {"max_header_size", "reshuffle_each_iteration", "inputs"}
     return {
         "dataset": dataset,
         "dataset_from_directory": (dataset - not_directory) | SOURCES - {"inputs"},
         "rows": _fields(RowsOptions) | sources,
-        "pack": _fields(PackOptions, ReadOptions) - {"backend", "ignore_errors"}
+        "pack": _fields(PackOptions, ReadOptions)
+        - {"backend", "ignore_errors", "crop", "label_crop"}
         | sources
         | {"out", "progress"},
     }
@@ -359,6 +378,8 @@ class ReadOptions:
     label_shape: object = field(default=None, metadata=checked_by(_shape))
     key: str | None = field(default=None, metadata=checked_by(_name))
     label_key: str | None = field(default=None, metadata=checked_by(_name))
+    crop: Crop | None = field(default=None, metadata=checked_by(_crop))
+    label_crop: Crop | str | None = field(default=SAME, metadata=checked_by(_label_crop))
     backend: str = field(default=DEFAULT_BACKEND, metadata=checked_by(_backend))
     ignore_errors: bool = field(default=False, metadata=checked_by(_flag))
     max_file_size: int | None = field(default=None, metadata=checked_by(_limit))

@@ -31,9 +31,12 @@ from npyio._data.structure import LEAF, flatten, label_values, leaf_names, per_p
 from npyio._format import npy
 from npyio._format.header import Checked, Limits
 from npyio._format.spec import Spec
+from npyio._format.window import CENTER, RANDOM, SAME, Crop
+from npyio._format.window import resolve as resolve_window
 from npyio._io.spec import derive_spec
 from npyio._read import capabilities as reader_capabilities
 from npyio._read import choose_backend
+from npyio.errors import NpyFormatError
 
 __all__ = [
     "BATCH_THEN_DECODE",
@@ -275,9 +278,59 @@ def spec_rules(parts: Parts, read: ReadOptions, paired: bool) -> tuple[SpecRule,
 
 def _derive_specs(parts: Parts, read: ReadOptions, paired: bool) -> tuple[Spec, ...]:
     """Each part's spec: from the arguments, else from the first file of its column (before
-    any split or shard, so that every subset and every shard loads alike)."""
+    any split or shard, so that every subset and every shard loads alike), with its crop."""
     rules = spec_rules(parts, read, paired)
-    return tuple(rule.derive(column[0]) for rule, column in zip(rules, parts.columns))
+    specs = tuple(rule.derive(column[0]) for rule, column in zip(rules, parts.columns))
+    return _cropped(parts, specs, read)
+
+
+def _crop_of(side: str, read: ReadOptions) -> tuple[Crop | None, int]:
+    """The crop of a part on ``side``, and its group: the inputs take ``crop``; label files
+    take the inputs' window (``label_crop="same"``, the same draw: group 0), none, or their
+    own (group 1)."""
+    if side == "inputs" or read.label_crop == SAME:
+        return read.crop, 0
+    return cast("Crop | None", read.label_crop), 1
+
+
+def _cropped(parts: Parts, specs: tuple[Spec, ...], read: ReadOptions) -> tuple[Spec, ...]:
+    """``specs`` with each part's window (`npyio._format.window.resolve`, against the first
+    file's shape).
+
+    Raises:
+        ValueError: for ``label_crop`` without label files.
+        NpyFormatError: naming the first file: a part of any shape (``shape=None``), a window
+            its arrays cannot hold (`resolve`), or parts that share a window (one group)
+            whose cropped axes differ in size.
+    """
+    if read.label_crop not in (SAME, None) and "labels" not in parts.sides:
+        raise ValueError("label_crop: the labels are not files, so there is nothing to crop")
+    out = []
+    firsts: dict[int, tuple[str, str, tuple[int | None, ...]]] = {}
+    for spec, side, name, column in zip(specs, parts.sides, parts.names, parts.columns):
+        crop, group = _crop_of(side, read)
+        if crop is None:
+            out.append(spec)
+            continue
+        path, shape = column[0], spec.file.shape
+        remedy = " -- pass label_crop=None to read the labels whole" if side == "labels" else ""
+        if shape is None:
+            raise NpyFormatError(path, f"crop needs the rank of {name}: pass its shape={remedy}")
+        try:
+            window = resolve_window(crop, shape, path, group)
+        except NpyFormatError as e:
+            raise NpyFormatError(path, f"{name}: {e.reason}{remedy}") from None
+        dims = tuple(shape[axis] for axis in window.axes)
+        first = firsts.setdefault(group, (name, path, dims))
+        if window.start in (RANDOM, CENTER) and dims != first[2]:
+            raise NpyFormatError(
+                path,
+                f"{name}: the crop's axes have sizes {dims}, {first[0]}'s {first[2]} "
+                f"({first[1]}): one window cannot be cut from both -- pass label_crop= for a "
+                "window of the labels' own, or label_crop=None",
+            )
+        out.append(spec.cropped(window))
+    return tuple(out)
 
 
 def _fits(value: object, dt: np.dtype) -> bool:

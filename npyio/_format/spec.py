@@ -15,6 +15,7 @@ the file. Every file must then have the file layout's dtype and a shape its shap
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +23,7 @@ import numpy as np
 from npyio._format import npy
 from npyio._format.files import member_name
 from npyio._format.header import Hint, Limits, make_hint
+from npyio._format.window import Window
 from npyio.errors import NpyFormatError
 
 __all__ = ["Layout", "Spec", "spec_from_header"]
@@ -60,12 +62,13 @@ class Spec:
 
     Attributes:
         file: What every file of the part must hold (checked by every reader).
-        output: What the part loads as. The same as ``file`` for a part read whole, as every
-            part is today; a part that reads a window of the file's array (a crop) will have
-            the window's shape here.
+        output: What the part loads as: the same as ``file`` for a part read whole; the
+            window's shape for a cropped part.
         hint: The header files are expected to share, for the graph's fast path.
         member: The ``.npz`` member to read, or None for ``.npy`` files.
         limits: The size limits every reader applies to this part.
+        crop: The window read of each array (`npyio._format.window.Window`), or None for
+            the whole array.
     """
 
     file: Layout
@@ -73,6 +76,7 @@ class Spec:
     hint: Hint | None = None
     member: str | None = None
     limits: Limits = Limits()
+    crop: Window | None = None
 
     @staticmethod
     def whole(
@@ -85,6 +89,16 @@ class Spec:
         """The spec of a part read whole: it loads as its files' layout, ``(dtype, shape)``."""
         layout = Layout(dtype, shape)
         return Spec(layout, layout, hint, member, limits)
+
+    def cropped(self, window: Window) -> Spec:
+        """This part, reading ``window`` of each array: it loads as the window's shape."""
+        shape = None if self.file.shape is None else window.sizes(self.file.shape)
+        return dataclasses.replace(self, output=Layout(self.file.dtype, shape), crop=window)
+
+    def read_whole(self) -> Spec:
+        """This part read whole (a reader that cuts the window out of the whole array
+        decodes that first)."""
+        return dataclasses.replace(self, output=self.file, crop=None)
 
     def usable_hint(self) -> Hint | None:
         """The hint, unless files like it must be refused under the limits (then the full

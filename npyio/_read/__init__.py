@@ -60,6 +60,9 @@ class Capabilities:
         rows: Reads row ranges of files, for ``npyio.rows`` and packed directories
             (`npyio._read.backends.row_reader` gives its reader of them); False unless the
             backend says so.
+        windows: Reads a crop's window of a file (`npyio._format.window.Window`) and no
+            other byte of its payload. Every reader crops: one without it cuts the window out
+            of the whole array.
     """
 
     fetches: bool
@@ -74,6 +77,7 @@ class Capabilities:
     fallback: str | None = None
     autotune: bool = True
     rows: bool = False
+    windows: bool = False
 
 
 #: Each backend's capabilities, by name (`npyio._read.backends.reader` builds its reader).
@@ -91,6 +95,7 @@ CAPABILITIES = {
         fallback="graph",
         autotune=False,
         rows=True,
+        windows=True,
     ),
     "graph": Capabilities(
         fetches=True,
@@ -165,9 +170,15 @@ def serves(
         hint is not None
         and _native_order(hint)
         and hint.size <= MAX_STATIC_FILE
-        and spec.output == spec.file
+        and (spec.output == spec.file or _reads_window(can, spec))
         for hint, spec in zip(hints, specs)
     )
+
+
+def _reads_window(can: Capabilities, spec: Spec) -> bool:
+    """Whether a reader that ``can`` reads ``spec``'s window itself. Not of bools: the graph
+    path checks every byte of a bool file, which a read of the window alone cannot."""
+    return can.windows and spec.crop is not None and spec.file.dtype.kind != "b"
 
 
 def choose_backend(

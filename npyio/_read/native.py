@@ -10,17 +10,24 @@ a byte-swapped one, a truncated, grown, missing or replaced file, a bool byte ot
 1) is doubted: it goes through `npyio._read.part.GraphReader`, which decodes it or refuses it
 with the graph path's own error naming the file. So the native path cannot accept what the
 graph path refuses, nor word an error differently.
+
+A cropped part (``spec.crop``, not of bools) is read by ``NpyioReadWindows``: each file's window
+alone, its starts computed in the graph (`npyio._graph.window.starts`, from the element's
+draws); a file the kernel doubts is read whole by the graph parser and its window cut there.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import tensorflow as tf
 
 from npyio._format.spec import Spec
+from npyio._format.window import PAD
 from npyio._graph.decode import Fetched, decode_group
-from npyio._native import read_files
+from npyio._graph.window import cut_batch, starts
+from npyio._native import read_files, read_windows
 from npyio._read import CAPABILITIES
 from npyio._read.part import Reader, read_file
 
@@ -34,14 +41,28 @@ class NativeReader(Reader):
     capabilities = CAPABILITIES["native"]
 
     def decode(
-        self, fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool = False
+        self,
+        fetched: Sequence[Fetched],
+        specs: Sequence[Spec],
+        batched: bool = False,
+        draws: Sequence[tf.Tensor | None] | None = None,
     ) -> list[tf.Tensor]:
         out = []
-        for f, spec in zip(fetched, specs):
+        for f, spec, draw in zip(fetched, specs, draws or [None] * len(specs)):
             paths = f.contents if batched else tf.reshape(f.contents, [1])
-            values = read_batch(paths, spec)
+            if spec.crop is None:
+                values = read_batch(paths, spec)
+            else:
+                values = read_window_batch(
+                    paths, spec, draw if batched or draw is None else draw[None]
+                )
             out.append(values if batched else values[0])
         return out
+
+    def decode_whole(
+        self, fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool = False
+    ) -> list[tf.Tensor]:
+        return self.decode(fetched, [spec.read_whole() for spec in specs], batched)
 
 
 def read_batch(paths: tf.Tensor, spec: Spec) -> tf.Tensor:
@@ -74,4 +95,39 @@ def read_batch(paths: tf.Tensor, spec: Spec) -> tf.Tensor:
 
     out = tf.cond(tf.reduce_all(ok), lambda: tf.identity(values), graph)
     out.set_shape(paths.shape.concatenate(dims))
+    return out
+
+
+def read_window_batch(paths: tf.Tensor, spec: Spec, draw: tf.Tensor | None) -> tf.Tensor:
+    """The windows (``spec.crop``) of the files ``paths`` ([B]) of a part the native reader
+    serves, as one [B, *window] tensor: the kernel reads each window's runs and nothing else of
+    the payload; the files it doubts are read whole by the graph parser and cut there (or
+    refused, naming the file). ``draw``: [B, axes] for a random window."""
+    hint, window = spec.usable_hint(), spec.crop
+    shape = spec.file.shape
+    if hint is None or window is None or shape is None or not spec.file.static:
+        raise ValueError("the native reader reads windows of parts of one static shape")
+    dims = tuple(int(d) for d in shape if d is not None)
+    out_dims = tuple(int(d) for d in window.sizes(dims) if d is not None)
+    n = tf.shape(paths, out_type=tf.int64)[0]
+    start = starts(window, tf.constant(dims, tf.int64), draw)
+    start = tf.broadcast_to(start, tf.stack([n, len(dims)]))
+    if window.policy != PAD:  # trimmed (or, checked when planned, inside the array)
+        start = tf.maximum(start, 0)
+    fill = np.asarray(window.fill, spec.file.dtype).tobytes() if window.policy == PAD else b""
+    dtype = tf.as_dtype(spec.file.dtype)
+    values, ok, _ = read_windows(paths, start, dtype, dims, out_dims, hint.header, fill)
+
+    def graph() -> tf.Tensor:
+        doubted = tf.where(tf.logical_not(ok))
+        names = tf.gather_nd(paths, doubted)
+        contents = tf.map_fn(read_file, names, fn_output_signature=tf.string)
+        whole = spec.read_whole()
+        decoded = decode_group([Fetched(names, contents)], [whole], batched=True)[0]
+        rows = None if draw is None else tf.gather_nd(draw, doubted)
+        cut = cut_batch(decoded, window, rows, names)
+        return tf.tensor_scatter_nd_update(values, doubted, cut)
+
+    out = tf.cond(tf.reduce_all(ok), lambda: tf.identity(values), graph)
+    out.set_shape(paths.shape.concatenate(out_dims))
     return out

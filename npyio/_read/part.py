@@ -25,6 +25,7 @@ import tensorflow as tf
 from npyio._format.files import NO_SUCH_FILE
 from npyio._format.spec import Spec
 from npyio._graph.decode import Fetched, decode_group, report_then_assert
+from npyio._graph.window import cut, cut_batch
 from npyio._graph.zip import checked_member, npz_member
 from npyio._read import CAPABILITIES, Capabilities
 from npyio._read.objects import read_sized
@@ -34,6 +35,7 @@ __all__ = [
     "GraphReader",
     "PathReader",
     "Reader",
+    "cut_parts",
     "exists_in_graph",
     "member_name",
     "read_error",
@@ -109,12 +111,25 @@ class Reader(abc.ABC):
             return Fetched(path, path)
         return Fetched(path, path, (exists_in_graph(path), _missing(path)))
 
-    @abc.abstractmethod
     def decode(
-        self, fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool = False
+        self,
+        fetched: Sequence[Fetched],
+        specs: Sequence[Spec],
+        batched: bool = False,
+        draws: Sequence[tf.Tensor | None] | None = None,
     ) -> list[tf.Tensor]:
         """The tensors of one element's fetched parts, or with ``batched`` of a batch of them
-        (each `Fetched` field then has a batch dim)."""
+        (each `Fetched` field then has a batch dim). A cropped part (``spec.crop``) gives its
+        window, placed by its ``draws`` entry where the window is random: here cut out of the
+        whole array (`decode_whole`), the graph path's crop."""
+        whole = self.decode_whole(fetched, [spec.read_whole() for spec in specs], batched)
+        return cut_parts(whole, fetched, specs, draws, batched)
+
+    @abc.abstractmethod
+    def decode_whole(
+        self, fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool = False
+    ) -> list[tf.Tensor]:
+        """`decode` of parts read whole."""
 
     def read(self, paths: Sequence[tf.Tensor], specs: Sequence[Spec]) -> list[tf.Tensor]:
         """Fetch and decode one element's parts: a scalar path per part."""
@@ -125,7 +140,7 @@ class PathReader(Reader):
     """The readers of the backends that read one file from its path themselves, one element
     at a time (`read_path`)."""
 
-    def decode(
+    def decode_whole(
         self, fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool = False
     ) -> list[tf.Tensor]:
         if batched:
@@ -186,12 +201,35 @@ class GraphReader(Reader):
         verdict = (tf.logical_and(found, ok), tf.where(found, message, _missing(path)))
         return Fetched(name, data, verdict)
 
-    def decode(
+    def decode_whole(
         self, fetched: Sequence[Fetched], specs: Sequence[Spec], batched: bool = False
     ) -> list[tf.Tensor]:
         """The tensors of fetched parts: each a scalar, or with ``batched`` a [B] batch."""
         report = self.report and not tf.executing_eagerly()
         return decode_group(fetched, specs, batched, report=report)
+
+
+def cut_parts(
+    values: Sequence[tf.Tensor],
+    fetched: Sequence[Fetched],
+    specs: Sequence[Spec],
+    draws: Sequence[tf.Tensor | None] | None,
+    batched: bool,
+) -> list[tf.Tensor]:
+    """``values`` (whole arrays, one per part, or [B] batches of them with ``batched``) with
+    each cropped part's window cut out (`npyio._graph.window.cut`), named in errors as its
+    fetch names the file."""
+    draws = draws or [None] * len(specs)
+    out = []
+    for value, f, spec, draw in zip(values, fetched, specs, draws):
+        window = spec.crop
+        if window is None:
+            out.append(value)
+        elif not batched:
+            out.append(cut(value, window, draw, f.name))
+        else:
+            out.append(cut_batch(value, window, draw, f.name))
+    return out
 
 
 def _missing(path: tf.Tensor) -> tf.Tensor:

@@ -43,6 +43,8 @@ SAMPLES: dict[str, dict[str, object]] = {
     "label_dtype": {"label_dtype": "int64"},
     "label_shape": {"label_shape": (3,)},
     "label_key": {"label_key": "y"},
+    "crop": {"crop": (2,)},
+    "label_crop": {"label_crop": (2,)},
     "backend": {"backend": "py_function"},
     "ignore_errors": {"ignore_errors": True},
     "max_file_size": {"max_file_size": 10**6},
@@ -232,6 +234,30 @@ def _shape(option: str, given: tuple, other: tuple) -> Check:
     return check
 
 
+def _crop(open_: Open, kind: str, tmp: Path) -> None:
+    # the inputs ((3, 2) arrays) read as windows of 2 rows; a centre window of all 3 rows
+    # reads what the whole does
+    def first_shape(ds: tf.data.Dataset) -> list[int | None]:
+        return tf.nest.flatten(ds.element_spec)[0].shape.as_list()
+
+    assert first_shape(open_(crop=(2,), seed=0)) == [2, 2]
+    assert first_shape(open_()) == [3, 2]
+    whole = npyio.Crop((3,), start="center")
+    assert [np.asarray(e).tolist() for e in tf.nest.flatten(next(iter(open_(crop=whole))))] == [
+        np.asarray(e).tolist() for e in tf.nest.flatten(next(iter(open_())))
+    ]
+
+
+def _label_crop(open_: Open, kind: str, tmp: Path) -> None:
+    plain = [t.shape.as_list() for t in tf.nest.flatten(open_().element_spec)]
+    own = [t.shape.as_list() for t in tf.nest.flatten(open_(label_crop=(2,), seed=0).element_spec)]
+    assert plain[-1] == [3] and own[-1] == [2] and own[0] == plain[0]  # the labels' own window
+    both = [
+        t.shape.as_list() for t in tf.nest.flatten(open_(crop=(2,), label_crop=None).element_spec)
+    ]
+    assert both[0] == [2, 2] and both[-1] == [3]
+
+
 def _label_key(open_: Open, kind: str, tmp: Path) -> None:
     plain, labelled = open_(), open_(label_key="y")
     assert len(tf.nest.flatten(plain.element_spec)) == 1
@@ -327,6 +353,8 @@ EFFECTS: dict[str, Check] = {
     "label_dtype": _dtype("label_dtype", "int64", "int32"),
     "label_shape": _shape("label_shape", (None,), (4,)),
     "label_key": _label_key,
+    "crop": _crop,
+    "label_crop": _label_crop,
     "backend": _backend,
     "ignore_errors": _ignore_errors,
     "max_file_size": _limit("max_file_size", _file_size),

@@ -1,0 +1,344 @@
+"""Crops: a window of each array, what `npyio.Crop` asks for and what a part's files make of it.
+
+`Crop` is the public option (``crop=`` of `npyio.dataset`), checked when it is made: a window's
+size per axis (``shape``), where it starts (``"random"``, ``"center"`` or fixed ``start``, with
+``end`` or ``shape``), which axes it names (``axes``; the leading ones by default, the others
+whole), and what happens past the array's edge (``out_of_bounds``: ``"error"``, ``"trim"`` or
+``"pad"`` with ``fill_value``). An int is a number of elements; a float in ``[0, 1]`` a
+fraction of the axis.
+
+`resolve` turns it into a part's `Window`, against the first file's shape, when the dataset is
+built: axes made absolute, fractions made sizes, and a window that the files' static shape
+cannot hold refused there, naming the file. A `Window` is what every reader takes: the graph
+path slices it out of the whole array (`npyio._graph.window`), the native kernel reads only its
+bytes. No I/O, no TensorFlow.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, cast
+
+import numpy as np
+
+from npyio.errors import NpyFormatError
+
+__all__ = [
+    "CENTER",
+    "ERROR",
+    "PAD",
+    "POLICIES",
+    "RANDOM",
+    "SAME",
+    "TRIM",
+    "Crop",
+    "Window",
+    "as_crop",
+    "resolve",
+]
+
+RANDOM, CENTER = "random", "center"
+#: ``label_crop``'s default: the labels' files take the inputs' window.
+SAME = "same"
+ERROR, TRIM, PAD = "error", "trim", "pad"
+#: What a window past the array's edge does (DALI's ``out_of_bounds_policy``: ``error``,
+#: ``trim_to_shape``, ``pad``).
+POLICIES = (ERROR, TRIM, PAD)
+
+Extent = int | float
+#: The most axes a window names (the native kernel's limit too).
+MAX_RANK = 32
+
+
+def _extent(value: object, what: str, allow_negative: bool = False) -> Extent:
+    """One entry of a window's ``shape``, ``start`` or ``end``: an int, or a float in [0, 1]."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        raise TypeError(f"crop: {what} must be ints or floats in [0, 1], got {value!r}")
+    if isinstance(value, (float, np.floating)):
+        if not 0.0 <= float(value) <= 1.0:
+            raise ValueError(
+                f"crop: {what} {value!r} is a fraction of the axis, which must be in [0, 1] "
+                "(an int is a number of elements)"
+            )
+        return float(value)
+    if int(value) < 0 and not allow_negative:
+        raise ValueError(
+            f"crop: {what} must not be negative, got {int(value)} -- a window past the edge "
+            "needs out_of_bounds='trim' or 'pad'"
+        )
+    return int(value)
+
+
+def _extents(values: object, what: str, allow_negative: bool = False) -> tuple[Extent, ...]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, (tuple, list)):
+        raise TypeError(f"crop: {what} must be a tuple (one entry per axis), got {values!r}")
+    return tuple(_extent(v, what, allow_negative) for v in values)
+
+
+@dataclass(frozen=True)
+class Crop:
+    """A window of each array: what ``crop=`` of `npyio.dataset` reads instead of the whole.
+
+    Args:
+        shape: The window's size on each axis it names: an int (elements) or a float in
+            ``[0, 1]`` (a fraction of the axis). Needed unless ``end`` is given.
+        start: ``"random"`` (the default: a new window for every element and epoch, drawn
+            from ``seed``), ``"center"``, or a tuple of fixed starts (ints, or floats as
+            fractions of the axis; a negative int only with ``out_of_bounds="pad"``).
+        end: With fixed starts, where the window ends (exclusive), instead of ``shape``.
+        axes: The axes ``shape``/``start``/``end`` name (negative counts from the last); by
+            default the leading ones. Axes not named are read whole.
+        out_of_bounds: A window past an array's edge: ``"error"`` (the default: refused,
+            naming the file), ``"trim"`` (cut to the array: a smaller window) or ``"pad"``
+            (filled with ``fill_value``).
+        fill_value: What pads, with ``out_of_bounds="pad"`` (0 by default).
+
+    Example:
+        >>> import npyio
+        >>> npyio.Crop((96, 96, 96)) == npyio.Crop((96, 96, 96), start="random")
+        True
+        >>> npyio.Crop((0.5, 0.5), start="center").shape
+        (0.5, 0.5)
+        >>> npyio.Crop(start=(10, 20), end=(74, 84)).end
+        (74, 84)
+    """
+
+    shape: tuple[Extent, ...] | None = None
+    start: Literal["random", "center"] | tuple[Extent, ...] = "random"
+    end: tuple[Extent, ...] | None = None
+    axes: tuple[int, ...] | None = None
+    out_of_bounds: Literal["error", "trim", "pad"] = "error"
+    fill_value: int | float | bool = 0
+
+    def __post_init__(self) -> None:
+        if self.out_of_bounds not in POLICIES:
+            raise ValueError(
+                f"crop: out_of_bounds must be one of {', '.join(POLICIES)}, got "
+                f"{self.out_of_bounds!r}"
+            )
+        edge = self.out_of_bounds != ERROR  # trimmed or padded: a window may start before 0
+        shape = None if self.shape is None else _extents(self.shape, "shape")
+        end = None if self.end is None else _extents(self.end, "end", allow_negative=edge)
+        start: str | tuple[Extent, ...]
+        if isinstance(self.start, str):
+            if self.start not in (RANDOM, CENTER):
+                raise ValueError(
+                    f"crop: start must be 'random', 'center' or a tuple of starts, got "
+                    f"{self.start!r}"
+                )
+            start = self.start
+            if shape is None:
+                raise ValueError(f"crop: a {start} window needs its shape")
+            if end is not None:
+                raise ValueError(f"crop: end needs fixed starts, not start={start!r}")
+        else:
+            start = _extents(self.start, "start", allow_negative=edge)
+            if (shape is None) == (end is None):
+                raise ValueError("crop: fixed starts need either shape or end (not both)")
+        lengths = {
+            len(v)
+            for v in (shape, end, start if isinstance(start, tuple) else None)
+            if v is not None
+        }
+        if self.axes is not None:
+            if isinstance(self.axes, (str, bytes)) or not isinstance(self.axes, (tuple, list)):
+                raise TypeError(f"crop: axes must be a tuple of ints, got {self.axes!r}")
+            if not all(
+                isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in self.axes
+            ):
+                raise TypeError(f"crop: axes must be a tuple of ints, got {self.axes!r}")
+            lengths.add(len(self.axes))
+            object.__setattr__(self, "axes", tuple(int(a) for a in self.axes))
+        if len(lengths) > 1:
+            raise ValueError(
+                "crop: shape, start, end and axes must name as many axes each, got lengths "
+                f"{sorted(lengths)}"
+            )
+        if lengths and lengths.pop() > MAX_RANK:
+            raise ValueError(f"crop: at most {MAX_RANK} axes")
+        if isinstance(start, tuple) and end is not None:
+            for i, (s, e) in enumerate(zip(start, end)):
+                if type(s) is type(e) and e < s:
+                    raise ValueError(
+                        f"crop: the window is reversed on axis {i}: start {s}, end {e}"
+                    )
+        if isinstance(self.fill_value, (str, bytes)) or not isinstance(
+            self.fill_value, (int, float, np.number, np.bool_)
+        ):
+            raise TypeError(f"crop: fill_value must be a number, got {self.fill_value!r}")
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "end", end)
+        object.__setattr__(self, "start", start)
+
+    @property
+    def random(self) -> bool:
+        """Whether the window is drawn anew for every element (and epoch)."""
+        return self.start == RANDOM
+
+
+def as_crop(value: object, what: str = "crop") -> Crop | None:
+    """``crop=`` as given: None, a `Crop`, or a tuple of sizes (a random window of that shape
+    on the leading axes).
+
+    Raises:
+        TypeError: for anything else.
+    """
+    if value is None or isinstance(value, Crop):
+        return value
+    if isinstance(value, (tuple, list)):
+        return Crop(tuple(value))
+    raise TypeError(
+        f"{what} must be a tuple of window sizes (e.g. (96, 96, 96)), an npyio.Crop or None, "
+        f"got {value!r}"
+    )
+
+
+@dataclass(frozen=True)
+class Window:
+    """A `Crop` made concrete for one part: what its readers take (`resolve` makes it).
+
+    Attributes:
+        rank: The rank of the part's arrays.
+        axes: The axes cropped (absolute, in the order the crop names them).
+        size: The window's size on each of ``axes``.
+        start: ``"random"``, ``"center"``, or the fixed start on each of ``axes``.
+        policy: ``"error"``, ``"trim"`` or ``"pad"`` (`Crop.out_of_bounds`).
+        fill: The value that pads, cast to the part's dtype.
+        group: Parts of one group share their random windows: the same draw, so the same
+            window on arrays of the same shape (an image and its mask).
+    """
+
+    rank: int
+    axes: tuple[int, ...]
+    size: tuple[int, ...]
+    start: str | tuple[int, ...]
+    policy: str = ERROR
+    fill: object = 0
+    group: int = 0
+
+    @property
+    def random(self) -> bool:
+        """Whether each element draws its window."""
+        return self.start == RANDOM
+
+    def starts(
+        self, dims: tuple[int, ...], draw: tuple[float, ...] | None = None
+    ) -> tuple[int, ...]:
+        """The window's start on every axis of an array of shape ``dims`` (0 where not
+        cropped), before the policy trims it: the reference that the graph's
+        `npyio._graph.window.starts` computes too (``draw``: one number in [0, 1) per cropped
+        axis, for a random window)."""
+        out = [0] * self.rank
+        for i, (axis, size) in enumerate(zip(self.axes, self.size)):
+            dim = dims[axis]
+            if self.start == RANDOM:
+                assert draw is not None
+                lo, hi = min(0, dim - size), max(0, dim - size)
+                out[axis] = lo + min(int(draw[i] * (hi - lo + 1)), hi - lo)
+            elif self.start == CENTER:
+                out[axis] = (dim - size) // 2
+            else:
+                out[axis] = cast("tuple[int, ...]", self.start)[i]
+        return tuple(out)
+
+    def sizes(self, dims: tuple[int | None, ...]) -> tuple[int | None, ...]:
+        """The output's shape for arrays of shape ``dims`` (None dims: varying), where it does
+        not depend on the draw: a trimmed axis of unknown size is None."""
+        out: list[int | None] = list(dims)
+        for i, (axis, size) in enumerate(zip(self.axes, self.size)):
+            dim = dims[axis]
+            if self.policy != TRIM:
+                out[axis] = size
+            elif dim is None:
+                out[axis] = None
+            elif isinstance(self.start, tuple):
+                start = self.start[i]
+                out[axis] = max(0, min(start + size, dim) - max(start, 0))
+            else:  # random and centre windows lie within the array where they fit
+                out[axis] = min(size, dim)
+        return tuple(out)
+
+
+def _fraction(value: Extent, dim: int | None, what: str, path: str) -> int:
+    if isinstance(value, int):
+        return value
+    if dim is None:
+        raise NpyFormatError(
+            path,
+            f"crop: {what} {value} is a fraction of an axis whose size varies (None) -- give "
+            "it as a number of elements",
+        )
+    return math.floor(value * dim)
+
+
+def resolve(crop: Crop, shape: tuple[int | None, ...], path: str, group: int = 0) -> Window:
+    """``crop`` for a part whose arrays have ``shape`` (its first file, ``path``): its
+    `Window`, checked against the shape where it is static.
+
+    Raises:
+        NpyFormatError: naming ``path``: a crop of more axes than the arrays have, an axis
+            out of range or named twice, a fraction of an axis of varying size, or (with
+            ``out_of_bounds="error"``) a window that does not fit the array.
+    """
+    rank = len(shape)
+    named = next(
+        len(v) for v in (crop.shape, crop.end, crop.start, crop.axes) if isinstance(v, tuple)
+    )
+    axes = crop.axes if crop.axes is not None else tuple(range(named))
+    if named > rank or any(not -rank <= a < rank for a in axes):
+        raise NpyFormatError(
+            path,
+            f"crop names axes {list(axes)}, but the array has {rank} dims (shape "
+            f"{tuple(shape)}) -- name fewer axes, or pass axes=",
+        )
+    axes = tuple(a % rank for a in axes)
+    if len(set(axes)) != len(axes):
+        raise NpyFormatError(path, f"crop names an axis twice: axes {list(axes)}")
+    dims = [shape[a] for a in axes]
+    start: str | tuple[int, ...]
+    if isinstance(crop.start, tuple):
+        start = tuple(_fraction(s, d, "start", path) for s, d in zip(crop.start, dims))
+        if crop.end is not None:
+            ends = [_fraction(e, d, "end", path) for e, d in zip(crop.end, dims)]
+            if any(e < s for s, e in zip(start, ends)):
+                raise NpyFormatError(path, f"crop: the window {_show(start, ends)} is reversed")
+            size = tuple(e - s for s, e in zip(start, ends))
+        else:
+            size = tuple(_fraction(x, d, "shape", path) for x, d in zip(crop.shape or (), dims))
+    else:
+        start = crop.start
+        size = tuple(_fraction(x, d, "shape", path) for x, d in zip(crop.shape or (), dims))
+    window = Window(rank, axes, size, start, crop.out_of_bounds, crop.fill_value, group)
+    if crop.out_of_bounds == ERROR:
+        reason = outside(window, tuple(shape))
+        if reason is not None:
+            raise NpyFormatError(path, reason)
+    return window
+
+
+def _show(start: tuple[int, ...], ends: list[int] | tuple[int, ...]) -> str:
+    return "[" + ", ".join(f"{s}:{e}" for s, e in zip(start, ends)) + "]"
+
+
+def outside(window: Window, shape: tuple[int | None, ...]) -> str | None:
+    """Why ``window`` does not fit arrays of ``shape`` (None dims: not known here), or None."""
+    for i, (axis, size) in enumerate(zip(window.axes, window.size)):
+        dim = shape[axis]
+        if dim is None:
+            continue
+        if isinstance(window.start, tuple):
+            lo, hi = window.start[i], window.start[i] + size
+            bad = lo < 0 or hi > dim
+            where = f"[{lo}:{hi}]"
+        else:
+            bad = size > dim
+            where = f"of size {size}"
+        if bad:
+            return (
+                f"crop window {where} on axis {axis} is outside the array of shape "
+                f"{tuple(shape)} -- pass npyio.Crop(..., out_of_bounds='trim' or 'pad')"
+            )
+    return None

@@ -1,0 +1,240 @@
+"""npyio.dataset(crop=...): windows of each array, the same window on an image and its mask,
+drawn from the seed, anew each epoch, resumed exactly, refused with the file's name."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import npyio
+from npyio._data.options import DatasetOptions
+from npyio._data.plan import plan
+
+SHAPE = (12, 10, 9)
+BACKENDS = ["native", "graph"]
+
+
+def volume(i: int, shape: tuple[int, ...] = SHAPE) -> np.ndarray:
+    """Each element says where it is: i * 1e6 + z * 1e4 + y * 1e2 + x (float64: exact)."""
+    grids = np.meshgrid(*[np.arange(d) for d in shape], indexing="ij")
+    out = np.full(shape, i * 1e6)
+    for grid, scale in zip(grids, (1e4, 1e2, 1)[-len(shape) :]):
+        out += grid * scale
+    return out
+
+
+@pytest.fixture
+def volumes(tmp_path):
+    """inputs: float64 volumes whose values say where they are; masks: the same as int32."""
+    xs, ys = tmp_path / "volumes", tmp_path / "masks"
+    xs.mkdir()
+    ys.mkdir()
+    for i in range(6):
+        np.save(xs / f"{i}.npy", volume(i))
+        np.save(ys / f"{i}.npy", volume(i).astype(np.int32))
+    return str(xs), str(ys)
+
+
+def where(window: np.ndarray) -> tuple[int, ...]:
+    """The element and start of a window of a `volume`, checked to be a whole block of it."""
+    first = int(window.flat[0])
+    i, rest = divmod(first, 10**6)
+    start = (rest // 10**4, rest // 100 % 100, rest % 100)
+    block = volume(i)[tuple(slice(s, s + n) for s, n in zip(start, window.shape))]
+    np.testing.assert_array_equal(window, block)
+    return (i, *start)
+
+
+def windows(ds: tf.data.Dataset) -> list[tuple[int, ...]]:
+    return [
+        where(x) for batch in ds for x in (batch[0] if isinstance(batch, tuple) else batch).numpy()
+    ]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_random_windows_are_the_same_on_the_volume_and_its_mask(volumes, backend):
+    ds = npyio.dataset(*volumes, crop=(4, 5, 6), seed=0, batch_size=4, backend=backend)
+    assert ds.element_spec[0].shape.as_list() == [None, 4, 5, 6]
+    assert ds.element_spec[1].shape.as_list() == [None, 4, 5, 6]
+    starts = set()
+    for x, y in ds:
+        np.testing.assert_array_equal(x.numpy().astype(np.int32), y.numpy())
+        starts |= {where(v)[1:] for v in x.numpy()}
+    assert len(starts) > 1  # drawn, not one fixed window
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_windows_come_from_the_seed_and_change_each_epoch(volumes, backend):
+    def make(**kwargs):
+        return npyio.dataset(volumes[0], crop=(4, 5, 6), batch_size=2, backend=backend, **kwargs)
+
+    ds = make(seed=3)
+    first, second = windows(ds), windows(ds)
+    assert [w[0] for w in first] == list(range(6))  # in order, every file once
+    assert first != second  # anew each epoch
+    assert windows(make(seed=3)) == first  # the same seed, the same windows
+    assert windows(make(seed=4)) != first
+    fixed = make(seed=3, reshuffle_each_iteration=False)
+    assert windows(fixed) == windows(fixed)
+    shuffled = windows(make(seed=3, shuffle=True))
+    assert sorted(w[0] for w in shuffled) == list(range(6))
+    assert [w[0] for w in shuffled] != list(range(6))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_restored_iterator_draws_the_same_windows(volumes, tmp_path, backend):
+    def make():
+        ds = npyio.dataset(
+            volumes[0], crop=(4, 5, 6), seed=1, shuffle=True, batch_size=2, backend=backend
+        )
+        return ds.repeat(3)
+
+    whole = windows(make())
+    it = iter(make())
+    seen = [where(x) for _ in range(4) for x in next(it).numpy()]
+    path = tf.train.Checkpoint(it=it).write(str(tmp_path / "ckpt"))
+    restored = iter(make())
+    tf.train.Checkpoint(it=restored).read(path).assert_consumed()
+    rest = [where(x) for batch in restored for x in batch.numpy()]
+    assert seen + rest == whole
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_centre_fixed_trimmed_and_padded_windows(volumes, backend):
+    x = volumes[0]
+    ds = npyio.dataset(x, crop=npyio.Crop((4, 4), start="center"), batch_size=None, backend=backend)
+    got = next(iter(ds)).numpy()
+    np.testing.assert_array_equal(got, volume(0)[4:8, 3:7])
+    crop = npyio.Crop(start=(0.5, 2), end=(1.0, 4), axes=(0, 2))
+    got = next(iter(npyio.dataset(x, crop=crop, batch_size=None, backend=backend))).numpy()
+    np.testing.assert_array_equal(got, volume(0)[6:12, :, 2:4])
+    crop = npyio.Crop((6, 4), start=(-2, 7), out_of_bounds="pad", fill_value=-1.0)
+    got = next(iter(npyio.dataset(x, crop=crop, batch_size=None, backend=backend))).numpy()
+    expect = np.full((6, 4, 9), -1.0)
+    expect[2:6, 0:3] = volume(0)[0:4, 7:10]
+    np.testing.assert_array_equal(got, expect)
+    crop = npyio.Crop((6, 4), start=(-2, 7), out_of_bounds="trim")
+    ds = npyio.dataset(x, crop=crop, batch_size=2, backend=backend)
+    assert ds.element_spec.shape.as_list() == [None, 4, 3, 9]
+    np.testing.assert_array_equal(next(iter(ds)).numpy()[1], volume(1)[0:4, 7:10])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_label_crop_none_reads_labels_whole_and_own_draws_apart(volumes, backend):
+    ds = npyio.dataset(*volumes, crop=(4, 5, 6), label_crop=None, seed=0, backend=backend)
+    assert ds.element_spec[1].shape.as_list() == [None, *SHAPE]
+    ds = npyio.dataset(
+        *volumes, crop=(4, 5, 6), label_crop=(4, 5, 6), seed=0, batch_size=None, backend=backend
+    )
+    pairs = [(where(x.numpy()), where(y.numpy().astype(np.float64))) for x, y in ds]
+    assert all(a[0] == b[0] for a, b in pairs)  # the same pair
+    assert any(a != b for a, b in pairs)  # windows drawn apart
+
+
+def test_the_plan_says_the_kernel_reads_the_windows(volumes):
+    planned = plan(*volumes, DatasetOptions.from_arguments({"crop": (4, 5, 6)}))
+    assert planned.backend == "native"
+    assert [s.output.shape for s in planned.specs] == [(4, 5, 6), (4, 5, 6)]
+    assert [s.file.shape for s in planned.specs] == [SHAPE, SHAPE]
+
+
+def test_bool_windows_are_read_whole_by_the_graph_path(tmp_path):
+    np.save(tmp_path / "0.npy", np.ones((8, 8), bool))
+    planned = plan(str(tmp_path), None, DatasetOptions.from_arguments({"crop": (4, 4)}))
+    assert planned.backend == "graph"  # its check of every byte needs the whole file
+
+
+def test_refusals_name_the_file(volumes, tmp_path):
+    x, y = volumes
+    with pytest.raises(
+        npyio.NpyFormatError, match=r"0.npy: inputs: crop window of size 20 on axis 0 is outside"
+    ):
+        npyio.dataset(x, y, crop=(20, 4))
+    with pytest.raises(
+        npyio.NpyFormatError, match=r"names axes \[0, 1, 2, 3\], but the array has 3 dims"
+    ):
+        npyio.dataset(x, crop=(2, 2, 2, 2))
+    scalars = tmp_path / "scalars"
+    scalars.mkdir()
+    for i in range(6):
+        np.save(scalars / f"{i}.npy", np.int64(i))
+    with pytest.raises(
+        npyio.NpyFormatError, match=r"scalars/0.npy: labels: .*pass label_crop=None"
+    ):
+        npyio.dataset(x, str(scalars), crop=(4, 4))
+    ds = npyio.dataset(x, str(scalars), crop=(4, 4), label_crop=None, batch_size=6)
+    assert next(iter(ds))[1].numpy().tolist() == list(range(6))
+    with pytest.raises(ValueError, match="label_crop: the labels are not files"):
+        npyio.dataset(x, list(range(6)), label_crop=(2,))
+    small = tmp_path / "small"
+    small.mkdir()
+    for i in range(6):
+        np.save(small / f"{i}.npy", np.zeros((6, 10, 9)))
+    with pytest.raises(npyio.NpyFormatError, match=r"one window cannot be cut from both"):
+        npyio.dataset(x, str(small), crop=(4, 4))
+    with pytest.raises(TypeError, match="tuple of window sizes"):
+        npyio.dataset(x, crop=4)
+
+
+def test_varying_shapes_are_cropped_in_the_graph_and_refused_by_name(tmp_path):
+    for i, n in enumerate([9, 7, 3]):
+        np.save(tmp_path / f"{i}.npy", np.arange(n * 4, dtype=np.float32).reshape(n, 4))
+    ds = npyio.dataset(str(tmp_path), shape=(None, 4), crop=(3,), seed=0, batch_size=None)
+    assert [x.shape for x in ds] == [(3, 4)] * 3
+    ds = npyio.dataset(str(tmp_path), shape=(None, 4), crop=(5,), seed=0, batch_size=None)
+    with pytest.raises(
+        tf.errors.InvalidArgumentError,
+        match=r"2.npy: crop window of shape \(5, 4\) is outside the array of shape \(3, 4\)",
+    ):
+        list(ds)
+    trim = npyio.Crop((5,), out_of_bounds="trim")
+    ds = npyio.dataset(str(tmp_path), shape=(None, 4), crop=trim, seed=0, batch_size=3)
+    assert ds.element_spec.shape.as_list() == [None, None, 4]
+    assert next(iter(ds)).shape == (3, 5, 4)  # padded to the largest window
+
+
+def test_dataset_from_directory_crops_the_inputs(tmp_path):
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        for i in range(3):
+            np.save(tmp_path / name / f"{i}.npy", np.zeros((8, 8, 2), np.float32))
+    ds = npyio.dataset_from_directory(str(tmp_path), crop=(4, 4), seed=0, batch_size=6)
+    x, y = next(iter(ds))
+    assert x.shape == (6, 4, 4, 2) and y.shape == (6,)
+
+
+def test_a_pack_refuses_crop(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(3):
+        np.save(src / f"{i}.npy", np.zeros((4, 4), np.float32))
+    npyio.pack(str(src), out=str(tmp_path / "pack"))
+    with pytest.raises(ValueError, match="crop= does not apply to a packed directory"):
+        npyio.dataset(str(tmp_path / "pack"), crop=(2, 2))
+
+
+def _rchar() -> int:
+    """Bytes this process asked of read syscalls so far (/proc/self/io: every thread)."""
+    with open("/proc/self/io") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("rchar:"))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="Linux's /proc/self/io")
+def test_only_the_windows_bytes_are_read(tmp_path):
+    """Random 16^3 windows of 4 MiB volumes: what the read syscalls fetched stays within the
+    windows' bytes plus a page per run (the issue's bound), far below the volumes'."""
+    shape, window, n = (64, 128, 128), (16, 16, 16), 8
+    for i in range(n):
+        np.save(tmp_path / f"{i}.npy", np.full(shape, i, np.float32))
+    ds = npyio.dataset(str(tmp_path), crop=window, seed=0, batch_size=4)
+    next(iter(ds))  # builds the graph, loads the library: outside the count
+    before = _rchar()
+    assert sum(int(x.shape[0]) for x in ds) == n
+    fetched = _rchar() - before
+    window_bytes = n * 16**3 * 4
+    runs = n * 16 * 16
+    assert fetched <= 1.1 * window_bytes + runs * 4096 + n * 128 + (1 << 20)  # 1 MiB: TF's own
+    assert fetched < n * 64 * 128 * 128 * 4 / 8  # whole volumes would be 8x this

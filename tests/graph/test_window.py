@@ -1,0 +1,88 @@
+"""The graph's crop (npyio._graph.window): the same starts as the Python reference, and each
+window equal to numpy's slice, trimmed or padded."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from npyio._format.window import Window
+from npyio._graph.window import cut, cut_batch, draws, starts
+
+
+def reference(array: np.ndarray, window: Window, draw=None) -> np.ndarray:
+    """numpy's window: the array padded with the fill all around, then sliced."""
+    start = window.starts(array.shape, draw)
+    size = list(array.shape)
+    for axis, s in zip(window.axes, window.size):
+        size[axis] = s
+    if window.policy == "trim":
+        lo = [max(s, 0) for s in start]
+        hi = [max(min(s + n, d), lo_) for s, n, d, lo_ in zip(start, size, array.shape, lo)]
+        return array[tuple(slice(a, b) for a, b in zip(lo, hi))]
+    margin = max([abs(s) for s in start] + [n for n in size] + [0])
+    padded = np.pad(array, margin, constant_values=window.fill)
+    return padded[tuple(slice(s + margin, s + margin + n) for s, n in zip(start, size))]
+
+
+@pytest.mark.parametrize("policy", ["trim", "pad"])
+@pytest.mark.parametrize("start", ["random", "center", (-3, 2), (1, 9)])
+def test_cut_is_numpys_window(policy, start):
+    rng = np.random.default_rng(0)
+    array = rng.standard_normal((7, 12, 2)).astype(np.float32)
+    for size in [(3, 4), (9, 5), (7, 14), (0, 2)]:
+        window = Window(3, (0, 1), size, start, policy, -1.0)
+        for _ in range(5):
+            draw = tuple(rng.random(2)) if start == "random" else None
+            d = None if draw is None else tf.constant(draw, tf.float64)
+            got = cut(tf.constant(array), window, d, tf.constant("f.npy")).numpy()
+            np.testing.assert_array_equal(got, reference(array, window, draw))
+
+
+def test_error_policy_names_the_file_when_shapes_vary():
+    window = Window(1, (0,), (5,), (2,))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def f(x):
+        return cut(x, window, None, tf.constant("dir/7.npy"))
+
+    assert f(tf.zeros([7])).shape == (5,)
+    with pytest.raises(
+        tf.errors.InvalidArgumentError,
+        match=r"dir/7.npy: crop window \[2:7\] is outside the array of shape \(6\)",
+    ):
+        f(tf.zeros([6]))
+
+
+def test_graph_starts_equal_the_python_reference():
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        dims = tuple(int(d) for d in rng.integers(1, 40, 3))
+        size = tuple(int(s) for s in rng.integers(0, 45, 2))
+        window = Window(3, (2, 0), size, "random", "pad")
+        draw = rng.random((6, 2))
+        got = starts(window, tf.constant(dims, tf.int64), tf.constant(draw)).numpy()
+        want = [window.starts(dims, tuple(row)) for row in draw]
+        np.testing.assert_array_equal(got, want)
+
+
+def test_draws_are_the_keys_and_the_group_alone():
+    window = Window(2, (0, 1), (2, 2), "random")
+    keys = tf.constant([[5, 0], [5, 1], [5, 0]], tf.int64)
+    u = draws(keys, window).numpy()
+    assert u.shape == (3, 2) and ((u >= 0) & (u < 1)).all()
+    np.testing.assert_array_equal(u[0], u[2])
+    assert not np.array_equal(u[0], u[1])
+    np.testing.assert_array_equal(draws(keys[1], window).numpy(), u[1])
+    other = Window(2, (0, 1), (2, 2), "random", group=1)
+    assert not np.array_equal(draws(keys, other).numpy(), u)
+
+
+def test_cut_batch_cuts_each_with_its_draw_and_name():
+    arrays = tf.reshape(tf.range(2 * 6 * 5, dtype=tf.int32), [2, 6, 5])
+    window = Window(2, (0, 1), (2, 3), "random")
+    draw = tf.constant([[0.0, 0.0], [0.999, 0.999]], tf.float64)
+    out = cut_batch(arrays, window, draw, tf.constant(["a", "b"])).numpy()
+    np.testing.assert_array_equal(out[0], arrays.numpy()[0, 0:2, 0:3])
+    np.testing.assert_array_equal(out[1], arrays.numpy()[1, 4:6, 2:5])
