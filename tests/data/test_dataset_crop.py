@@ -238,3 +238,19 @@ def test_only_the_windows_bytes_are_read(tmp_path):
     runs = n * 16 * 16
     assert fetched <= 1.1 * window_bytes + runs * 4096 + n * 128 + (1 << 20)  # 1 MiB: TF's own
     assert fetched < n * 64 * 128 * 128 * 4 / 8  # whole volumes would be 8x this
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_file_whose_header_lies_is_refused_by_name(volumes, backend):
+    """A later file whose header claims a huge array (or another shape of the same size): the
+    kernel doubts it, and the graph path refuses it naming the file, allocating nothing by it."""
+    x = volumes[0]
+    real = volume(3)
+    header = np.lib.format.header_data_from_array_1_0(real)
+    for shape in [(4000, 4000, 4000), (10, 12, 9)]:
+        with open(f"{x}/3.npy", "wb") as f:
+            np.lib.format.write_array_header_1_0(f, {**header, "shape": shape})
+            f.write(real.tobytes())
+        ds = npyio.dataset(x, crop=(4, 5, 6), seed=0, batch_size=2, backend=backend)
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"3\.npy: shape mismatch"):
+            list(ds)
