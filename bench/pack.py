@@ -22,7 +22,8 @@ Three measurements (bench/README.md, "Packing", records them):
   ``NpyioReadRanges``, the native kernel's) on the pack, and on one 32 MiB file through
   ``npyio.rows``, at batches of 8 and 256, by iterator and by ``Dataset.reduce``, against a
   hand-written ``FixedLengthRecordDataset`` floor and (the pack) against npyio's native reads of
-  the loose files, all in one process, TensorFlow imported first.
+  the loose files and a hand-written pipeline that reads each batch's rows with one ``pread``
+  per part (`batch_reads`), all in one process, TensorFlow imported first.
 
     .venv/bin/python bench/pack.py readers --rounds 5
 """
@@ -228,6 +229,42 @@ def record_floor(paths: list[str], batch: int) -> object:
     return ds.map(decode, tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 
 
+def batch_reads(paths: list[str], batch: int) -> object:
+    """A hand-written pipeline of the kernel over ``paths`` (one file per part, rows in
+    order): each batch's rows of every part read by one ``NpyioReadRanges`` ``pread``
+    straight from its byte range, decoded with ``decode_raw``: the fewest ops and copies a
+    batch of in-order rows can take (no pieces, chunks or rebatch). Counted in rows."""
+    import numpy as np
+    import tensorflow as tf
+
+    from npyio._native import read_ranges
+
+    layouts = []
+    for path in paths:
+        arr = np.load(path, mmap_mode="r")
+        row = arr.itemsize * int(np.prod(arr.shape[1:], dtype=np.int64))
+        size = os.path.getsize(path)
+        dtype = tf.as_dtype(arr.dtype.newbyteorder("="))
+        layouts.append((path, row, size - arr.nbytes, size, dtype, arr.shape[1:], len(arr)))
+    n = layouts[0][6]
+    names = tf.constant([layout[0] for layout in layouts])
+    sizes = tf.constant([layout[3] for layout in layouts], tf.int64)
+
+    def read(k: tf.Tensor) -> tuple:
+        first = k * batch
+        count = tf.minimum(tf.constant(batch, tf.int64), n - first)
+        offsets = tf.stack([header + first * row for _, row, header, *_ in layouts])
+        lengths = tf.stack([count * row for _, row, *_ in layouts])
+        values, _ = read_ranges(names, offsets, lengths, sizes)
+        return tuple(
+            tf.reshape(tf.io.decode_raw(values[i], dtype), [-1, *shape])
+            for i, (_, _, _, _, dtype, shape, _) in enumerate(layouts)
+        )
+
+    ds = tf.data.Dataset.range(-(-n // batch))
+    return ds.map(read, tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+
 def with_backend(backend: str, make: object, *args: object, **kwargs: object) -> object:
     """``make(*args, **kwargs)`` (``npyio.dataset`` on a pack, ``npyio.rows``) built to read
     its rows through ``backend``'s reader of row ranges."""
@@ -272,6 +309,7 @@ def readers(root: str, rounds: int) -> dict[str, object]:
                 backend, npyio.rows, big, batch_size=b
             )
         pipelines[f"pack, FixedLengthRecordDataset floor, batch {b}"] = record_floor(shards, b)
+        pipelines[f"pack, one read per batch (hand-written), batch {b}"] = batch_reads(shards, b)
         pipelines[f"rows, FixedLengthRecordDataset floor, batch {b}"] = record_floor([big], b)
         pipelines[f"loose, native, batch {b}"] = npyio.dataset(xs, ys, batch_size=b)
     for name, ds in pipelines.items():
@@ -299,6 +337,10 @@ def readers(root: str, rounds: int) -> dict[str, object]:
                 }
                 if what == "pack":
                     ratios["loose native"] = med[f"loose, native, batch {b}"]
+                    hand = med[f"pack, one read per batch (hand-written), batch {b}"]
+                    result[f"{kind}, pack, batch {b}: one read per batch / loose native"] = round(
+                        hand / ratios["loose native"], 2
+                    )
                 for other, rate in ratios.items():
                     result[f"{kind}, {what}, batch {b}: native / {other}"] = round(native / rate, 2)
                 result[f"{kind}, {what}, batch {b}: graph / floor"] = round(
