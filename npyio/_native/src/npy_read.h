@@ -78,6 +78,9 @@ ReadStatus read_window(const char* path, const uint8_t* header, size_t header_le
 
 // The largest gap between two runs of a window that one preadv reads through (a page).
 constexpr size_t kWindowGap = 4096;
+// The largest call with gaps that read_window reads into a bounce buffer (one per thread) and
+// copies out, rather than by preadv into `out` and the sink.
+constexpr size_t kWindowBounce = 256 * 1024;
 
 }  // namespace npyio
 
