@@ -129,6 +129,37 @@ def test_a_window_of_many_runs_takes_several_calls_and_reads_them_all(native_ops
     assert len(_header(path)) + a[:, 1:2].nbytes <= nbytes[0] <= os.path.getsize(path)
 
 
+@pytest.mark.parametrize(
+    ("shape", "start", "window"),
+    [
+        # runs of 128 bytes 128 apart: one call would span 1 MiB, past the bounce buffer
+        ((4096, 64), (0, 16), (4096, 32)),
+        # whole rows, contiguous within a plane, 4 KiB apart between planes (trimmed by the
+        # pad): a call with gaps reaches the bounce buffer's end on a run with no gap before it
+        ((8, 64, 256), (0, 2, -1), (8, 60, 258)),
+    ],
+)
+def test_a_window_past_the_bounce_buffer_is_read_in_several_calls_alike(
+    native_ops, tmp_path, shape, start, window
+):
+    """Calls with gaps are read into a 256 KiB bounce buffer (``kWindowBounce``) and copied
+    out; a window whose merged runs span more takes several such calls."""
+    a = _array("float32", shape)
+    path = str(tmp_path / "a.npy")
+    np.save(path, a)
+    fill = np.float32(-1)
+    values, ok, nbytes = _read(
+        [path], [start], "float32", shape, window, _header(path), fill.tobytes()
+    )
+    assert ok.tolist() == [True] and _same_bits(values[0], _expected(a, start, window, fill))
+    if min(start) >= 0:  # inside the array: the window's bytes, at most the gap rule's (a
+        # gap where a call ends is not read)
+        head = len(_header(path))
+        assert (
+            head + values[0].nbytes <= nbytes[0] <= head + _planned_bytes(shape, start, window, 4)
+        )
+
+
 def test_a_large_batch_is_read_in_parallel_alike(native_ops, tmp_path):
     """64 windows of 32 KiB: past the op's threshold for TF's worker threads (Shard)."""
     paths, arrays = [], []

@@ -68,9 +68,9 @@ constexpr int kMaxRank = 32;
 // BAD_WINDOW, before anything is opened, for: rank < 0 or > kMaxRank, itemsize 0, a negative
 // shape[i] or window[i], start[i] + window[i] past int64, or a file size or window size
 // (elements times itemsize) past int64. The window's contiguous runs in the file are read by
-// preadv straight into `out`; runs at most kWindowGap bytes apart share one call, the gap read
-// into a scratch sink, so the bytes read stay within the window's, plus one gap per run, plus
-// the header. rank 0 (a scalar): the window is the whole element.
+// preadv straight into `out`; runs at most kWindowGap bytes apart share one call, read into a
+// bounce buffer of this thread (kWindowBounce bytes at most) and copied out, so the bytes read
+// stay within the window's, plus one gap per run, plus the header. rank 0 (a scalar): the window is the whole element.
 ReadStatus read_window(const char* path, const uint8_t* header, size_t header_len,
                        const int64_t* shape, const int64_t* start, const int64_t* window,
                        int rank, size_t itemsize, const uint8_t* fill, uint8_t* out,
@@ -78,6 +78,9 @@ ReadStatus read_window(const char* path, const uint8_t* header, size_t header_le
 
 // The largest gap between two runs of a window that one preadv reads through (a page).
 constexpr size_t kWindowGap = 4096;
+// The largest call with gaps that read_window reads into a bounce buffer (one per thread) and
+// copies out, rather than by preadv into `out` and the sink.
+constexpr size_t kWindowBounce = 256 * 1024;
 
 }  // namespace npyio
 
