@@ -31,7 +31,7 @@ def sample_ids(ds: object, kind: str) -> list[int]:
             out += np.asarray(element[1]).reshape(-1).tolist()
         else:
             x = np.asarray(element[0] if isinstance(element, tuple) else element)
-            out += x.reshape(-1, 6)[:, 0].astype(int).tolist()
+            out += x[..., 0, 0].reshape(-1).astype(int).tolist()  # (batch,) rows, 2 columns
     return out
 
 
