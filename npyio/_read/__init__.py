@@ -42,7 +42,8 @@ class Capabilities:
             processes, TPU hosts).
         members: Reads members of ``.npz`` archives (``key=``).
         one_get: Reads an object of known size with one GET on object storage, past
-            TensorFlow's GCS read block (`npyio._read.objects.read_sized`).
+            TensorFlow's GCS read block (`npyio._read.objects.read_sized`, or the native op's
+            one read per object, with no stat).
         remote: Reads paths of any TensorFlow file system (``gs://``, ``ram://``), not local
             files only.
         any_shape: Reads parts whose shape varies (``None`` dims), and files whose header
@@ -84,8 +85,7 @@ CAPABILITIES = {
         batch_limit=None,
         python_free=True,
         members=False,
-        one_get=False,
-        remote=False,
+        one_get=True,
         any_shape=False,
         reports=False,
         fallback="graph",
@@ -174,8 +174,8 @@ def choose_backend(
     backend: str, specs: tuple[Spec, ...], firsts: tuple[str, ...], ignore_errors: bool
 ) -> str:
     """The backend that reads the plan: ``backend`` when it serves it (`serves`), else its
-    ``fallback`` (the native reader's is the graph parser: ``gs://``, ``None`` dims, ``.npz``
-    members, ``ignore_errors``, byte-swapped or Fortran-order files)."""
+    ``fallback`` (the native reader's is the graph parser: ``None`` dims, ``.npz`` members,
+    ``ignore_errors``, byte-swapped or Fortran-order files)."""
     can = capabilities(backend)
     if can.fallback is None or serves(can, specs, firsts, ignore_errors):
         return backend
