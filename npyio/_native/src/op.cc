@@ -57,8 +57,11 @@ constexpr int64_t kCheckedBytes = int64_t{64} << 20;
 constexpr int kRemoteThreads = 64;
 
 tensorflow::thread::ThreadPool* remote_pool() {
-  static auto* pool =
-      new tensorflow::thread::ThreadPool(tensorflow::Env::Default(), "npyio_remote", kRemoteThreads);
+  // low_latency_hint false: an idle thread sleeps at once instead of spinning for work first;
+  // spinning buys nothing for reads that wait on the network
+  static auto* pool = new tensorflow::thread::ThreadPool(
+      tensorflow::Env::Default(), tensorflow::ThreadOptions(), "npyio_remote", kRemoteThreads,
+      /*low_latency_hint=*/false);
   return pool;
 }
 
