@@ -7,9 +7,12 @@ process of its own, so that no environment setting leaks from one to another, an
 epoch after a short warm-up:
 
 - **npyio**: ``npyio.dataset(gs://.../inputs, gs://.../labels, batch_size=8)``, defaults,
-  npyio imported before TensorFlow;
+  npyio imported before TensorFlow: the native reader's kernel, one GET per object past the
+  64 MiB block and no stat, a batch's reads in flight together;
 - **npyio, TF first**: the same with TensorFlow imported first (as most training scripts do);
   neither sets a ``GCS_*`` variable, so TensorFlow's GCS file system keeps its 64 MiB block;
+- **npyio graph, TF first**: the same with ``backend="graph"``: each object one record of a
+  ``FixedLengthRecordDataset`` above the block (`npyio._read.objects`: a stat and a GET);
 - **npyio, shape None, TF first**: the same with ``shape=(None,)`` for the inputs, whose size is
   not known in advance: each object is read by ``tf.io.read_file`` through the 64 MiB block;
 - **npyio pack, TF first**: the same pairs packed (``npyio.pack``, default shards), read by
@@ -107,6 +110,10 @@ report(npyio.dataset(xs, ys, batch_size=8))
     "npyio, TF first": """
 import npyio
 report(npyio.dataset(xs, ys, batch_size=8))
+""",
+    "npyio graph, TF first": """
+import npyio
+report(npyio.dataset(xs, ys, batch_size=8, backend="graph"))
 """,
     "npyio, shape None, TF first": """
 import npyio

@@ -2,8 +2,9 @@
 pool big enough to keep many reads in flight. docs/object-storage.md documents it, with
 the figures.
 
-On ``gs://``, the graph reader reads files of known size in one request that bypasses
-TensorFlow's GCS read block (`npyio._read.objects`); other reads (``None`` dims, ``.npz``
+On ``gs://``, the native reader's op and the graph reader read files of known size in one
+request that bypasses TensorFlow's GCS read block (`npyio._read.native`, `npyio._read.objects`);
+other reads (``None`` dims, ``.npz``
 members, ``ignore_errors``, other backends) go through ``tf.io.read_file``, which allocates and
 fills a whole block per object: their pool is sized to keep those blocks in `BLOCK_BUDGET_MB`.
 """

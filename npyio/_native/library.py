@@ -62,7 +62,7 @@ MODE_ENV = "NPYIO_NATIVE"
 _MODES = {"": "auto", "0": "off", "1": "required"}
 SOURCE_DIR = Path(__file__).with_name("src")
 #: What the library is compiled from (the header is hashed too: it changes what compiles).
-SOURCES = ("npy_read.h", "npy_read.cc", "op.cc")
+SOURCES = ("npy_read.h", "npy_read.cc", "remote.h", "remote.cc", "op.cc")
 #: The bench driver's sources beside the core (TensorFlow-free; hashed into the key too).
 DRIVER_SOURCES = ("driver.cc",)
 LIBRARY = "npyio_native.so"

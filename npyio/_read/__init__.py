@@ -42,7 +42,8 @@ class Capabilities:
             processes, TPU hosts).
         members: Reads members of ``.npz`` archives (``key=``).
         one_get: Reads an object of known size with one GET on object storage, past
-            TensorFlow's GCS read block (`npyio._read.objects.read_sized`).
+            TensorFlow's GCS read block (`npyio._read.objects.read_sized`, or the native op's
+            one read per object, with no stat).
         remote: Reads paths of any TensorFlow file system (``gs://``, ``ram://``), not local
             files only.
         any_shape: Reads parts whose shape varies (``None`` dims), and files whose header
@@ -60,7 +61,7 @@ class Capabilities:
         rows: Reads row ranges of files, for ``npyio.rows`` and packed directories
             (`npyio._read.backends.row_reader` gives its reader of them); False unless the
             backend says so.
-        windows: Reads a crop's window of a file (`npyio._format.window.Window`) and no
+        windows: Reads a crop's window of a local file (`npyio._format.window.Window`) and no
             other byte of its payload. Every reader crops: one without it cuts the window out
             of the whole array.
     """
@@ -88,8 +89,7 @@ CAPABILITIES = {
         batch_limit=None,
         python_free=True,
         members=False,
-        one_get=False,
-        remote=False,
+        one_get=True,
         any_shape=False,
         reports=False,
         fallback="graph",
@@ -157,7 +157,8 @@ def serves(
 ) -> bool:
     """Whether a reader that ``can`` reads the parts ``specs``, whose first files are
     ``firsts`` (their paths say the file system), with ``ignore_errors`` or not."""
-    if not can.remote and any("://" in path for path in firsts):  # ram://, file://, gs://
+    remote = any("://" in path for path in firsts)  # ram://, file://, gs://
+    if not can.remote and remote:
         return False
     if not can.members and any(spec.member is not None for spec in specs):
         return False
@@ -170,14 +171,15 @@ def serves(
         hint is not None
         and _native_order(hint)
         and hint.size <= MAX_STATIC_FILE
-        and (spec.output == spec.file or _reads_window(can, spec))
+        and (spec.output == spec.file or (_reads_window(can, spec) and not remote))
         for hint, spec in zip(hints, specs)
     )
 
 
 def _reads_window(can: Capabilities, spec: Spec) -> bool:
-    """Whether a reader that ``can`` reads ``spec``'s window itself. Not of bools: the graph
-    path checks every byte of a bool file, which a read of the window alone cannot."""
+    """Whether a reader that ``can`` reads ``spec``'s window itself, from local files. Not of
+    bools: the graph path checks every byte of a bool file, which a read of the window alone
+    cannot. (An object in a store is read in one request whole: a window would be many.)"""
     return can.windows and spec.crop is not None and spec.file.dtype.kind != "b"
 
 
@@ -185,8 +187,8 @@ def choose_backend(
     backend: str, specs: tuple[Spec, ...], firsts: tuple[str, ...], ignore_errors: bool
 ) -> str:
     """The backend that reads the plan: ``backend`` when it serves it (`serves`), else its
-    ``fallback`` (the native reader's is the graph parser: ``gs://``, ``None`` dims, ``.npz``
-    members, ``ignore_errors``, byte-swapped or Fortran-order files)."""
+    ``fallback`` (the native reader's is the graph parser: ``None`` dims, ``.npz`` members,
+    ``ignore_errors``, byte-swapped or Fortran-order files)."""
     can = capabilities(backend)
     if can.fallback is None or serves(can, specs, firsts, ignore_errors):
         return backend

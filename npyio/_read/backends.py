@@ -1,9 +1,10 @@
 """The backends by name: how one part of an element is read, chosen once per pipeline.
 
-- ``"native"``: npyio's C++ op (`npyio._read.native`), a batch of local files straight into
-  one tensor; the graph parser decides every file it doubts, and reads every plan it does not
-  serve. The default of `npyio.dataset`. Where the op cannot be built (no compiler, Windows,
-  ``NPYIO_NATIVE=0``), the graph parser reads instead (`available`).
+- ``"native"``: npyio's C++ op (`npyio._read.native`), a batch of files (local, or objects
+  of any TensorFlow file system: ``gs://``, ``ram://``) straight into one tensor; the graph
+  parser decides every file it doubts, and reads every plan it does not serve. The default
+  of `npyio.dataset`. Where the op cannot be built (no compiler, Windows, ``NPYIO_NATIVE=0``),
+  the graph parser reads instead (`available`).
 - ``"graph"``: npyio's pure-TensorFlow parser (`npyio._read.part.GraphReader`).
 - ``"py_function"``: ``tf.py_function`` around ``np.load`` (`npyio._read.py_function`), the
   classic approach, kept for comparison and as an escape hatch. It runs Python per element
@@ -42,7 +43,7 @@ def reader(backend: str, report: bool = False, one_get: bool = False) -> Reader:
     if backend == "native":
         from npyio._read.native import NativeReader  # lazily: it loads the op
 
-        return NativeReader(report)
+        return NativeReader(report, one_get)
     return GraphReader(report, one_get)
 
 

@@ -1,19 +1,25 @@
-"""The native reader: a batch of local files read straight into one tensor by npyio's C++ op
+"""The native reader: a batch of files read straight into one tensor by npyio's C++ op
 (`npyio._native`), with the graph parser deciding every file the kernel doubts.
 
-The plan sends it only parts it serves (`npyio._read.serves`: local files, one static
-shape, a native-order C-order header, no ``ignore_errors``). For such a part the spec's hint
-holds the header every file is expected to start with and the size it must have; the kernel
-reads each file whose first bytes are exactly that header and whose size is exactly that size
-into its slice of the batch, and reads nothing else. Any other file (another writer's header,
-a byte-swapped one, a truncated, grown, missing or replaced file, a bool byte other than 0 or
-1) is doubted: it goes through `npyio._read.part.GraphReader`, which decodes it or refuses it
-with the graph path's own error naming the file. So the native path cannot accept what the
-graph path refuses, nor word an error differently.
+The plan sends it only parts it serves (`npyio._read.serves`: one static shape, a native-order
+C-order header, no ``ignore_errors``). Local files are read with ``pread``; a path with a scheme
+(``gs://``, ``ram://``) through TensorFlow's own file systems, one read per object that asks for
+more than TensorFlow's 64 MiB GCS read block (no stat, no zero fill), all of a batch at once.
 
-A cropped part (``spec.crop``, not of bools) is read by ``NpyioReadWindows``: each file's window
-alone, its starts computed in the graph (`npyio._graph.window.starts`, from the element's
-draws); a file the kernel doubts is read whole by the graph parser and its window cut there.
+For such a part the spec's hint holds the header every file is expected to start with and the
+size it must have; the kernel reads each file whose first bytes are exactly that header and
+whose size is exactly that size into its slice of the batch, and reads nothing else. Any other
+file (another writer's header, a byte-swapped one, a truncated, grown, missing or replaced file,
+a bool byte other than 0 or 1, an object the store failed to serve after TensorFlow's retries)
+is doubted: it goes through the graph parser, which reads it again (on ``gs://``, with
+`npyio._read.objects.read_sized`, as `npyio._read.part.GraphReader` does there) and decodes it
+or refuses it with the graph path's own error naming the file. So the native path cannot accept
+what the graph path refuses, nor word an error differently.
+
+A cropped part (``spec.crop``, local files, not of bools) is read by ``NpyioReadWindows``: each
+file's window alone, its starts computed in the graph (`npyio._graph.window.starts`, from the
+element's draws); a file the kernel doubts is read whole by the graph parser and its window
+cut there.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from npyio._graph.decode import Fetched, decode_group
 from npyio._graph.window import cut_batch, starts
 from npyio._native import read_files, read_windows
 from npyio._read import CAPABILITIES
+from npyio._read.objects import read_sized
 from npyio._read.part import Reader, read_file
 
 __all__ = ["NativeReader"]
@@ -39,6 +46,12 @@ class NativeReader(Reader):
     reads it in decode), and decode reads a [B] batch of paths per part into one tensor."""
 
     capabilities = CAPABILITIES["native"]
+
+    def __init__(self, report: bool = False, one_get: bool = False) -> None:
+        super().__init__(report)
+        #: on ``gs://``: the files the kernel doubts are read again as the graph reader reads
+        #: them there (`npyio._read.objects.read_sized`), so that they fail with its words
+        self.one_get = one_get
 
     def decode(
         self,
@@ -51,7 +64,7 @@ class NativeReader(Reader):
         for f, spec, draw in zip(fetched, specs, draws or [None] * len(specs)):
             paths = f.contents if batched else tf.reshape(f.contents, [1])
             if spec.crop is None:
-                values = read_batch(paths, spec)
+                values = read_batch(paths, spec, self.one_get)
             else:
                 values = read_window_batch(
                     paths, spec, draw if batched or draw is None else draw[None]
@@ -65,10 +78,11 @@ class NativeReader(Reader):
         return self.decode(fetched, [spec.read_whole() for spec in specs], batched)
 
 
-def read_batch(paths: tf.Tensor, spec: Spec) -> tf.Tensor:
+def read_batch(paths: tf.Tensor, spec: Spec, one_get: bool = False) -> tf.Tensor:
     """The files ``paths`` ([B]) of a part the native reader serves, as one [B, *shape]
     tensor: the kernel's reads, with the files it doubts decoded (or refused) by the graph
-    parser and put in their places."""
+    parser and put in their places (read again by `npyio._read.objects.read_sized` with
+    ``one_get``, else by ``tf.io.read_file``)."""
     hint = spec.usable_hint()
     shape = spec.file.shape
     if hint is None or shape is None or not spec.file.static:  # the plan never sends these
@@ -79,7 +93,9 @@ def read_batch(paths: tf.Tensor, spec: Spec) -> tf.Tensor:
     def graph() -> tf.Tensor:
         doubted = tf.where(tf.logical_not(ok))
         names = tf.gather_nd(paths, doubted)
-        contents = tf.map_fn(read_file, names, fn_output_signature=tf.string)
+        size = hint.size
+        again = (lambda name: read_sized(name, size)) if one_get else read_file
+        contents = tf.map_fn(again, names, fn_output_signature=tf.string)
         decoded = decode_group([Fetched(names, contents)], [spec], batched=True)[0]
         if 0 in dims:  # empty arrays: nothing to put in place, only the graph's verdicts
             with tf.control_dependencies([decoded]):

@@ -18,9 +18,12 @@ gcp-storage-emulator), its tests are skipped with the reason; where ``CI=true`` 
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import NoReturn
 
+import numpy as np
 import pytest
 
 from tests.gcs.sandbox import GcsSandbox, SandboxUnavailable, Worker
@@ -68,3 +71,15 @@ def gcs_worker(gcs_sandbox: GcsSandbox) -> Iterator[Worker]:
         yield worker
     finally:
         worker.close()
+
+
+def put_pairs(gcs: GcsSandbox, tmp: Path, n: int, prefix: str) -> tuple[str, str]:
+    """``n`` pairs ``x/i.npy`` (float32 (8,), all ``i``) and ``y/i.npy`` written under ``tmp``
+    and put under ``prefix/<random>/`` of the sandbox's bucket: their two directories' URLs."""
+    for side in ("x", "y"):
+        (tmp / side).mkdir()
+        for i in range(n):
+            np.save(tmp / side / f"{i}.npy", np.full((8,), i, np.float32))
+    where = f"{prefix}/{uuid.uuid4().hex[:8]}"
+    gcs.put_tree(tmp, where)
+    return gcs.url(f"{where}/x"), gcs.url(f"{where}/y")

@@ -1,7 +1,8 @@
 """How npyio reads ``gs://`` with TensorFlow's own GCS settings, seen in the requests the fake
 receives, whatever the import order and with no ``GCS_*`` variable: an object of a part whose
 size is known from the first header is read in one GET that bypasses TensorFlow's 64 MiB read
-block (`npyio._read.objects`), after a stat; one of unknown size (``None`` dims) is read by
+block (by the native reader's kernel, with no stat, ``tests/gcs/test_native.py``; on the graph
+path by `npyio._read.objects`, after a stat); one of unknown size (``None`` dims) is read by
 ``tf.io.read_file``, through that block. An object of another size than the header implies is
 read whole, or refused naming it. And `rows` on ``gs://`` gets the private thread pool."""
 
@@ -9,12 +10,12 @@ from __future__ import annotations
 
 import io
 import json
-import uuid
 from collections import Counter
 
 import numpy as np
 import pytest
 
+from tests.gcs.fixtures import put_pairs
 from tests.gcs.sandbox import GcsSandbox
 
 MIB = 1 << 20
@@ -41,13 +42,7 @@ ORDERS = {
 
 @pytest.fixture
 def pairs(gcs: GcsSandbox, tmp_path) -> tuple[str, str]:
-    for side in ("x", "y"):
-        (tmp_path / side).mkdir()
-        for i in range(N):
-            np.save(tmp_path / side / f"{i}.npy", np.full((8,), i, np.float32))
-    prefix = f"defaults/{uuid.uuid4().hex[:8]}"
-    gcs.put_tree(tmp_path, prefix)
-    return gcs.url(f"{prefix}/x"), gcs.url(f"{prefix}/y")
+    return put_pairs(gcs, tmp_path, N, "defaults")
 
 
 def _epoch(gcs: GcsSandbox, pairs: tuple[str, str], imports: str, kwargs: str = "") -> dict:

@@ -173,3 +173,39 @@ def test_native_pipelines_turn_autotune_off_and_a_caller_can_turn_it_on(tmp_path
     again = native.with_options(on)
     assert again.options().autotune.enabled is True
     assert _batches(again) == _batches(native)
+
+
+def _to_ram(local: str, ram: str) -> str:
+    """The ``.npy`` files of the directory ``local``, copied under ``ram`` (TensorFlow's
+    in-memory file system)."""
+    tf.io.gfile.makedirs(ram)
+    for name in sorted(os.listdir(local)):
+        tf.io.gfile.copy(os.path.join(local, name), f"{ram}/{name}", overwrite=True)
+    return ram
+
+
+def test_objects_of_a_file_system_are_read_by_the_kernel_as_the_graph_path_reads_them(tmp_path):
+    """``ram://`` (TensorFlow's file systems, as ``gs://``): the kernel reads the objects, and
+    the doubted ones (other headers, byte orders, layouts) are the graph parser's."""
+    xs, ys = _tree(tmp_path)
+    root = f"ram://native-{tmp_path.name}"
+    xs, ys = _to_ram(xs, f"{root}/x"), _to_ram(ys, f"{root}/y")
+    native = npyio.dataset(xs, ys, batch_size=8, shuffle=True, seed=4)
+    graph = npyio.dataset(xs, ys, batch_size=8, shuffle=True, seed=4, backend="graph")
+    assert _uses_native(native) and not _uses_native(graph)
+    assert _batches(native) == _batches(graph)
+
+
+# (not emptied: ram:// keeps an object's old bytes when it is rewritten with none)
+@pytest.mark.parametrize("how", ["truncated", "grown", "replaced"])
+def test_an_object_changed_after_the_build_is_refused_as_the_graph_path_refuses_it(tmp_path, how):
+    xs, ys = _tree(tmp_path)
+    root = f"ram://changed-{how}-{tmp_path.name}"
+    ram_xs, ram_ys = _to_ram(xs, f"{root}/x"), _to_ram(ys, f"{root}/y")
+    native = npyio.dataset(ram_xs, ram_ys, batch_size=8)
+    graph = npyio.dataset(ram_xs, ram_ys, batch_size=8, backend="graph")
+    _change(Path(xs) / "0010.npy", how)
+    tf.io.gfile.copy(str(Path(xs) / "0010.npy"), f"{ram_xs}/0010.npy", overwrite=True)
+    got, expected = _refusal(native), _refusal(graph)
+    assert got == expected
+    assert f"{ram_xs}/0010.npy" in got[1], got

@@ -14,7 +14,8 @@
 // (another thread truncating, rewriting or replacing the file during the read) must never give
 // OK with bytes the file never held. Each non-racing input is also read by read_range (a random
 // range, of the recorded size or another), OK exactly when the file is regular, of that size,
-// and holds the range, and then the output is its bytes. And by read_window: a random window
+// and holds the range, and then the output is its bytes; and checked in memory by check_npy
+// (remote objects' check), with the oracle's verdict. And by read_window: a random window
 // (past the edges, negative, empty, or of values near INT64_MAX) of the recorded shape or
 // another, BAD_WINDOW exactly when its arithmetic is invalid, OK exactly when the window is
 // valid and the file is good (regular, of the shape's size, the header, bools 0 or 1 where the
@@ -273,8 +274,22 @@ struct Fuzzer {
       return fail("OK, but the output is not the payload", d, s);
     }
     if (d < DIRECTORY && verdicts.is_open() && pick(1000) == 0) sample(file, header, kind, shape, s);
+    if (d < DIRECTORY && !check_memory(d, file, header, payload, kind.is_bool)) return false;
     return check_range(path, d, file, header.size() + payload) &&
            check_window(path, d, file, header, kind, shape);
+  }
+
+  // check_npy (the verdict on an object already read whole, remote.cc) on the same bytes:
+  // the same verdict as the oracle's for a regular file holding them.
+  bool check_memory(Damage d, const Bytes& file, const Bytes& header, size_t payload,
+                    bool is_bool) {
+    auto s = npyio::check_npy(file.data(), file.size(), header.data(), header.size(), payload,
+                              is_bool);
+    ++counts[std::string("memory ") + npyio::status_name(s)];
+    if ((s == npyio::ReadStatus::OK) != expect_ok(file, header, payload, is_bool)) {
+      return fail("memory verdict differs from the oracle", d, s);
+    }
+    return true;
   }
 
   // read_range on the same input: a random range of the size a plan recorded (the valid

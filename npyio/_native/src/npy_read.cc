@@ -395,4 +395,15 @@ ReadStatus read_window(const char* path, const uint8_t* header, size_t header_le
   return ReadStatus::OK;
 }
 
+ReadStatus check_npy(const uint8_t* data, size_t size, const uint8_t* header, size_t header_len,
+                     size_t payload_len, bool check_bool) {
+  if (header_len > kMaxHeader) return ReadStatus::HEADER_MISMATCH;
+  if (payload_len > SIZE_MAX - header_len || size != header_len + payload_len) {
+    return ReadStatus::SIZE_MISMATCH;
+  }
+  if (std::memcmp(data, header, header_len) != 0) return ReadStatus::HEADER_MISMATCH;
+  if (check_bool && !bools_ok(data + header_len, payload_len)) return ReadStatus::BAD_BOOL;
+  return ReadStatus::OK;
+}
+
 }  // namespace npyio

@@ -49,6 +49,13 @@ bool has_size(const char* path, size_t size);
 ReadStatus read_range(const char* path, uint64_t file_size, uint64_t offset, uint8_t* out,
                       size_t length);
 
+// Checks a whole file already read into memory (`data`, `size` bytes: what a file system
+// other than the local disk gave, `remote.cc`): OK if it is exactly `header` (header_len bytes,
+// at most kMaxHeader) followed by payload_len bytes, with every payload byte 0 or 1 for
+// `check_bool`. Then the payload is `data + header_len`. Reads nothing, writes nothing.
+ReadStatus check_npy(const uint8_t* data, size_t size, const uint8_t* header, size_t header_len,
+                     size_t payload_len, bool check_bool);
+
 // The longest header the core compares (a .npy header is at most a few KiB unless a writer
 // pads it; a longer one is simply doubted and left to the graph path).
 constexpr size_t kMaxHeader = 65536;

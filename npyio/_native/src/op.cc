@@ -4,20 +4,29 @@
 // A batch of paths becomes one [B, *shape] tensor, each file read straight into its slice, and
 // a [B] bool `ok`: false where the core doubted the file (its slice is then zeros), which the
 // caller sends through the graph path. A large batch that no file of the plan's size is in
-// gives [0, *shape] and every file doubted (kCheckedBytes). The op is not stateful (tf.io.read_file is not either):
-// a stateful op would stop tf.data from checkpointing the iterator.
+// gives [0, *shape] and every file doubted (kCheckedBytes). A path with a scheme (gs://,
+// ram://, ...) is read through TensorFlow's file systems (remote.h), one read per object, on
+// a pool of its own, and doubted for any status but a whole object of the plan's size; it is
+// never an error of the op. The op is not stateful (tf.io.read_file is not either): a stateful
+// op would stop tf.data from checkpointing the iterator.
+#include <condition_variable>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "npy_read.h"
+#include "remote.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor_shape.h"
 #include "tensorflow/core/framework/types.h"
+#include "tensorflow/core/platform/env.h"
+#include "tensorflow/core/platform/threadpool.h"
 #include "tensorflow/core/util/work_sharder.h"
 
 namespace {
@@ -41,6 +50,38 @@ constexpr int64_t kParallelBytes = 1 << 20;
 // lied gives) the output has no rows, every file is doubted, and the graph path refuses them
 // before it allocates anything.
 constexpr int64_t kCheckedBytes = int64_t{64} << 20;
+
+// Objects read at once through TensorFlow's file systems (gs://, ...), by every op of the
+// process together: each read mostly waits on the network, so a batch's reads are in flight
+// together, on threads of their own rather than the CPU workers (one per core).
+constexpr int kRemoteThreads = 64;
+
+tensorflow::thread::ThreadPool* remote_pool() {
+  // low_latency_hint false: an idle thread sleeps at once instead of spinning for work first;
+  // spinning buys nothing for reads that wait on the network
+  static auto* pool = new tensorflow::thread::ThreadPool(
+      tensorflow::Env::Default(), tensorflow::ThreadOptions(), "npyio_remote", kRemoteThreads,
+      /*low_latency_hint=*/false);
+  return pool;
+}
+
+// Runs fn(0) ... fn(n - 1) on the remote pool, fn(0) in the calling thread, and waits for all.
+template <typename Fn>
+void on_remote_pool(int64_t n, const Fn& fn) {
+  std::mutex mu;
+  std::condition_variable done;
+  int64_t left = n - 1;
+  for (int64_t i = 1; i < n; ++i) {
+    remote_pool()->Schedule([&, i] {
+      fn(i);
+      std::lock_guard<std::mutex> lock(mu);
+      if (--left == 0) done.notify_one();
+    });
+  }
+  if (n > 0) fn(0);
+  std::unique_lock<std::mutex> lock(mu);
+  done.wait(lock, [&] { return left <= 0; });
+}
 
 REGISTER_OP("NpyioReadFiles")
     .Input("paths: string")
@@ -99,12 +140,32 @@ class NpyioReadFilesOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &ok));
     auto oks = ok->flat<bool>();
     const size_t file_size = header_.size() + payload_;
+    const auto* header = reinterpret_cast<const uint8_t*>(header_.data());
+    const bool check_bool = dtype_ == tensorflow::DT_BOOL;
+    // Paths with a scheme: each object read whole, all at once, and checked before the output
+    // is allocated; its payload is copied into its slice below.
+    std::vector<int64_t> remote;
+    for (int64_t i = 0; i < n; ++i) {
+      if (npyio::has_scheme(std::string(names(i).data(), names(i).size()))) remote.push_back(i);
+    }
+    std::vector<npyio::RemoteObject> objects(remote.size());
+    std::vector<char> remote_ok(remote.size(), 0);
+    on_remote_pool(static_cast<int64_t>(remote.size()), [&](int64_t j) {
+      const auto& name = names(remote[j]);
+      npyio::RemoteObject& object = objects[j];
+      remote_ok[j] = object.read(std::string(name.data(), name.size()), file_size) ==
+                         npyio::ReadStatus::OK &&
+                     npyio::check_npy(object.data(), object.size(), header, header_.size(),
+                                      payload_, check_bool) == npyio::ReadStatus::OK;
+    });
     // n * payload_ >= kCheckedBytes, without the product (which may overflow)
     if (payload_ != 0 && static_cast<size_t>(n) >= static_cast<size_t>(kCheckedBytes) / payload_) {
       bool any = false;
+      for (size_t j = 0; j < remote.size() && !any; ++j) any = remote_ok[j];
       for (int64_t i = 0; i < n && !any; ++i) {
         std::string path(names(i).data(), names(i).size());
-        any = path.find('\0') == std::string::npos && npyio::has_size(path.c_str(), file_size);
+        any = path.find('\0') == std::string::npos && !npyio::has_scheme(path) &&
+              npyio::has_size(path.c_str(), file_size);
       }
       if (!any) {
         TensorShape none({0});
@@ -120,10 +181,23 @@ class NpyioReadFilesOp : public OpKernel {
     Tensor* values = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &values));
     uint8_t* base = payload_ == 0 ? nullptr : static_cast<uint8_t*>(values->data());
-    const auto* header = reinterpret_cast<const uint8_t*>(header_.data());
-    const bool check_bool = dtype_ == tensorflow::DT_BOOL;
+    std::vector<char> done(n, 0);
+    for (size_t j = 0; j < remote.size(); ++j) {
+      const int64_t i = remote[j];
+      if (base != nullptr) {
+        uint8_t* slice = base + i * payload_;
+        if (remote_ok[j]) {
+          std::memcpy(slice, objects[j].data() + header_.size(), payload_);
+        } else {
+          std::memset(slice, 0, payload_);
+        }
+      }
+      oks(i) = remote_ok[j] != 0;
+      done[i] = 1;
+    }
     auto read = [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
+        if (done[i]) continue;
         uint8_t* slice = base == nullptr ? nullptr : base + i * payload_;
         std::string path(names(i).data(), names(i).size());
         const bool good = path.find('\0') == std::string::npos &&
