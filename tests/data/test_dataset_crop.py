@@ -254,3 +254,17 @@ def test_a_file_whose_header_lies_is_refused_by_name(volumes, backend):
         ds = npyio.dataset(x, crop=(4, 5, 6), seed=0, batch_size=2, backend=backend)
         with pytest.raises(tf.errors.InvalidArgumentError, match=r"3\.npy: shape mismatch"):
             list(ds)
+
+
+def test_objects_in_a_store_are_read_whole_and_cut_in_the_graph():
+    """The kernel reads a store's objects in one request each, whole: a cropped part there is
+    the graph path's, with the same windows."""
+    root = "ram://crop-test/volumes"
+    for i in range(3):
+        with tf.io.gfile.GFile(f"{root}/{i}.npy", "wb") as f:
+            np.save(f, volume(i))
+    options = DatasetOptions.from_arguments({"crop": (4, 5, 6)})
+    assert plan(root, None, options).backend == "graph"
+    assert plan(root, None, DatasetOptions()).backend == "native"
+    ds = npyio.dataset(root, crop=(4, 5, 6), seed=0, batch_size=3)
+    assert [w[0] for w in windows(ds)] == [0, 1, 2]
