@@ -10,6 +10,7 @@ the files are split and sharded, and `choose_strategy` picks where the batch goe
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -31,7 +32,7 @@ from npyio._data.structure import LEAF, flatten, label_values, leaf_names, per_p
 from npyio._format import npy
 from npyio._format.header import Checked, Limits
 from npyio._format.spec import Spec
-from npyio._format.window import CENTER, RANDOM, SAME, Crop
+from npyio._format.window import CENTER, PAD, RANDOM, SAME, Crop
 from npyio._format.window import resolve as resolve_window
 from npyio._io.spec import derive_spec
 from npyio._read import capabilities as reader_capabilities
@@ -293,6 +294,27 @@ def _crop_of(side: str, read: ReadOptions) -> tuple[Crop | None, int]:
     return cast("Crop | None", read.label_crop), 1
 
 
+def _fill(value: object, dt: np.dtype, name: str) -> object:
+    """A crop's ``fill_value`` as a value of the part's dtype ``dt``: the same number (``0.0``
+    pads an int mask with 0), never one that casting would change (``-1.0`` in uint8).
+
+    Raises:
+        ValueError: naming the part, for a value its dtype cannot hold.
+    """
+    given = np.asarray(value)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a complex value cast to a real dtype warns
+        cast = given.astype(dt)
+        same = bool(cast.astype(given.dtype) == given) or bool(np.isnan(given) and np.isnan(cast))
+    if not same:
+        raise ValueError(
+            f"{name}: crop fill_value={value!r} is not a value of its dtype {dt.name} -- pass "
+            "a fill_value that every part sharing the window holds (0 for a float image and a "
+            "uint8 mask), or give the labels a crop of their own with label_crop= (drawn apart)"
+        )
+    return cast.item()
+
+
 def _cropped(parts: Parts, specs: tuple[Spec, ...], read: ReadOptions) -> tuple[Spec, ...]:
     """``specs`` with each part's window (`npyio._format.window.resolve`, against the first
     file's shape).
@@ -320,6 +342,8 @@ def _cropped(parts: Parts, specs: tuple[Spec, ...], read: ReadOptions) -> tuple[
             window = resolve_window(crop, shape, path, group)
         except NpyFormatError as e:
             raise NpyFormatError(path, f"{name}: {e.reason}{remedy}") from None
+        if window.policy == PAD:
+            window = dataclasses.replace(window, fill=_fill(crop.fill_value, spec.file.dtype, name))
         dims = tuple(shape[axis] for axis in window.axes)
         first = firsts.setdefault(group, (name, path, dims))
         if window.start in (RANDOM, CENTER) and dims != first[2]:

@@ -268,3 +268,21 @@ def test_objects_in_a_store_are_read_whole_and_cut_in_the_graph():
     assert plan(root, None, DatasetOptions()).backend == "native"
     ds = npyio.dataset(root, crop=(4, 5, 6), seed=0, batch_size=3)
     assert [w[0] for w in windows(ds)] == [0, 1, 2]
+
+
+def test_a_fill_value_is_cast_to_each_part_or_refused_naming_it(volumes):
+    """0.0 pads an int mask with 0; -1.0, which uint8 cannot hold, is refused naming the part
+    (casting it would pad the mask with 255)."""
+    pad = npyio.Crop((14, 4, 4), start=(-2, 0, 0), out_of_bounds="pad", fill_value=0.0)
+    x, y = next(iter(npyio.dataset(*volumes, crop=pad, batch_size=None)))
+    assert y.dtype == tf.int32 and y.numpy()[:2].max() == 0 and x.numpy()[:2].max() == 0.0
+    bad = npyio.Crop((14, 4, 4), out_of_bounds="pad", fill_value=-1.5)
+    with pytest.raises(
+        ValueError, match=r"labels: crop fill_value=-1.5 is not a value of its dtype int32"
+    ):
+        npyio.dataset(*volumes, crop=bad)
+    huge = npyio.Crop((14, 4, 4), out_of_bounds="pad", fill_value=1e300)
+    with pytest.raises(
+        ValueError, match=r"inputs: crop fill_value=1e\+300 is not a value of its dtype float32"
+    ):
+        npyio.dataset(volumes[0], crop=huge, dtype="float32", shape=SHAPE)
