@@ -123,30 +123,33 @@ def row_source(plan: DatasetPlan) -> RowSource:
 def _keyed_rows(plan: DatasetPlan, rows: Row) -> RowSource:
     """The rows of one epoch, each with its key (`Row`), for random windows.
 
-    An epoch is built from its value of the shuffle's key generator (`IndexShuffle.epochs`), in
-    order or shuffled by it, and every window is drawn from that value and the element's index:
-    so a checkpoint holds the windows to come as it holds the order (the generator's position),
-    the same seed draws the same windows, and each epoch draws new ones unless
-    ``reshuffle_each_iteration=False``.
+    The rows come as the index shuffle gives them (`IndexShuffle.indices`: in order, or
+    shuffled), a gather of them at a time with this iteration's key, and every window is drawn
+    from that key and the element's index: so a checkpoint holds the windows to come as it holds
+    the order (the key generator's position), the same seed draws the same windows, each epoch
+    draws new ones unless ``reshuffle_each_iteration=False``, and tf.data service's dynamic
+    sharding still splits the epoch by gathers (each element once, whichever worker reads it).
     """
     loader = plan.loader
-    shuffle = IndexShuffle(plan.count, loader.seed, loader.reshuffle_each_iteration)
+    shuffle = IndexShuffle(
+        plan.count,
+        loader.seed,
+        loader.reshuffle_each_iteration,
+        gather_size(plan.count),
+        permuted=loader.shuffle,
+        keyed=True,
+    )
 
-    def epoch(r: tf.Tensor) -> tf.data.Dataset:
-        order = shuffle.indices_of(r) if loader.shuffle else tf.data.Dataset.range(plan.count)
+    def gather(indices: tf.Tensor, key: tf.Tensor) -> Row:  # a block of rows: one op per part
+        # the key's first two 32-bit words as one int64: the window's seed with the index
+        epoch = tf.fill(tf.shape(indices), key[0] * (1 << 32) + key[1])
+        return Row(
+            tuple(tf.gather(column, indices) for column in rows.paths),
+            tuple(tf.gather(values, indices) for values in rows.values),
+            (tf.stack([epoch, indices], axis=1),),
+        )
 
-        def row(index: tf.Tensor) -> Row:
-            return Row(
-                tuple(tf.gather(column, index) for column in rows.paths),
-                tuple(tf.gather(values, index) for values in rows.values),
-                (tf.stack([r, index]),),
-            )
-
-        return parallel_map(order, row, None)
-
-    ds = shuffle.epochs(epoch)
-    ds = ds.apply(tf.data.experimental.assert_cardinality(plan.count))
-    return RowSource(ds, shuffle.anchor)
+    return RowSource(shuffle.indices(gather), shuffle.anchor)
 
 
 def _draws(plan: DatasetPlan, key: tuple[tf.Tensor, ...]) -> list[tf.Tensor | None]:

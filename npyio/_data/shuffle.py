@@ -183,11 +183,21 @@ class IndexShuffle:
     """
 
     def __init__(
-        self, n: int, seed: int | None, reshuffle_each_iteration: bool = True, gather_size: int = 1
+        self,
+        n: int,
+        seed: int | None,
+        reshuffle_each_iteration: bool = True,
+        gather_size: int = 1,
+        *,
+        permuted: bool = True,
+        keyed: bool = False,
     ) -> None:
         if not 0 <= n < MAX_COUNT:
             raise ValueError(f"can only shuffle 0 to 2**52 - 1 elements, got {n}")
         self.n, self.gather_size = n, gather_size
+        # ``permuted=False``: the indices in order, with the keys all the same (for other
+        # random ops, `keyed`: ``gather(indices, key)`` gets the iteration's key, int64 [3])
+        self.permuted, self.keyed = permuted, keyed
         seed, stable = _resolve(seed)
         self.values = tf.data.Dataset.random(
             seed=seed, rerandomize_each_iteration=reshuffle_each_iteration
@@ -210,7 +220,7 @@ class IndexShuffle:
             )
         )
 
-    def indices(self, gather: Callable[[tf.Tensor], Any] | None = None) -> tf.data.Dataset:
+    def indices(self, gather: Callable[..., Any] | None = None) -> tf.data.Dataset:
         """The int64 indices ``0 .. n-1`` of one epoch, in this iteration's order; or, with
         ``gather``, what it makes of each gather of indices (a structure of tensors with the
         gather as their first dimension, such as rows gathered from columns), unbatched.
@@ -221,7 +231,8 @@ class IndexShuffle:
         instead would fail on tf.data service workers under dynamic sharding, each of which reads
         only some gathers. The tail is a second dataset, whose key stream is a second iterator: it
         draws from `tail_values`, which `anchor` keeps in step with the full gathers' generator, so
-        that both give this iteration's key.
+        that both give this iteration's key. With ``keyed``, ``gather`` is called with the
+        gather's indices and this iteration's key (int64 [3], the same in the tail).
 
         With a seed drawn at random (``seed=None``), the order is two permutations: the
         iteration's key (from that seed) permutes the full gathers' positions among themselves,
@@ -230,7 +241,7 @@ class IndexShuffle:
         tail's indices, under 64, then come in each epoch in the same order in every process:
         the one trace of the fixed seed.)
         """
-        if self.n <= 1:
+        if self.n <= 1 and not self.keyed:  # nothing to permute, and no key to draw
             return self.indices_of(None, gather)
         full_values = (
             self.values if self._outer is None else tf.data.Dataset.zip((self.values, self._outer))
@@ -296,21 +307,21 @@ class IndexShuffle:
         """Whether `indices` reads a tail gather, whose keys `tail_values` draws."""
         return self.n > 1 and len(self._runs()) > 1
 
-    def _gather_of(
-        self, size: int, gather: Callable[[tf.Tensor], Any] | None
-    ) -> Callable[..., Any]:
+    def _gather_of(self, size: int, gather: Callable[..., Any] | None) -> Callable[..., Any]:
         """The function of one gather's number (and the keys) to ``gather`` of its ``size``
         indices."""
         n, gather_size = self.n, self.gather_size
         head = self.n - self.n % gather_size  # the full gathers' positions: [0, head)
-        take = gather or (lambda indices: indices)
+        take: Callable[..., Any] = gather or (lambda indices, *key: indices)
 
         def gather_of(index: tf.Tensor, keys: tuple[tf.Tensor, ...]) -> Any:
             positions = index * gather_size + tf.range(size, dtype=tf.int64)  # of a static size
             if len(keys) == 2:  # a seed drawn at random, in the full gathers (`indices`)
                 inner, keys = keys[0], keys[1:]
-                positions = permute(positions, inner, head) if head >= 2 else positions
-            return take(permute(positions, keys[0], n))
+                if self.permuted and head >= 2:
+                    positions = permute(positions, inner, head)
+            indices = permute(positions, keys[0], n) if self.permuted and n >= 2 else positions
+            return take(indices, keys[0]) if self.keyed else take(indices)
 
         return gather_of
 

@@ -109,6 +109,15 @@ def test_service_distributed_epoch_delivers_each_sample_once(pairs, service):
     assert Counter(ids_of(_distribute(ds, "distributed_epoch", service))) == Counter(range(N))
 
 
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_service_distributed_epoch_splits_random_crops(pairs, service, shuffle):
+    """Random windows keep the epoch splittable: each sample once over both workers (a source
+    built inside a flat_map would be read whole by each of them)."""
+    ds = npyio.dataset(*pairs, batch_size=4, crop=(2,), label_crop=None, seed=0, shuffle=shuffle)
+    assert ds.element_spec[0].shape.as_list() == [None, 2, 3]
+    assert Counter(ids_of(_distribute(ds, "distributed_epoch", service))) == Counter(range(N))
+
+
 def test_service_runs_with_paths(pairs, service):
     """with_paths adds only graph ops: the workers run it, and each element's path names its
     own file."""
