@@ -89,6 +89,24 @@ bool same_file(const struct stat& a, const struct stat& b) {
          a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
 }
 
+// Room for a file's header bytes, to compare with the expected header: on the stack up to
+// 4 KiB (every header numpy writes), on the heap beyond; data() is null if that failed.
+class HeaderScratch {
+ public:
+  explicit HeaderScratch(size_t n) {
+    if (n > sizeof(small_)) {
+      big_.reset(new (std::nothrow) uint8_t[n]);
+      data_ = big_.get();
+    }
+  }
+  uint8_t* data() const { return data_; }
+
+ private:
+  uint8_t small_[4096];
+  std::unique_ptr<uint8_t[]> big_;
+  uint8_t* data_ = small_;
+};
+
 }  // namespace
 
 // Opens `path` into `fd` and stats it into `st`: OK if it is a regular file of exactly `size`
@@ -136,14 +154,9 @@ ReadStatus read_npy(const char* path, const uint8_t* header, size_t header_len, 
   struct stat before;
   ReadStatus opened = open_sized(path, header_len + payload_len, fd, before);
   if (opened != ReadStatus::OK) return opened;
-  uint8_t small[4096];
-  std::unique_ptr<uint8_t[]> big;
-  uint8_t* head = small;
-  if (header_len > sizeof(small)) {
-    big.reset(new (std::nothrow) uint8_t[header_len]);
-    if (!big) return ReadStatus::READ_FAILED;
-    head = big.get();
-  }
+  HeaderScratch scratch(header_len);
+  uint8_t* head = scratch.data();
+  if (head == nullptr) return ReadStatus::READ_FAILED;
   ReadStatus status = read_all(fd.get(), head, header_len, out, payload_len);
   if (status != ReadStatus::OK) return status;
   if (std::memcmp(head, header, header_len) != 0) return ReadStatus::HEADER_MISMATCH;
@@ -312,14 +325,9 @@ ReadStatus read_window(const char* path, const uint8_t* header, size_t header_le
   struct stat before;
   ReadStatus status = open_sized(path, static_cast<uint64_t>(file_size), fd, before);
   if (status != ReadStatus::OK) return status;
-  uint8_t small[4096];
-  std::unique_ptr<uint8_t[]> big;
-  uint8_t* head = small;
-  if (header_len > sizeof(small)) {
-    big.reset(new (std::nothrow) uint8_t[header_len]);
-    if (!big) return ReadStatus::READ_FAILED;
-    head = big.get();
-  }
+  HeaderScratch scratch(header_len);
+  uint8_t* head = scratch.data();
+  if (head == nullptr) return ReadStatus::READ_FAILED;
   uint64_t requested = header_len;
   struct iovec head_iov = {head, header_len};
   status = preadv_all(fd.get(), &head_iov, header_len == 0 ? 0 : 1, 0);
