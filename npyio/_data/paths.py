@@ -22,7 +22,9 @@ Rules:
   position in that sorted listing: text order. Where the names hold numbers that are not
   zero-padded (``2.npy``, ``10.npy``), text order is not the order the values were written in,
   and `refuse_text_order` refuses the pairing (a sequence of paths keeps its order, so passing
-  one is how to choose an order).
+  one is how to choose an order). Its remedy globs only the names that share the listing's
+  numbered pattern (`numbered`: ``sample_*.npy``, not ``*.npy``) and names the files it leaves
+  out, the likely strays (``labels.npy``), as a count error of values does (`stray_note`).
 - Local paths are listed with ``os.scandir`` and ``glob``; any other path (``gs://``,
   ``ram://``, ...) with ``tf.io.gfile``, imported only then: this module imports no TensorFlow.
 """
@@ -30,11 +32,13 @@ Rules:
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import glob as globlib
 import itertools
 import os
 import posixpath
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,14 +62,17 @@ from npyio._io.files import exists, gfile
 from npyio._io.packed import state
 
 __all__ = [
+    "Numbered",
     "PathSpec",
     "Source",
     "by_name",
+    "numbered",
     "pair",
     "parse_shard",
     "refuse_text_order",
     "resolve",
     "shard_list",
+    "stray_note",
     "unpaired",
 ]
 
@@ -448,9 +455,18 @@ def refuse_text_order(
 
 def order_remedy(paths: Sequence[str], where: str) -> str:
     """How to pass ``paths`` (from ``where``) in an explicit order, for `refuse_text_order`:
-    numeric order, or text order knowingly."""
+    numeric order, or text order knowingly. Where most names share a numbered pattern
+    (`numbered`), the globs it gives match only those, and it names the files they leave out."""
+    found = numbered(paths)
     pattern = where if GLOB_CHARS & set(where) else posixpath.join(where, "*" + _suffix(paths))
-    stems = [basename(p).rsplit(".", 1)[0] for p in paths]
+    if found is not None and (found.strays or not GLOB_CHARS & set(where)):
+        # A directory's or a too-wide glob's folder, with only the numbered names in it.
+        folder = where if not GLOB_CHARS & set(where) else _glob_folder(where)
+        pattern = posixpath.join(folder, found.glob) if folder else found.glob
+    # The key must read every name the glob matches: the numbered ones and any stray it keeps.
+    strays = set() if found is None else set(found.strays) - set(found.matched)
+    kept = [p for p in paths if p not in strays]
+    stems = [basename(p).rsplit(".", 1)[0] for p in kept]
     if all(s.isdigit() for s in stems):
         key = "lambda p: int(os.path.basename(p).split('.')[0])"
     else:
@@ -459,7 +475,98 @@ def order_remedy(paths: Sequence[str], where: str) -> str:
         f"Pass the files as a list in the values' order (a list keeps its order): "
         f"sorted(glob.glob({pattern!r}), key={key}) for numeric order, or "
         f"sorted(glob.glob({pattern!r})) to take text order knowingly; or zero-pad the names "
-        f"(f'{{i:05d}}.npy')."
+        f"(f'{{i:05d}}.npy')." + ("" if found is None else found.note())
+    )
+
+
+def _glob_folder(pattern: str) -> str:
+    """The folder part of a glob pattern (``data`` of ``data/*.npy``), with either separator."""
+    cut = max(pattern.rfind("/"), pattern.rfind("\\"))
+    return pattern[:cut] if cut > 0 else pattern[: cut + 1]
+
+
+@dataclass(frozen=True)
+class Numbered:
+    """The numbered pattern most of a listing's names share (``sample_0.npy`` ...), and the
+    files whose names do not follow it: the likely strays (``labels.npy``).
+
+    ``template`` is the names' text around their numbers (``("sample_", ".npy")``); ``glob``
+    a name pattern that matches the numbered names and, where it can, none of the strays
+    (``sample_*.npy``, or ``[0-9]*.npy`` beside ``labels.npy``); ``matched`` the strays that
+    ``glob`` still matches.
+    """
+
+    template: tuple[str, ...]
+    glob: str
+    strays: list[str]
+    matched: list[str]
+
+    @property
+    def shown(self) -> str:
+        """The pattern as a message shows it: ``sample_<n>.npy``."""
+        return "<n>".join(self.template)
+
+    def note(self) -> str:
+        """What a message says of the strays: which they are, and that ``glob`` leaves them out
+        (or which it still matches); empty without strays."""
+        if not self.strays:
+            return ""
+        n = len(self.strays)
+        matched = set(self.matched)
+        left = [p for p in self.strays if p not in matched]
+        note = (
+            f" {n} file{'s' * (n != 1)} {'do' if n != 1 else 'does'} not follow the numbered "
+            f"names the others share ({self.shown!r}): {named(self.strays)}"
+        )
+        if not self.matched:
+            return note + f"; {self.glob!r} leaves {'them' if n != 1 else 'it'} out."
+        out = f"leaves out {named(left)} but " if left else ""
+        them = "them" if len(self.matched) != 1 else "it"
+        return (
+            note + f"; {self.glob!r} {out}still matches {named(self.matched)}: leave {them} "
+            "out of the list."
+        )
+
+
+def numbered(paths: Sequence[str]) -> Numbered | None:
+    """The numbered pattern that more than half of ``paths``' names share (the text around
+    their runs of digits), and the paths that do not follow it; None when there is none.
+
+    Example:
+        >>> found = numbered(["d/labels.npy", "d/sample_0.npy", "d/sample_1.npy"])
+        >>> found.glob, found.strays
+        ('sample_*.npy', ['d/labels.npy'])
+    """
+    templates = [tuple(_NUMBER.split(basename(p))[0::2]) for p in paths]
+    counts = Counter(t for t in templates if len(t) > 1)
+    if not counts:
+        return None
+    template, count = counts.most_common(1)[0]
+    if 2 * count <= len(paths):
+        return None
+    strays = [p for p, t in zip(paths, templates) if t != template]
+    texts = [globlib.escape(t) for t in template]
+    matched: list[str] = []
+    for wildcard in ("*", "[0-9]*"):  # the plainer glob, unless it matches a stray
+        name_glob = wildcard.join(texts)
+        matched = [p for p in strays if fnmatch.fnmatchcase(basename(p), name_glob)]
+        if not matched:
+            break
+    return Numbered(template, name_glob, strays, matched)
+
+
+def stray_note(paths: Sequence[str]) -> str:
+    """For a count error: the files of ``paths`` whose names do not follow the numbered
+    pattern the others share (`numbered`), the likely strays, or that none is apparent."""
+    found = numbered(paths)
+    if found is None or not found.strays:
+        shared = "" if found is None else f" (all follow {found.shown!r})"
+        return f"; no stray file is apparent from the names{shared}"
+    n = len(found.strays)
+    return (
+        f"; {n} file{'s' * (n != 1)} {'do' if n != 1 else 'does'} not follow the numbered names "
+        f"the others share ({found.shown!r}), likely {'strays' if n != 1 else 'a stray'}: "
+        f"{named(found.strays)}"
     )
 
 

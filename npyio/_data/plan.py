@@ -27,6 +27,7 @@ from npyio._data.paths import (
     refuse_text_order,
     resolve,
     shard_list,
+    stray_note,
 )
 from npyio._data.structure import LEAF, flatten, label_values, leaf_names, per_part, structure_of
 from npyio._format import npy
@@ -195,7 +196,8 @@ def _checked_values(labels: PathSpec | None, parts: Parts, read: ReadOptions) ->
 
     Raises:
         ValueError: for values paired with a listing whose text order is not its numeric order
-            (`npyio._data.paths.refuse_text_order`), a count other than one per input file, or
+            (`npyio._data.paths.refuse_text_order`), a count other than one per input file (more
+            files than values: naming the files whose names stand out, `stray_note`), or
             a ``label_shape`` that contradicts the values' rows.
     """
     count = len(parts.columns[0])
@@ -208,9 +210,11 @@ def _checked_values(labels: PathSpec | None, parts: Parts, read: ReadOptions) ->
         column = parts.columns[0]
         refuse_text_order(column, repr(where), "labels", order_remedy(column, where))
     if len(values) != count:
+        # More files than values: name the files that likely have none (strays by their names).
+        strays = stray_note(parts.columns[0]) if count > len(values) else ""
         raise ValueError(
             f"labels: expected one value (or row) per input file, got {len(values)} "
-            f"values for {count} input files"
+            f"values for {count} input files{strays}"
         )
     if read.label_dtype is not None:
         values = values.astype(npy.parse_dtype(read.label_dtype))
