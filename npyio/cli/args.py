@@ -30,13 +30,18 @@ __all__ = [
     "QUIET",
     "Command",
     "CommandSpec",
+    "CropArguments",
     "Option",
     "SpecArguments",
+    "crop_arg",
+    "crop_arguments",
+    "crop_options",
     "dtype_arg",
     "exit_status",
     "for_terminal",
     "had_issues",
     "jobs_option",
+    "label_crop_arg",
     "lazy",
     "mark_started",
     "note_issues",
@@ -155,6 +160,49 @@ def shape_arg(text: str) -> tuple[int | None, ...]:
                 f"expected a shape such as 64,64,3 (None for any size), got {text!r}"
             )
     return tuple(dims)
+
+
+def crop_arg(text: str) -> tuple[int, ...]:
+    """``--crop``: a random window's sizes along the leading axes, ``64,64,64``, as
+    ``npyio.dataset(crop=(64, 64, 64))`` takes them. Brackets and spaces are ignored.
+
+    Raises:
+        argparse.ArgumentTypeError: for anything but one or more positive sizes.
+
+    Example:
+        >>> crop_arg("64,64,64"), crop_arg("(96, 96)")
+        ((64, 64, 64), (96, 96))
+    """
+    body = text.strip().strip("()[]").replace(" ", "")
+    tokens = body.split(",") if body else []
+    if not tokens or not all(t.isdigit() and int(t) > 0 for t in tokens):
+        raise argparse.ArgumentTypeError(
+            f"expected a window's sizes such as 64,64,64 (positive, the leading axes), got {text!r}"
+        )
+    return tuple(int(t) for t in tokens)
+
+
+def label_crop_arg(text: str) -> tuple[int, ...] | str | None:
+    """``--label-crop``: ``same`` (the inputs' window), ``none`` (labels whole) or a window of
+    the labels' own (`crop_arg`), as ``npyio.dataset(label_crop=...)`` takes them.
+
+    Raises:
+        argparse.ArgumentTypeError: for anything else.
+
+    Example:
+        >>> label_crop_arg("same"), label_crop_arg("none"), label_crop_arg("32,32")
+        ('same', None, (32, 32))
+    """
+    if text.strip().lower() == "same":
+        return "same"
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return crop_arg(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected same, none or a window's sizes such as 64,64,64, got {text!r}"
+        ) from None
 
 
 # --- the run's state, kept on the parsed arguments ------------------------------------------
@@ -341,6 +389,40 @@ def spec_arguments(args: argparse.Namespace) -> SpecArguments:
         label_dtype=args.label_dtype,
         label_shape=args.label_shape,
     )
+
+
+def crop_options() -> tuple[Option, ...]:
+    """``--crop``, ``--label-crop``: a random window of each sample instead of the whole, the
+    arguments of `npyio.dataset` (``--label-crop`` is ``"same"`` unless given, its default)."""
+    return (
+        option(
+            "--crop",
+            type=crop_arg,
+            metavar="DIMS",
+            help="read a random window of each input, as npyio.dataset(crop=...): 64,64,64\n"
+            "(the leading axes); files whose shapes differ then need --shape with None dims",
+        ),
+        option(
+            "--label-crop",
+            type=label_crop_arg,
+            default="same",
+            metavar="same|none|DIMS",
+            help="with --crop and LABELS: the labels' window, as npyio.dataset(label_crop=...):\n"
+            "same (the inputs' window: the default), none (labels whole) or their own sizes",
+        ),
+    )
+
+
+class CropArguments(TypedDict):
+    """What `crop_options` adds, by `npyio.dataset`'s names for it."""
+
+    crop: object
+    label_crop: object
+
+
+def crop_arguments(args: argparse.Namespace) -> CropArguments:
+    """The `crop_options` a command was given, as `npyio.dataset`'s keyword arguments."""
+    return CropArguments(crop=args.crop, label_crop=args.label_crop)
 
 
 JSON = option("--json", action="store_true", help="print JSON on stdout")

@@ -678,6 +678,10 @@ def command(args: argparse.Namespace) -> int:
     """``npyio bench`` without INPUTS: run the benchmarks on the sample profiles and print (or
     plot) the results."""
     given = [f"--{o}" for o in ("sample", "batch_size", "pack_dir") if getattr(args, o, None)]
+    # npyio.dataset's arguments (--shape, --crop, ...) are for the user's files too.
+    spec = ("dtype", "shape", "label_dtype", "label_shape", "crop")
+    given += [f"--{o}" for o in spec if getattr(args, o, None) is not None]
+    given += ["--label_crop"] if getattr(args, "label_crop", "same") != "same" else []
     if given:
         flags = ", ".join(g.replace("_", "-") for g in given)
         usage_error(args, f"{flags}: for your own files, give INPUTS [LABELS]")

@@ -23,6 +23,7 @@ from npyio.cli.args import (
     EXIT_USAGE,
     CommandSpec,
     Option,
+    crop_options,
     dtype_arg,
     for_terminal,
     lazy,
@@ -33,6 +34,7 @@ from npyio.cli.args import (
     set_parser,
     shape_arg,
     size_arg,
+    spec_options,
     usage_error,
 )
 from npyio.cli.inspect import INSPECT, inspect_command
@@ -109,13 +111,18 @@ BENCH = CommandSpec(
         "across the listing, and drains on them, in interleaved rounds: npyio.dataset, the\n"
         "tf.py_function(np.load) pipeline, the read-only floor and the np.load loop; then\n"
         "packs the sample into a temporary directory (npyio.pack; removed afterwards) and\n"
-        "reads it with npyio.dataset. It reports samples/s and ratios, whether reading is\n"
-        "bound by files or by bytes, and a suggestion. The rule: the read-only floor runs\n"
-        "over the loose files and over the pack's few shards, the same bytes, and over one\n"
-        "sample (the fixed cost of an epoch, taken off both); what the loose floor spends\n"
-        "beyond the packed one is per-file cost, and from 50% of its time the pipeline is\n"
-        "files-bound (a pack can help), below that bytes-bound. npyio is advised from 1.2x\n"
-        "py_function, a pack from 1.5x the loose files through npyio.\n"
+        "reads it with npyio.dataset. npyio reads the loose files and the pack in order\n"
+        "and shuffled (shuffle=True, the way training reads). It reports samples/s and\n"
+        "ratios, whether reading is bound by files or by bytes, and a suggestion. The rule:\n"
+        "the read-only floor runs over the loose files and over the pack's few shards, the\n"
+        "same bytes, and over one sample (the fixed cost of an epoch, taken off both); what\n"
+        "the loose floor spends beyond the packed one is per-file cost, and from 50% of its\n"
+        "time the pipeline is files-bound (a pack can help), below that bytes-bound. npyio is\n"
+        "advised from 1.2x py_function, a pack from 1.5x the loose files through npyio,\n"
+        "both shuffled (in order does not count). --shape, --crop and the like are\n"
+        "npyio.dataset's arguments, for files of per-case shapes (--crop 64,64,64 --shape\n"
+        "None,None,None,1): with a crop or None dims no pack is made (a pack holds whole\n"
+        "rows of one shape).\n"
         "\n"
         "Without INPUTS: writes sample datasets (once) and drains, in interleaved rounds,\n"
         "npyio's backends, the tf.py_function(np.load) pipeline,\n"
@@ -129,6 +136,7 @@ BENCH = CommandSpec(
     examples=(
         "npyio bench data/inputs data/labels --sample 4 --rounds 1",
         "npyio bench gs://bucket/dataset/inputs --sample 4 --rounds 1 --json",
+        "npyio bench data/inputs --crop 2,2 --shape None,None --sample 4 --rounds 1",
         "npyio bench",
         "npyio bench --profiles small --rounds 3 --json",
         "npyio bench --plot bench.png --count large=200",
@@ -161,6 +169,8 @@ BENCH = CommandSpec(
             help="with INPUTS: where the temporary pack goes (any TensorFlow file system;\n"
             "default: the local temporary folder)",
         ),
+        *spec_options(" (with LABELS)", "None for a dim of any size: per-case shapes"),
+        *crop_options(),
         option(
             "--profiles",
             nargs="+",

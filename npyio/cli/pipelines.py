@@ -52,18 +52,24 @@ def py_function_pipeline(
     label_shape: Sequence[int | None] | None,
     batch_size: int = 8,
     dtypes: Sequence[tf.DType] = (tf.float32, tf.float32),
+    crop: Sequence[int] | None = None,
+    label_crop: Sequence[int] | str | None = "same",
 ) -> tf.data.Dataset:
     """``tf.py_function(np.load)`` in a parallel map, then batch and prefetch.
 
     Elements are ``(input, label)``, or the input alone when ``labels`` is None; ``dtypes``
-    are theirs (the input's first).
+    are theirs (the input's first). With ``crop`` (sizes along the leading axes), each input
+    is cut to a random window in numpy after its load, as a user's py_function would crop,
+    and each label to the same window (``label_crop="same"``), a window of its own (sizes)
+    or not at all (None). Shapes with None dims are batched with ``padded_batch``.
     """
     parts = _parts(inputs, labels)
     shapes = [input_shape, label_shape][: len(parts)]
     tout = list(dtypes[: len(parts)])
 
     def load(*paths: tf.Tensor) -> list[np.ndarray]:
-        return [load_path(p.numpy().decode()) for p in paths]
+        arrays = [load_path(p.numpy().decode()) for p in paths]
+        return arrays if crop is None else _cropped(arrays, crop, label_crop)
 
     def set_shapes(*tensors: tf.Tensor) -> tuple[tf.Tensor, ...] | tf.Tensor:
         for t, shape in zip(tensors, shapes):
@@ -72,7 +78,48 @@ def py_function_pipeline(
 
     ds = tf.data.Dataset.from_tensor_slices(parts)
     ds = ds.map(lambda *p: tuple(tf.py_function(load, p, tout)), num_parallel_calls=AUTOTUNE)
-    return ds.map(set_shapes).batch(batch_size).prefetch(AUTOTUNE)
+    ds = ds.map(set_shapes)
+    varies = any(d is None for shape in shapes if shape is not None for d in shape)
+    return (ds.padded_batch if varies else ds.batch)(batch_size).prefetch(AUTOTUNE)
+
+
+def _cropped(
+    arrays: list[np.ndarray], crop: Sequence[int], label_crop: Sequence[int] | str | None
+) -> list[np.ndarray]:
+    """The input cut to a random ``crop`` window; the label (if any) to the same window, one
+    of its own, or whole (see `py_function_pipeline`)."""
+    rng = np.random.default_rng()  # one per call: the parallel map's threads share no state
+    x, origin = random_window(arrays[0], crop, rng)
+    if len(arrays) == 1 or label_crop is None:
+        return [x, *arrays[1:]]
+    if isinstance(label_crop, str):  # "same": the input's window
+        return [x, random_window(arrays[1], crop, rng, origin)[0]]
+    return [x, random_window(arrays[1], label_crop, rng)[0]]
+
+
+def random_window(
+    array: np.ndarray,
+    sizes: Sequence[int],
+    rng: np.random.Generator,
+    origin: Sequence[int] | None = None,
+) -> tuple[np.ndarray, list[int]]:
+    """A window of ``sizes`` along ``array``'s leading axes, at ``origin`` or a random one
+    that fits, as a contiguous copy; and its origin.
+
+    Raises:
+        ValueError: a window larger than the array, naming both shapes.
+
+    Example:
+        >>> a = np.arange(12).reshape(3, 4)
+        >>> random_window(a, (2, 2), np.random.default_rng(), origin=(1, 2))[0].tolist()
+        [[6, 7], [10, 11]]
+    """
+    if any(s > d for s, d in zip(sizes, array.shape)) or len(sizes) > array.ndim:
+        raise ValueError(f"a crop of {tuple(sizes)} does not fit an array of shape {array.shape}")
+    if origin is None:
+        origin = [int(rng.integers(0, d - s + 1)) for d, s in zip(array.shape, sizes)]
+    index = tuple(slice(o, o + s) for o, s in zip(origin, sizes))
+    return np.ascontiguousarray(array[index]), list(origin)
 
 
 def generator_pipeline(

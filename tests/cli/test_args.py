@@ -56,6 +56,27 @@ def test_shape_arg_refuses(text):
         cli_args.shape_arg(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "sizes"), [("64,64,64", (64, 64, 64)), ("(96, 96)", (96, 96)), ("[8]", (8,))]
+)
+def test_crop_arg(text, sizes):
+    assert cli_args.crop_arg(text) == sizes
+
+
+@pytest.mark.parametrize("text", ["", "0,4", "None,4", "4,-1", "4.5", "64x64"])
+def test_crop_arg_refuses(text):
+    with pytest.raises(argparse.ArgumentTypeError, match=r"expected a window's sizes such as"):
+        cli_args.crop_arg(text)
+
+
+def test_label_crop_arg():
+    assert cli_args.label_crop_arg("same") == "same"
+    assert cli_args.label_crop_arg("None") is None
+    assert cli_args.label_crop_arg("32,32") == (32, 32)
+    with pytest.raises(argparse.ArgumentTypeError, match=r"expected same, none or a window's"):
+        cli_args.label_crop_arg("centre")
+
+
 def test_dtype_arg():
     assert cli_args.dtype_arg("float32") == np.dtype("float32")
     assert cli_args.dtype_arg("int64") == np.dtype("int64")

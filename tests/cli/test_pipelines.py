@@ -115,6 +115,44 @@ def test_without_labels_and_of_other_dtypes_on_any_file_system(tmp_path):
     assert pipelines.load_path(xs[3]).tolist() == [[3] * 3] * 2
 
 
+def test_py_function_crops_per_case_shapes_in_numpy_as_npyio_does(tmp_path):
+    # Volumes of different shapes: image (D, H, W, 1) holding its voxels' flat index, mask
+    # (D, H, W) the same index: the same window cut from both keeps them equal.
+    xs, ys = [], []
+    for i, dhw in enumerate([(5, 6, 7), (8, 5, 6), (6, 9, 5)]):
+        index = np.arange(np.prod(dhw), dtype=np.int32).reshape(dhw) + 1000 * i
+        xs.append(str(tmp_path / f"x{i}.npy"))
+        ys.append(str(tmp_path / f"y{i}.npy"))
+        np.save(xs[-1], index[..., None])
+        np.save(ys[-1], index)
+    ours = npyio.dataset(xs, ys, batch_size=2, crop=(4, 4, 4), shape=(None, None, None, 1),
+                         label_shape=(None, None, None))  # fmt: skip
+    theirs = pipelines.py_function_pipeline(
+        xs, ys, (4, 4, 4, 1), (4, 4, 4), 2, [tf.int32, tf.int32], crop=(4, 4, 4)
+    )
+    assert theirs.element_spec == ours.element_spec
+    for _ in range(3):  # random windows: the same one for image and mask
+        for x, y in theirs:
+            tf.debugging.assert_equal(x[..., 0], y)
+    whole = pipelines.py_function_pipeline(xs, ys, (4, 4, 4, 1), (None, None, None), 2,
+                                           [tf.int32, tf.int32], crop=(4, 4, 4),
+                                           label_crop=None)  # fmt: skip
+    shapes = [tuple(y.shape) for _, y in whole]  # masks whole, padded in their batch
+    assert shapes == [(2, 8, 6, 7), (1, 6, 9, 5)]
+    own = pipelines.py_function_pipeline(xs, ys, (4, 4, 4, 1), (2, 3, 2), 3,
+                                         [tf.int32, tf.int32], crop=(4, 4, 4),
+                                         label_crop=(2, 3, 2))  # fmt: skip
+    assert [tuple(y.shape) for _, y in own] == [(3, 2, 3, 2)]
+
+
+def test_random_window_refuses_a_window_larger_than_the_array():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"a crop of \(4, 4\) does not fit an array of shape"):
+        pipelines.random_window(np.zeros((3, 5)), (4, 4), rng)
+    window, origin = pipelines.random_window(np.arange(20).reshape(4, 5), (2, 5), rng)
+    assert window.shape == (2, 5) and origin[1] == 0
+
+
 def test_native_loop_reads_inputs_alone_or_pairs_with_the_drivers_timing(tmp_path):
     from npyio._native.library import build_driver
     from npyio.errors import BackendUnavailableError
