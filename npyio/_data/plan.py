@@ -29,6 +29,7 @@ from npyio._data.paths import (
     shard_list,
     stray_note,
 )
+from npyio._data.sampling import check_samples
 from npyio._data.structure import LEAF, flatten, label_values, leaf_names, per_part, structure_of
 from npyio._format import npy
 from npyio._format.header import Checked, Limits
@@ -47,10 +48,12 @@ __all__ = [
     "Parts",
     "SpecRule",
     "choose_strategy",
+    "crop_of",
     "paired",
     "plan",
     "plan_dataset",
     "resolve_parts",
+    "shares_window",
     "spec_rules",
     "split",
 ]
@@ -283,13 +286,26 @@ def spec_rules(parts: Parts, read: ReadOptions, paired: bool) -> tuple[SpecRule,
 
 def _derive_specs(parts: Parts, read: ReadOptions, paired: bool) -> tuple[Spec, ...]:
     """Each part's spec: from the arguments, else from the first file of its column (before
-    any split or shard, so that every subset and every shard loads alike), with its crop."""
+    any split or shard, so that every subset and every shard loads alike), checked against
+    files sampled across the column (`npyio._data.sampling`), with its crop."""
     rules = spec_rules(parts, read, paired)
     specs = tuple(rule.derive(column[0]) for rule, column in zip(rules, parts.columns))
+    cropped = [crop_of(side, read)[0] is not None for side in parts.sides]
+    sampled = [not rule.given for rule in rules]
+    check_samples(
+        specs, parts.columns, parts.names, parts.sides, sampled, cropped, read.ignore_errors
+    )
     return _cropped(parts, specs, read)
 
 
-def _crop_of(side: str, read: ReadOptions) -> tuple[Crop | None, int]:
+def shares_window(side: str, read: ReadOptions) -> Crop | None:
+    """The crop of a part on ``side`` when it shares the inputs' random or centred window
+    (one draw for every such part: their cropped axes must agree in size); else None."""
+    crop, group = crop_of(side, read)
+    return crop if crop is not None and group == 0 and isinstance(crop.start, str) else None
+
+
+def crop_of(side: str, read: ReadOptions) -> tuple[Crop | None, int]:
     """The crop of a part on ``side``, and its group: the inputs take ``crop``; label files
     take the inputs' window (``label_crop="same"``, the same draw: group 0), none, or their
     own (group 1)."""
@@ -334,7 +350,7 @@ def _cropped(parts: Parts, specs: tuple[Spec, ...], read: ReadOptions) -> tuple[
     out = []
     firsts: dict[int, tuple[str, str, tuple[int | None, ...]]] = {}
     for spec, side, name, column in zip(specs, parts.sides, parts.names, parts.columns):
-        crop, group = _crop_of(side, read)
+        crop, group = crop_of(side, read)
         if crop is None:
             out.append(spec)
             continue
@@ -353,9 +369,11 @@ def _cropped(parts: Parts, specs: tuple[Spec, ...], read: ReadOptions) -> tuple[
         if window.start in (RANDOM, CENTER) and dims != first[2]:
             raise NpyFormatError(
                 path,
-                f"{name}: the crop's axes have sizes {dims}, {first[0]}'s {first[2]} "
-                f"({first[1]}): one window cannot be cut from both -- pass label_crop= for a "
-                "window of the labels' own, or label_crop=None",
+                f"{name}: the cropped axes have sizes {dims}, but those of {first[0]} "
+                f"({first[1]}) are {first[2]}: one window cannot be cut from both -- each pair "
+                "must agree on the cropped axes (npyio verify INPUTS LABELS --crop SIZES lists "
+                "every pair that does not); labels that are not aligned with the inputs take a "
+                "window of their own with label_crop=, or none with label_crop=None",
             )
         out.append(spec.cropped(window))
     return tuple(out)

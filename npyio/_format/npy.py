@@ -274,6 +274,17 @@ def vary_hint(shape: str) -> str:
     return f"; to read arrays whose dims vary, pass shape={shape}"
 
 
+def spec_origin(origin: str) -> str:
+    """What follows a dtype or shape mismatch that a dataset finds as it reads a file: where
+    its spec came from (``origin``: the file whose header set it, or the arguments), and how
+    to find or skip the files unlike it. Not `vary_hint`: the files sampled when the dataset
+    was built agreed, so this is more likely an odd file than sizes that vary."""
+    return (
+        f"; the spec came from {origin} -- `npyio verify` lists every file that differs, "
+        "and ignore_errors=True skips them"
+    )
+
+
 def payload_short(expected: str, got: str) -> str:
     return f"payload is shorter than the header says -- expected {expected} bytes, got {got}"
 

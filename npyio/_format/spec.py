@@ -16,7 +16,7 @@ the file. Every file must then have the file layout's dtype and a shape its shap
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -69,6 +69,9 @@ class Spec:
         limits: The size limits every reader applies to this part.
         crop: The window read of each array (`npyio._format.window.Window`), or None for
             the whole array.
+        origin: Where the spec came from, as a read-time mismatch names it: the file whose
+            header set it, or the arguments; "" where nothing set it for a dataset (the
+            decode ops' own ``dtype``/``shape``). Not part of a spec's identity.
     """
 
     file: Layout
@@ -77,6 +80,7 @@ class Spec:
     member: str | None = None
     limits: Limits = Limits()
     crop: Window | None = None
+    origin: str = field(default="", compare=False)
 
     @staticmethod
     def whole(
@@ -182,4 +186,4 @@ def spec_from_header(
     dt = header.dtype.newbyteorder("=") if dt is None else dt
     dims = header.shape if dims is None else dims
     hint = make_hint(dt, dims, prefix) or make_hint(dt, dims)
-    return Spec.whole(dt, dims, hint, member, limits)
+    return dataclasses.replace(Spec.whole(dt, dims, hint, member, limits), origin=where)

@@ -35,7 +35,9 @@ __all__ = [
     "Crop",
     "Window",
     "as_crop",
+    "named_axes",
     "resolve",
+    "unequal_axes",
 ]
 
 RANDOM, CENTER = "random", "center"
@@ -274,6 +276,34 @@ def _fraction(value: Extent, dim: int | None, what: str, path: str) -> int:
     return math.floor(value * dim)
 
 
+def _axes(crop: Crop) -> tuple[int, ...]:
+    """The axes ``crop`` names, as given (by default the leading ones)."""
+    named = next(
+        len(v) for v in (crop.shape, crop.end, crop.start, crop.axes) if isinstance(v, tuple)
+    )
+    return crop.axes if crop.axes is not None else tuple(range(named))
+
+
+def named_axes(crop: Crop, rank: int) -> tuple[int, ...] | None:
+    """The axes ``crop`` names in arrays of ``rank`` dims, made absolute; None where it names
+    more axes than they have, or one out of range."""
+    axes = _axes(crop)
+    if len(axes) > rank or any(not -rank <= a < rank for a in axes):
+        return None
+    return tuple(a % rank for a in axes)
+
+
+def unequal_axes(sizes: str, other: str, other_sizes: str) -> str:
+    """Why a part is refused that shares a random or centred window with an earlier part
+    (``other``) whose sizes on the cropped axes differ: the window, placed from ``other``'s
+    sizes, would be cut from this part at another origin."""
+    return (
+        f"the cropped axes have sizes {sizes}, but those of {other} are {other_sizes}: one "
+        "window cannot be cut from both -- each pair must agree on the cropped axes (npyio "
+        "verify INPUTS LABELS --crop SIZES lists every pair that does not)"
+    )
+
+
 def resolve(crop: Crop, shape: tuple[int | None, ...], path: str, group: int = 0) -> Window:
     """``crop`` for a part whose arrays have ``shape`` (its first file, ``path``): its
     `Window`, checked against the shape where it is static.
@@ -284,17 +314,13 @@ def resolve(crop: Crop, shape: tuple[int | None, ...], path: str, group: int = 0
             ``out_of_bounds="error"``) a window that does not fit the array.
     """
     rank = len(shape)
-    named = next(
-        len(v) for v in (crop.shape, crop.end, crop.start, crop.axes) if isinstance(v, tuple)
-    )
-    axes = crop.axes if crop.axes is not None else tuple(range(named))
-    if named > rank or any(not -rank <= a < rank for a in axes):
+    axes = named_axes(crop, rank)
+    if axes is None:
         raise NpyFormatError(
             path,
-            f"crop names axes {list(axes)}, but the array has {rank} dims (shape "
+            f"crop names axes {list(_axes(crop))}, but the array has {rank} dims (shape "
             f"{tuple(shape)}) -- name fewer axes, or pass axes=",
         )
-    axes = tuple(a % rank for a in axes)
     if len(set(axes)) != len(axes):
         raise NpyFormatError(path, f"crop names an axis twice: axes {list(axes)}")
     dims = [shape[a] for a in axes]

@@ -82,6 +82,7 @@ class SpecTensors(NamedTuple):
     text: tf.Tensor  # the shape as messages show it, e.g. "(2, None)"
     max_header_size: tf.Tensor
     max_file_size: tf.Tensor  # -1 for no limit
+    origin: tf.Tensor  # where a dataset's spec came from ("": the caller's own dtype/shape)
 
 
 def spec_tensors(spec: Spec) -> SpecTensors:
@@ -99,6 +100,7 @@ def spec_tensors(spec: Spec) -> SpecTensors:
         tf.constant("" if shape is None else npy.show_shape(shape)),
         tf.constant(limits.max_header_size, tf.int64),
         tf.constant(-1 if most is None else most, tf.int64),
+        tf.constant(spec.origin),
     )
 
 
@@ -319,6 +321,9 @@ _GRAMMAR_CHECK = next(i for i, c in enumerate(CHECKS) if c.reason is None)
 #: The checks worded by `npy.shape_mismatch`: the first file's shape, then the declared one.
 _SAME_SHAPE_CHECK = next(i for i, c in enumerate(CHECKS) if c.name == "same_shape")
 _SHAPE_CHECK = next(i for i, c in enumerate(CHECKS) if c.name == "shape")
+_DTYPE_CHECK = next(i for i, c in enumerate(CHECKS) if c.name == "dtype")
+#: The checks after which a dataset's error says where its spec came from.
+_MISMATCH_CHECKS = [i for i, c in enumerate(CHECKS) if c.name in ("same_shape", "dtype", "shape")]
 # Reason i's message is PRE[i] + a[i] + MID[i] + b[i] + POST[i].
 _TEMPLATES = [
     list(part)
@@ -565,6 +570,17 @@ def _vary_hint(check: tf.Tensor, v: Values, row: tf.Tensor, k: Consts) -> tf.Ten
     return tf.where(mismatch & (want_rank == got_rank), fmt(npy.vary_hint, shown), k.str(""))
 
 
+def _mismatch_hint(check: tf.Tensor, v: Values, row: tf.Tensor, k: Consts) -> tf.Tensor:
+    """What follows a failure: for a dtype or shape mismatch under a dataset's spec, where the
+    spec came from (`npy.spec_origin`); under the caller's own ``dtype``/``shape`` (no
+    origin), `_vary_hint`."""
+    mismatch = (
+        (check == k(_SAME_SHAPE_CHECK)) | (check == k(_SHAPE_CHECK)) | (check == k(_DTYPE_CHECK))
+    )
+    origin = tf.where(mismatch, fmt(npy.spec_origin, v.spec.origin), k.str(""))
+    return tf.where(v.spec.origin == k.str(""), _vary_hint(check, v, row, k), origin)
+
+
 def _failure_message(ok: tf.Tensor, v: Values, names: tf.Tensor, k: Consts) -> tf.Tensor:
     """The message of the first failing check of the first bad file. Built in the branch taken
     only on failure, with few ops: tf.data prepares that branch at every iterator start."""
@@ -573,7 +589,7 @@ def _failure_message(ok: tf.Tensor, v: Values, names: tf.Tensor, k: Consts) -> t
     text = _at(v.header.text, row, kf)
     words = _failure_words(v, row, text, kf)
     message = _splice_message(_at(names, row, kf), _wording_of(check, text, kf), words, kf)
-    return tf.strings.join([message, _vary_hint(check, v, row, kf)])
+    return tf.strings.join([message, _mismatch_hint(check, v, row, kf)])
 
 
 def _to_c_order(
@@ -686,6 +702,7 @@ PARSE_SIGNATURE = (
         text=tf.TensorSpec([], tf.string),
         max_header_size=tf.TensorSpec([], tf.int64),
         max_file_size=tf.TensorSpec([], tf.int64),
+        origin=tf.TensorSpec([], tf.string),
     ),
 )
 

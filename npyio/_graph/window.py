@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from npyio._format.window import CENTER, ERROR, PAD, RANDOM, Window
-from npyio._graph.ops import assert_verdict
+from npyio._format.window import CENTER, ERROR, PAD, RANDOM, Window, unequal_axes
+from npyio._graph.ops import assert_verdict, fmt
 
-__all__ = ["cut", "cut_batch", "draws", "starts"]
+__all__ = ["cut", "cut_batch", "draws", "same_sizes", "starts"]
 
 
 def draws(keys: tf.Tensor, window: Window) -> tf.Tensor:
@@ -50,6 +50,30 @@ def starts(window: Window, dims: tf.Tensor, draw: tf.Tensor | None) -> tf.Tensor
         else:
             columns[axis] = zero + tf.constant(window.start[i], tf.int64)
     return tf.stack(columns, axis=-1)
+
+
+def same_sizes(
+    window: Window,
+    dims: tf.Tensor,
+    name: tf.Tensor,
+    other: Window,
+    other_dims: tf.Tensor,
+    other_name: tf.Tensor,
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """The verdict ``(ok, message)`` on two parts that share a random or centred window (one
+    draw, placed from the first part's sizes): their cropped axes must have the same sizes,
+    or the second's window would be cut at another origin. ``dims``: int64 [rank] each."""
+    mine = tf.gather(dims, list(window.axes))
+    theirs = tf.gather(other_dims, list(other.axes))
+    ok = tf.reduce_all(tf.equal(mine, theirs))
+
+    def shown(values: tf.Tensor) -> tf.Tensor:
+        text = tf.strings.reduce_join(tf.strings.as_string(values), separator=", ")
+        return tf.strings.join(["(", text, "," if len(window.axes) == 1 else "", ")"])
+
+    # (no quotes in the words: eager TensorFlow shows assertion data escaped)
+    reason = fmt(unequal_axes, shown(theirs), name, shown(mine))
+    return ok, tf.strings.join([other_name, ": ", reason])
 
 
 def _sizes(window: Window, dims: tf.Tensor) -> tf.Tensor:

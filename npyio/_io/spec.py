@@ -3,6 +3,8 @@ the rules are `npyio._format.spec`'s."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from npyio._format import npy
 from npyio._format.files import member_name
 from npyio._format.header import Checked, Limits, make_hint
@@ -42,7 +44,9 @@ def derive_spec(
     dt = None if dtype is None else npy.parse_dtype(dtype)
     dims = npy.parse_shape(shape)
     if dt is not None and shape is not None:
-        return Spec.whole(dt, dims, make_hint(dt, dims), member, limits)
+        spec = Spec.whole(dt, dims, make_hint(dt, dims), member, limits)
+        prefix = "" if what == "inputs" else "label_"
+        return dataclasses.replace(spec, origin=f"the {prefix}dtype= and {prefix}shape= arguments")
     if member is None:
         # the payload's size too: the file's size is known already (a truncated first file
         # fails here, as the graph would say when it reads it)

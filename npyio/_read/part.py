@@ -24,8 +24,10 @@ import tensorflow as tf
 
 from npyio._format.files import NO_SUCH_FILE
 from npyio._format.spec import Spec
+from npyio._format.window import CENTER, RANDOM
 from npyio._graph.decode import Fetched, decode_group, report_then_assert
-from npyio._graph.window import cut, cut_batch
+from npyio._graph.ops import assert_verdict
+from npyio._graph.window import cut, cut_batch, same_sizes
 from npyio._graph.zip import checked_member, npz_member
 from npyio._read import CAPABILITIES, Capabilities
 from npyio._read.objects import read_sized
@@ -123,7 +125,8 @@ class Reader(abc.ABC):
         window, placed by its ``draws`` entry where the window is random: here cut out of the
         whole array (`decode_whole`), the graph path's crop."""
         whole = self.decode_whole(fetched, [spec.read_whole() for spec in specs], batched)
-        return cut_parts(whole, fetched, specs, draws, batched)
+        report = self.report and not tf.executing_eagerly()
+        return cut_parts(whole, fetched, specs, draws, batched, report=report)
 
     @abc.abstractmethod
     def decode_whole(
@@ -215,10 +218,19 @@ def cut_parts(
     specs: Sequence[Spec],
     draws: Sequence[tf.Tensor | None] | None,
     batched: bool,
+    *,
+    report: bool = False,
 ) -> list[tf.Tensor]:
     """``values`` (whole arrays, one per part, or [B] batches of them with ``batched``) with
     each cropped part's window cut out (`npyio._graph.window.cut`), named in errors as its
-    fetch names the file."""
+    fetch names the file; parts that share a window first checked to agree on its axes
+    (`_shared_windows`; ``report``: a refused pair is named on stderr, for ignore_errors)."""
+    verdicts = _shared_windows(values, fetched, specs, batched)
+    if verdicts and report:
+        with tf.control_dependencies(report_then_assert(verdicts)):
+            values = [tf.identity(v) for v in values]
+    for ok, message in [] if report else verdicts:
+        values = assert_verdict(ok, message, *values)
     draws = draws or [None] * len(specs)
     out = []
     for value, f, spec, draw in zip(values, fetched, specs, draws):
@@ -230,6 +242,41 @@ def cut_parts(
         else:
             out.append(cut_batch(value, window, draw, f.name))
     return out
+
+
+def _varies(spec: Spec) -> bool:
+    """Whether a cropped part's sizes on the window's axes can differ from file to file."""
+    shape, window = spec.file.shape, spec.crop
+    return shape is None or window is None or any(shape[axis] is None for axis in window.axes)
+
+
+def _shared_windows(
+    values: Sequence[tf.Tensor],
+    fetched: Sequence[Fetched],
+    specs: Sequence[Spec],
+    batched: bool,
+) -> list[tuple[tf.Tensor, tf.Tensor]]:
+    """The verdicts (`npyio._graph.window.same_sizes`) on each part that shares a random or
+    centred window with an earlier part (the window's group), where their sizes on its axes
+    can differ (a ``None`` dim): with static shapes, the plan compared them when it was built,
+    and every file is checked against its shape."""
+    verdicts = []
+    first: dict[int, int] = {}  # a window's group -> its first part
+    for i, spec in enumerate(specs):
+        window = spec.crop
+        if window is None or window.start not in (RANDOM, CENTER):
+            continue
+        j = first.setdefault(window.group, i)
+        if j == i or not (_varies(spec) or _varies(specs[j])):
+            continue
+        dims = [tf.shape(values[k], out_type=tf.int64)[1 if batched else 0 :] for k in (j, i)]
+        names = [fetched[k].name for k in (j, i)]
+        if batched:  # a batch's arrays share a shape: its first row names them
+            names = [name[0] for name in names]
+        other = specs[j].crop
+        assert other is not None
+        verdicts.append(same_sizes(other, dims[0], names[0], window, dims[1], names[1]))
+    return verdicts
 
 
 def _missing(path: tf.Tensor) -> tf.Tensor:

@@ -243,17 +243,24 @@ def test_only_the_windows_bytes_are_read(tmp_path):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_file_whose_header_lies_is_refused_by_name(volumes, backend):
     """A later file whose header claims a huge array (or another shape of the same size): the
-    kernel doubts it, and the graph path refuses it naming the file, allocating nothing by it."""
+    kernel doubts it, and the graph path refuses it naming the file, allocating nothing by it.
+    (File 4: not one of the files sampled when the dataset is built, 0, 3 and 5.)"""
     x = volumes[0]
-    real = volume(3)
+    real = volume(4)
     header = np.lib.format.header_data_from_array_1_0(real)
     for shape in [(4000, 4000, 4000), (10, 12, 9)]:
-        with open(f"{x}/3.npy", "wb") as f:
+        with open(f"{x}/4.npy", "wb") as f:
             np.lib.format.write_array_header_1_0(f, {**header, "shape": shape})
             f.write(real.tobytes())
         ds = npyio.dataset(x, crop=(4, 5, 6), seed=0, batch_size=2, backend=backend)
-        with pytest.raises(tf.errors.InvalidArgumentError, match=r"3\.npy: shape mismatch"):
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"4\.npy: shape mismatch"):
             list(ds)
+        with open(f"{x}/3.npy", "wb") as f:  # a sampled one is refused when it is built
+            np.lib.format.write_array_header_1_0(f, {**header, "shape": shape})
+            f.write(real.tobytes())
+        with pytest.raises(npyio.NpyFormatError, match=r"3\.npy: shape mismatch"):
+            npyio.dataset(x, crop=(4, 5, 6), seed=0, batch_size=2, backend=backend)
+        np.save(f"{x}/3.npy", volume(3))
 
 
 def test_objects_in_a_store_are_read_whole_and_cut_in_the_graph():
@@ -286,3 +293,43 @@ def test_a_fill_value_is_cast_to_each_part_or_refused_naming_it(volumes):
         ValueError, match=r"inputs: crop fill_value=1e\+300 is not a value of its dtype float32"
     ):
         npyio.dataset(volumes[0], crop=huge, dtype="float32", shape=SHAPE)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_pair_whose_cropped_axes_differ_is_refused_naming_both(tmp_path, backend):
+    """Per-case shapes (None dims), one mask 5 voxels narrower than its image: the shared window
+    would be cut from the mask at another origin. Refused naming both files and both sizes, or
+    skipped by name with ignore_errors; the other pairs' windows stay aligned."""
+    xs, ys = tmp_path / "x", tmp_path / "y"
+    xs.mkdir()
+    ys.mkdir()
+    shapes = [(12, 10, 9), (10, 12, 11), (11, 9, 12), (12, 12, 10)]
+    for i, shape in enumerate(shapes):
+        np.save(xs / f"{i}.npy", volume(i, shape))
+        mask = volume(i, shape).astype(np.int32)
+        np.save(ys / f"{i}.npy", mask[:, :, :-5] if i == 2 else mask)
+
+    def make(**kwargs):
+        return npyio.dataset(
+            str(xs),
+            str(ys),
+            crop=(4, 5, 4),
+            seed=0,
+            batch_size=None,
+            backend=backend,
+            shape=(None, None, None),
+            label_shape=(None, None, None),
+            **kwargs,
+        )
+
+    with pytest.raises(tf.errors.InvalidArgumentError) as e:
+        list(make())
+    assert (
+        f"{ys / '2.npy'}: the cropped axes have sizes (11, 9, 7), but those of {xs / '2.npy'} "
+        "are (11, 9, 12): one window cannot be cut from both" in e.value.message
+    )
+    for _ in range(3):  # several draws: never a shifted window
+        kept = [(x.numpy(), y.numpy()) for x, y in make(ignore_errors=True)]
+        assert [int(x.flat[0]) // 10**6 for x, _ in kept] == [0, 1, 3]
+        for x, y in kept:
+            np.testing.assert_array_equal(x.astype(np.int32), y)

@@ -21,7 +21,8 @@ def test_parser_graph_stays_small():
     budget is a decision, made by raising it here."""
     gd = graph_def(parser.parser())
     nodes = len(gd.node) + sum(len(f.node_def) for f in gd.library.function)
-    assert nodes <= 360, f"the parser has grown to {nodes} nodes"
+    # 375: +13 for naming where a dataset's spec came from after a mismatch (issue 50)
+    assert nodes <= 375, f"the parser has grown to {nodes} nodes"
     consts = [
         n.attr["value"].SerializeToString(deterministic=True) + n.attr["dtype"].SerializeToString()
         for n in gd.node
