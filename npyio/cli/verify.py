@@ -23,17 +23,19 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from npyio._data.options import ReadOptions
 from npyio._data.paths import Source, resolve, unpaired
-from npyio._data.plan import Parts, SpecRule, paired, resolve_parts, spec_rules
+from npyio._data.plan import Parts, SpecRule, paired, resolve_parts, shares_window, spec_rules
 from npyio._format import npy
 from npyio._format.files import NO_SUCH_FILE
 from npyio._format.header import Checked, Limits
 from npyio._format.spec import Spec
+from npyio._format.window import Crop, named_axes, unequal_axes
 from npyio._io.header import check_files
 from npyio._tf import graph_assertion, last_line
 from npyio.cli import pack, report
@@ -42,6 +44,8 @@ from npyio.cli.args import (
     JSON,
     QUIET,
     CommandSpec,
+    crop_arguments,
+    crop_options,
     exit_status,
     for_terminal,
     jobs_option,
@@ -68,6 +72,7 @@ __all__ = [
     "directories",
     "directories_json",
     "op_reason",
+    "pair_issues",
     "plan",
     "plan_call",
     "resolve_paths",
@@ -218,16 +223,22 @@ def spec_issues(
     good = [checked[p] for p in paths if checked[p].ok]
     if not good:
         return []
-    # A bad first file is already reported; the others are compared with the first good one.
-    first = good[0]
+    # A bad first file is already reported; the others are compared with the first good one,
+    # unless most files disagree with it: then it is the odd one (a stray file that sorts
+    # first), and they are compared with the first file of the most common header.
+    first = good[0] if rule.given else _reference(good, rule)
     try:
         spec = rule.derive(first.path, first)
     except NpyFormatError as e:
         return [(e.path, e.reason)]
-    loads_as = (
-        f"npyio.dataset loads the {rule.what} as {_spec_text(spec)}, "
-        f"{'as given' if rule.given else f'from {first.path}'}"
-    )
+    if first is good[0]:
+        origin = "as given" if rule.given else f"from {first.path}"
+    else:
+        origin = (
+            f"as most of its files hold, {first.path} the first; npyio.dataset refuses a "
+            "first file unlike them"
+        )
+    loads_as = f"npyio.dataset loads the {rule.what} as {_spec_text(spec)}, {origin}"
     out = []
     # The first file too: a spec derived from it fits it, but with dtype and shape both given
     # dataset reads no header when built and refuses a first file unlike them when it gets there.
@@ -237,6 +248,56 @@ def spec_issues(
         if reason is not None:
             out.append((c.path, f"{reason} ({loads_as})"))
     return out
+
+
+def _reference(good: Sequence[Checked], rule: SpecRule) -> Checked:
+    """The file whose header the others of a part are compared with: the first good one,
+    unless more files share another header (the dims ``rule``'s shape leaves free aside);
+    then the first of those."""
+    given = npy.parse_shape(rule.shape)
+
+    def key(c: Checked) -> tuple[object, ...]:
+        assert c.header is not None
+        shape: tuple[int | None, ...] = c.header.shape
+        if given is not None and len(given) == len(shape):
+            shape = tuple(None if g is None else d for g, d in zip(given, shape))
+        return (c.header.dtype.newbyteorder("="), shape)
+
+    counts = Counter(key(c) for c in good)
+    most = max(counts.values())
+    if counts[key(good[0])] == most:
+        return good[0]
+    return next(c for c in good if counts[key(c)] == most)
+
+
+def pair_issues(call: Call, checked: dict[str, Checked]) -> list[tuple[str, str]]:
+    """The pairs whose parts share a random or centred window (``--crop``, the labels taking
+    the inputs' window) but differ in size on its axes: ``(path, reason)`` of the later part,
+    in the words of the reader that refuses it (`npyio._format.window.unequal_axes`)."""
+    shared = [
+        (column, crop) for column, crop in zip(call.parts.columns, call.shared) if crop is not None
+    ]
+    out: list[tuple[str, str]] = []
+    if len(shared) < 2:
+        return out
+    (first_column, first_crop), rest = shared[0], shared[1:]
+    for row, path in enumerate(first_column):
+        base = _cropped_sizes(checked[path], first_crop)
+        for column, crop in rest:
+            sizes = _cropped_sizes(checked[column[row]], crop)
+            if base is not None and sizes is not None and sizes != base:
+                reason = unequal_axes(npy.show_shape(sizes), path, npy.show_shape(base))
+                out.append((column[row], reason))
+    return out
+
+
+def _cropped_sizes(c: Checked, crop: Crop) -> tuple[int, ...] | None:
+    """A good file's sizes on the axes ``crop`` names; None for a bad file, or one the crop
+    does not fit (reported as such)."""
+    if c.header is None or not c.ok:
+        return None
+    axes = named_axes(crop, len(c.header.shape))
+    return None if axes is None else tuple(c.header.shape[a] for a in axes)
 
 
 def _unpaired_reason(other: str, source: Source) -> str:
@@ -263,6 +324,8 @@ class Call:
     rules: tuple[SpecRule, ...] = ()
     unpaired: tuple[tuple[str, str], ...] = ()
     refused: str | None = None
+    #: each part's crop where it shares the inputs' random or centred window (`pair_issues`)
+    shared: tuple[Crop | None, ...] = ()
 
     @property
     def sources(self) -> list[Source]:
@@ -308,7 +371,8 @@ def plan_call(inputs: str, labels: str | None, read: ReadOptions, specs: bool = 
         parts = paired(parts)
     except ValueError as e:
         return _not_paired(parts, e)
-    return Call(parts, spec_rules(parts, read, labels is not None) if specs else ())
+    shared = tuple(shares_window(side, read) for side in parts.sides)
+    return Call(parts, spec_rules(parts, read, labels is not None) if specs else (), shared=shared)
 
 
 def plan(
@@ -427,6 +491,8 @@ def scan(
         for column, rule in zip(call.parts.columns, call.rules):
             for path, reason in spec_issues(column, rule, by_path):
                 mismatches.setdefault(path, (path, reason))
+        for path, reason in pair_issues(call, by_path):
+            mismatches.setdefault(path, (path, reason))
     found = [(c.path, c.reason) for c in checked if c.reason is not None]
     nonfinite: dict[str, int] = {}
     if full:
@@ -467,7 +533,7 @@ def verify_command(args: argparse.Namespace) -> int:
         if len(packs) < len(args.paths):
             usage_error(args, "verify packed directories on their own (no other PATH)")
         return pack.verify_packs(packs, args.json)
-    read = ReadOptions(**spec_arguments(args))
+    read = ReadOptions(**spec_arguments(args), **crop_arguments(args))
     calls = plan(args.paths, each=args.each, read=read, allow_mixed=args.allow_mixed)
     out = scan(
         [s for call in calls for s in call.sources],
@@ -573,6 +639,7 @@ VERIFY = CommandSpec(
             help="check each PATH on its own, as npyio.dataset(PATH), two PATHs as well",
         ),
         *spec_options(" (with LABELS)", "None for a dim of any size"),
+        *crop_options(),
         option(
             "--allow-mixed",
             action="store_true",

@@ -326,3 +326,45 @@ def test_decode_files_calls_back_once_per_file(tmp_path, mixed):
     done: list[int] = []
     bad, nonfinite = verify.decode_files(list(check_all(mixed).values()), 1, done.append)
     assert (bad, nonfinite, done) == ({}, {}, [1] * len(mixed))
+
+
+# --- the odd file, and pairs that share a window (issue 50) ---------------------------------
+def test_spec_issues_report_a_first_file_unlike_most_as_the_bad_one(tmp_path):
+    """A stray file that sorts first (labels.npy beside sample_*.npy) is the one reported, not
+    every file that disagrees with it."""
+    d = tmp_path / "train"
+    paths = [save(d / f"sample_{i}.npy", np.zeros((8, 8, 1), "<f2")) for i in range(6)]
+    stray = save(d / "labels.npy", np.arange(6))
+    column = [stray, *paths]
+    issues = verify.spec_issues(column, rule(), check_all(column))
+    assert [p for p, _ in issues] == [stray]
+    assert issues[0][1].startswith("dtype mismatch -- expected float16, got int64")
+    assert "as most of its files hold" in issues[0][1]
+    # a tie keeps the first file's header as the spec, as npyio.dataset derives it
+    tie = [stray, paths[0]]
+    assert [p for p, _ in verify.spec_issues(tie, rule(), check_all(tie))] == [paths[0]]
+
+
+def test_scan_reports_pairs_whose_cropped_axes_differ(tmp_path):
+    """verify INPUTS LABELS --crop: a mask narrower than its image on the window's axes is
+    reported on the mask, naming both files and both sizes; labels read whole are not checked."""
+    x, y = tmp_path / "x", tmp_path / "y"
+    for i, w in enumerate((20, 22, 24)):
+        save(x / f"{i}.npy", np.zeros((16, 18, w, 1), "<f4"))
+        save(y / f"{i}.npy", np.zeros((16, 18, w - 5 if i == 1 else w), "u1"))
+    read = ReadOptions(crop=(8, 8, 8), shape=(None, None, None, 1), label_shape=(None,) * 3)
+    calls = verify.plan([str(x), str(y)], read=read)
+    out = verify.scan(calls[0].sources, jobs=2, progress=False, calls=calls)
+    assert out.mismatches == [
+        (
+            str(y / "1.npy"),
+            f"the cropped axes have sizes (16, 18, 17), but those of {x / '1.npy'} are "
+            "(16, 18, 22): one window cannot be cut from both -- each pair must agree on the "
+            "cropped axes (npyio verify INPUTS LABELS --crop SIZES lists every pair that does not)",
+        )
+    ]
+    whole = ReadOptions(
+        crop=(8, 8, 8), label_crop=None, shape=(None, None, None, 1), label_shape=(None,) * 3
+    )
+    calls = verify.plan([str(x), str(y)], read=whole)
+    assert verify.scan(calls[0].sources, jobs=2, progress=False, calls=calls).mismatches == []
