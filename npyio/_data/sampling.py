@@ -133,8 +133,9 @@ def verdict(spec: Spec, samples: Sequence[Sample], ignore_errors: bool = False) 
     if len(samples) == 2 and ignore_errors:  # one odd file or two sizes: the reader decides
         return Verdict()
     listed = "; ".join(_show(s) for s in samples)
-    same_kind = fixed is not None and len({key[:2] for key in keys}) == 1
-    return Verdict(varies=listed, shape=_varying(samples, fixed) if same_kind else None)
+    if fixed is None or len({key[:2] for key in keys}) > 1:  # dtypes or ranks differ
+        return Verdict(varies=listed)
+    return Verdict(varies=listed, shape=_varying(samples, fixed))
 
 
 def check_samples(

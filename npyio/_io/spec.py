@@ -45,8 +45,8 @@ def derive_spec(
     dims = npy.parse_shape(shape)
     if dt is not None and shape is not None:
         spec = Spec.whole(dt, dims, make_hint(dt, dims), member, limits)
-        prefix = "" if what == "inputs" else "label_"
-        return dataclasses.replace(spec, origin=f"the {prefix}dtype= and {prefix}shape= arguments")
+        arg = "" if what == "inputs" else "label_"
+        return dataclasses.replace(spec, origin=f"the {arg}dtype= and {arg}shape= arguments")
     if member is None:
         # the payload's size too: the file's size is known already (a truncated first file
         # fails here, as the graph would say when it reads it)

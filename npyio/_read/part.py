@@ -270,9 +270,11 @@ def _shared_windows(
         if j == i or not (_varies(spec) or _varies(specs[j])):
             continue
         dims = [tf.shape(values[k], out_type=tf.int64)[1 if batched else 0 :] for k in (j, i)]
-        names = [fetched[k].name for k in (j, i)]
-        if batched:  # a batch's arrays share a shape: its first row names them
-            names = [name[0] for name in names]
+        names: list[tf.Tensor] = []
+        for k in (j, i):
+            name = fetched[k].name
+            assert name is not None, "a dataset's parts are named"
+            names.append(name[0] if batched else name)  # a batch's arrays share a shape
         other = specs[j].crop
         assert other is not None
         verdicts.append(same_sizes(other, dims[0], names[0], window, dims[1], names[1]))

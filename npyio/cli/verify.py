@@ -533,7 +533,7 @@ def verify_command(args: argparse.Namespace) -> int:
         if len(packs) < len(args.paths):
             usage_error(args, "verify packed directories on their own (no other PATH)")
         return pack.verify_packs(packs, args.json)
-    read = ReadOptions(**spec_arguments(args), **crop_arguments(args))
+    read = ReadOptions.from_arguments({**spec_arguments(args), **crop_arguments(args)})
     calls = plan(args.paths, each=args.each, read=read, allow_mixed=args.allow_mixed)
     out = scan(
         [s for call in calls for s in call.sources],
