@@ -96,7 +96,9 @@ def row_source(plan: DatasetPlan) -> RowSource:
     In order, the rows are sliced from one string tensor per part (not a Python list, which
     builds a type spec per element). Shuffled, they are gathered from those tensors, a block at
     a time, in a new permutation each epoch (`npyio._data.shuffle`): nothing but a position and
-    a key is iterator state.
+    a key is iterator state. Under ``shard=``, the shuffle's keys are the shard's own
+    (`npyio._data.shuffle.shard_seed`), and with ``drop_remainder`` an epoch reads
+    `DatasetPlan.epoch_count` rows (every shard the same).
     """
     rows = Row(
         tuple(_strings(column) for column in plan.columns),
@@ -106,9 +108,17 @@ def row_source(plan: DatasetPlan) -> RowSource:
     if any(spec.crop is not None and spec.crop.random for spec in plan.specs):
         return _keyed_rows(plan, rows)
     if not loader.shuffle:
-        return RowSource(tf.data.Dataset.from_tensor_slices(rows), _same)
+        in_order = tf.data.Dataset.from_tensor_slices(rows)
+        if plan.shard_count is not None:
+            in_order = in_order.take(plan.epoch_count)
+        return RowSource(in_order, _same)
     shuffle = IndexShuffle(
-        plan.count, loader.seed, loader.reshuffle_each_iteration, gather_size(plan.count)
+        plan.count,
+        loader.seed,
+        loader.reshuffle_each_iteration,
+        gather_size(plan.epoch_count),
+        shard=loader.shard,
+        count=plan.epoch_count,
     )
 
     def gather(indices: tf.Tensor) -> Row:  # a block of rows at a time: one op per part
@@ -135,9 +145,11 @@ def _keyed_rows(plan: DatasetPlan, rows: Row) -> RowSource:
         plan.count,
         loader.seed,
         loader.reshuffle_each_iteration,
-        gather_size(plan.count),
+        gather_size(plan.epoch_count),
         permuted=loader.shuffle,
         keyed=True,
+        shard=loader.shard,
+        count=plan.epoch_count,
     )
 
     def gather(indices: tf.Tensor, key: tf.Tensor) -> Row:  # a block of rows: one op per part
@@ -408,7 +420,13 @@ def dataset(
         ignore_errors: Skip a pair whose input or label file is bad, naming each skipped file
             on stderr as ``npyio: skipping PATH: reason``.
         shard: ``(num_shards, index)`` or a ``tf.distribute.InputContext``: keep only this
-            shard's files (each file goes to exactly one shard).
+            shard's files (every ``num_shards``-th, from ``index``: each file goes to exactly
+            one shard). ``batch_size`` is then per shard (per host). Shuffled, each shard draws
+            an order of its own (the shuffle's seed is folded with ``(num_shards, index)``;
+            the split still uses ``seed`` as given), so hosts with one ``seed`` do not step
+            in lockstep. With ``drop_remainder``, every shard reads ``files // num_shards`` of
+            its files per epoch (a new choice each shuffled epoch) and so yields the same
+            number of batches.
         key, label_key: Read these members of ``.npz`` archives instead of ``.npy`` files
             (without ``labels``, both from the same archives). Needs ``backend="graph"``.
         crop: Read a window of each input array instead of the whole: a tuple of sizes

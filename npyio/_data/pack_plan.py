@@ -30,7 +30,9 @@ mean here:
 - **Shard** (``shard=``/``InputContext``): by row, as `npyio.rows` does: host ``i`` of ``n``
   reads the contiguous rows ``[total * i // n, total * (i + 1) // n)`` of its subset, so hosts
   differ by at most one row (sharding by shard file would leave hosts idle when the shards
-  do not divide evenly, and a pack often has a single shard).
+  do not divide evenly, and a pack often has a single shard). Each host shuffles its pieces
+  with keys of its own (`npyio._data.shuffle.shard_seed`); with ``drop_remainder`` every host
+  reads ``total // n`` rows per epoch, so all yield the same batches.
 - **with_paths**: the original input file of each row, from the index's names and the
   ``order`` part.
 - **Refused** (the table's messages): ``labels``, ``key``/``label_key``, ``backend``,
@@ -53,6 +55,7 @@ from npyio._data.rows_plan import (
     CYCLE,
     RowsPlan,
     RowsSide,
+    equal_count,
     row_runs,
     rows_side,
     shard_runs,
@@ -157,8 +160,10 @@ def plan_subset(
         batch_size=loader.batch_size,
         drop_remainder=loader.drop_remainder,
         num_parallel_reads=loader.num_parallel_calls,
+        shard=loader.shard,  # for the shuffle's keys: the pieces above are already this shard's
     )
-    return RowsPlan(sides, tuple(cut), chunk, CYCLE, rows_options, keep)
+    equal = equal_count(runs, loader.shard, loader.drop_remainder)
+    return RowsPlan(sides, tuple(cut), chunk, CYCLE, rows_options, keep, equal)
 
 
 def plan_packed(directory: str, options: DatasetOptions) -> PackPlan | tuple[PackPlan, PackPlan]:

@@ -106,11 +106,20 @@ class DatasetPlan:
     padding: tuple[object, ...] | None = None
     loader: LoaderOptions = field(default_factory=LoaderOptions)
     read: ReadOptions = field(default_factory=ReadOptions)
+    #: Under ``shard=`` with ``drop_remainder``: the elements every shard reads each epoch,
+    #: ``files // num_shards`` (`_subsets`); None: all of this shard's.
+    shard_count: int | None = None
 
     @property
     def kind(self) -> str:
         """The source kind (`npyio._data.capabilities`): loose files or ``.npz`` members."""
         return self.read.kind
+
+    @property
+    def epoch_count(self) -> int:
+        """Elements read in one epoch: `count`, or `shard_count` of them (a different choice
+        each shuffled epoch), so that every shard yields the same batches."""
+        return self.count if self.shard_count is None else self.shard_count
 
     @property
     def count(self) -> int:
@@ -439,8 +448,11 @@ def _subsets(
     values: np.ndarray | None,
     options: DatasetOptions,
     strata: np.ndarray | None,
-) -> list[tuple[list[list[str]], np.ndarray | None]]:
-    """Split, then shard: every shard of a subset is a part of that subset."""
+) -> list[tuple[list[list[str]], np.ndarray | None, int | None]]:
+    """Split, then shard: every shard of a subset is a part of that subset. With
+    ``drop_remainder``, each shard also gets the count every shard reads per epoch
+    (`DatasetPlan.shard_count`: the subset's files // num_shards, the smallest shard's), so that
+    all yield the same number of batches and a collective never waits on a host that ran out."""
     out = []
     loader = options.loader
     for indices in split(len(columns[0]), options.split, loader.seed, strata=strata):
@@ -450,14 +462,16 @@ def _subsets(
             picked = indices.tolist()
             cols = [[col[i] for i in picked] for col in columns]
             vals = None if values is None else values[indices]
-        shard = options.loader.shard
+        shard, shard_count = options.loader.shard, None
         if shard is not None:
             total = len(cols[0])
             cols = [shard_list(col, *shard) for col in cols]
             vals = None if vals is None else vals[shard[1] :: shard[0]]
             if not cols[0]:
                 raise ValueError(f"shard {shard[1]} of {shard[0]} has no files ({total} in all)")
-        out.append((cols, vals))
+            if loader.drop_remainder:
+                shard_count = total // shard[0]
+        out.append((cols, vals, shard_count))
     return out
 
 
@@ -485,8 +499,9 @@ def _plan_files(
             padding=padding,
             loader=loader,
             read=read,
+            shard_count=shard_count,
         )
-        for cols, vals in _subsets(parts.columns, values, options, strata)
+        for cols, vals, shard_count in _subsets(parts.columns, values, options, strata)
     ]
     return plans[0] if options.split.subset != "both" else (plans[0], plans[1])
 

@@ -122,7 +122,11 @@ def rows(
     Sharding: ``shard=(n, i)`` splits the rows, not the files: the rows of all files,
     numbered in order, are cut into ``n`` contiguous ranges that differ in length by at most
     one row, and worker ``i`` reads only the range ``[total * i // n, total * (i + 1) // n)``.
-    Together the workers see every row exactly once, even with a single file.
+    Together the workers see every row exactly once, even with a single file. Shuffled, each
+    worker's order draws from keys of its own (the seed folded with ``(n, i)``), not from
+    another's. With ``drop_remainder``, every worker reads ``total // n`` rows per epoch (its
+    range's first ones, or a shuffled choice of them), so that all yield the same number of
+    batches and a collective step never waits on a worker that ran out.
 
     Args:
         inputs: One ``.npy`` path, a directory (its ``*.npy`` files, sorted by name), a glob
@@ -327,10 +331,16 @@ def _length(plan: RowsPlan) -> int:
     in Python, but the flat_map and rebatch steps hide it from tf.data; asserting it lets
     ``len(ds)`` and Keras count an epoch. (No tf.data service worker reads a part of these
     pipelines: they are not split dynamically, so each worker yields the whole count.)"""
-    count, size = plan.count, plan.options.batch_size
+    count, size = plan.epoch_count, plan.options.batch_size
     if size is None:
         return count
     return count // size if plan.options.drop_remainder else -(-count // size)
+
+
+def _equal(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
+    """One epoch's elements, as many as every shard yields (`RowsPlan.shard_count`: ``shard=``
+    with ``drop_remainder``), so that no host runs out before another; else all of them."""
+    return ds if plan.shard_count is None else ds.take(_length(plan))
 
 
 def build_rows(
@@ -358,8 +368,13 @@ def build_rows(
             ds = ds.rebatch(options.batch_size, drop_remainder=options.drop_remainder)
         else:
             ds = _unbatch(ds, empty_rows)
+        ds = _equal(ds, plan)
     else:
-        shuffle = IndexShuffle(len(plan.pieces), options.seed, options.reshuffle_each_iteration)
+        # the shard's own keys (`npyio._data.shuffle.shard_seed`): its pieces' order and
+        # windows are not another shard's
+        shuffle = IndexShuffle(
+            len(plan.pieces), options.seed, options.reshuffle_each_iteration, shard=options.shard
+        )
 
         def epoch(r: tf.Tensor) -> tf.data.Dataset:
             # The piece order and the rows' order in each window both draw from the epoch's
@@ -367,7 +382,7 @@ def build_rows(
             ds = _shuffled_windows(plan, read, shuffle, r, finish, keep)
             if options.batch_size is not None:
                 ds = ds.batch(options.batch_size, drop_remainder=options.drop_remainder)
-            return ds
+            return _equal(ds, plan)
 
         ds = shuffle.epochs(epoch)
     ds = ds.apply(tf.data.experimental.assert_cardinality(_length(plan)))

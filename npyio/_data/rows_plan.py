@@ -44,6 +44,7 @@ __all__ = [
     "RowsFile",
     "RowsPlan",
     "RowsSide",
+    "equal_count",
     "pieces",
     "plan_rows",
     "row_runs",
@@ -154,6 +155,17 @@ def shard_runs(runs: list[tuple[int, int]], shard: tuple[int, int] | None) -> li
     return kept
 
 
+def equal_count(
+    runs: list[tuple[int, int]], shard: tuple[int, int] | None, drop_remainder: bool
+) -> int | None:
+    """The rows every shard of ``runs`` reads per epoch where the shards must yield the same
+    batches (``shard=`` with ``drop_remainder``): ``rows // num_shards``, the smallest shard's
+    (`shard_runs`' ranges differ by a row at most); None otherwise."""
+    if shard is None or not drop_remainder:
+        return None
+    return sum(e - a for a, e in runs) // shard[0]
+
+
 def pieces(
     counts: list[int], lo: int, hi: int, piece_rows: int | None
 ) -> list[tuple[int, int, int]]:
@@ -235,6 +247,9 @@ class RowsPlan:
     cycle: int
     options: RowsOptions
     keep: bytes | None = None
+    #: Under ``shard=`` with ``drop_remainder``: the rows every shard reads each epoch,
+    #: ``rows // num_shards`` (`equal_count`); None: all of this shard's.
+    shard_count: int | None = None
 
     @property
     def kind(self) -> str:
@@ -252,6 +267,12 @@ class RowsPlan:
         if self.keep is not None:
             return self.keep.count(1)
         return sum(e - a for _, a, e in self.pieces)
+
+    @property
+    def epoch_count(self) -> int:
+        """Rows read in one epoch: `count`, or `shard_count` of them, so that every shard yields
+        the same batches."""
+        return self.count if self.shard_count is None else self.shard_count
 
 
 def _paired_sides(inputs: PathSpec, labels: PathSpec | None) -> tuple[RowsSide, ...]:
@@ -301,5 +322,6 @@ def plan_rows(
     plans = []
     for runs in subsets:
         cut, keep = subset_pieces(counts, runs, options.shard, piece_rows, widest)
-        plans.append(RowsPlan(sides, tuple(cut), chunk, cycle, options, keep))
+        equal = equal_count(runs, options.shard, options.drop_remainder)
+        plans.append(RowsPlan(sides, tuple(cut), chunk, cycle, options, keep, equal))
     return plans[0] if len(plans) == 1 else (plans[0], plans[1])

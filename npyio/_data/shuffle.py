@@ -48,6 +48,13 @@ which `IndexShuffle` says why).
   Under tf.data service dynamic sharding a split is one gather, taken on demand, so a gather
   is also at most 1/64 of the epoch (`gather_size`): a dataset has at least 64 splits to share out
   among workers, and a killed worker loses at most one split besides its prefetched batches.
+- **Shards.** Under ``shard=(n, i)`` with ``n > 1``, the seed (and `TAIL_SEED`) is folded with
+  ``(n, i)`` (`shard_seed`), so that each shard draws its own sequence of keys: with one seed,
+  shards of the same size would otherwise get the same permutation, and the hosts' samples
+  would move in lockstep (host 1's always host 0's plus one). Unsharded (and ``(1, 0)``), the
+  seed is used as given. ``count`` below ``n`` delivers the first ``count`` positions of each
+  epoch's permutation of ``range(n)``: a different ``count`` of the ``n`` indices every epoch
+  (what the shards of a ``drop_remainder`` dataset read, so that they yield the same batches).
 - **The kernel.** ``RandomIndexShuffle`` with 8 rounds (`npyio._tf.random_index_shuffle` says
   why not the public ``tf.random.experimental.index_shuffle``). It sizes its cipher block from
   ``log2(max_index)``: for ``max_index = 2**k`` with ``k`` even and at least 16 it is not a
@@ -57,6 +64,7 @@ which `IndexShuffle` says why).
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Callable
 from typing import Any
@@ -72,6 +80,7 @@ __all__ = [
     "gather_size",
     "permute",
     "resolve_seed",
+    "shard_seed",
     "shuffled_indices",
 ]
 
@@ -105,6 +114,16 @@ def _resolve(seed: int | None) -> tuple[int, bool]:
     if global_seed is None:
         return secrets.randbits(62), False
     return (int(global_seed) * 1_000_003 + int(op_seed)) % 2**62, True
+
+
+def shard_seed(seed: int, shard: tuple[int, int] | None) -> int:
+    """The seed of shard ``(n, i)``'s shuffle: ``seed`` folded with ``(n, i)`` by a hash, the
+    same in every process; ``seed`` itself without a shard or with one shard (module
+    docstring)."""
+    if shard is None or shard[0] <= 1:
+        return seed
+    text = f"npyio shard {shard[0]} {shard[1]} seed {seed}".encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little") >> 2
 
 
 def gather_size(n: int) -> int:
@@ -191,14 +210,21 @@ class IndexShuffle:
         *,
         permuted: bool = True,
         keyed: bool = False,
+        shard: tuple[int, int] | None = None,
+        count: int | None = None,
     ) -> None:
         if not 0 <= n < MAX_COUNT:
             raise ValueError(f"can only shuffle 0 to 2**52 - 1 elements, got {n}")
+        if count is not None and not 0 <= count <= n:
+            raise ValueError(f"can only deliver 0 to {n} of {n} positions, got {count}")
         self.n, self.gather_size = n, gather_size
+        # the positions delivered each epoch: the first ``count`` of the permutation
+        self.count = n if count is None else count
         # ``permuted=False``: the indices in order, with the keys all the same (for other
         # random ops, `keyed`: ``gather(indices, key)`` gets the iteration's key, int64 [3])
         self.permuted, self.keyed = permuted, keyed
         seed, stable = _resolve(seed)
+        seed = shard_seed(seed, shard)  # each shard its own keys (module docstring)
         self.values = tf.data.Dataset.random(
             seed=seed, rerandomize_each_iteration=reshuffle_each_iteration
         )
@@ -208,7 +234,7 @@ class IndexShuffle:
         # restored then in a new process, it draws from its own seed and its checkpointed
         # position alone. A seed drawn at random differs there, so with one the tail draws
         # from `TAIL_SEED`, and the full gathers draw that key too (`_outer`).
-        tail_seed = seed if stable else TAIL_SEED
+        tail_seed = seed if stable else shard_seed(TAIL_SEED, shard)
         self.tail_values = tf.data.Dataset.random(
             seed=tail_seed, rerandomize_each_iteration=reshuffle_each_iteration
         )
@@ -221,18 +247,20 @@ class IndexShuffle:
         )
 
     def indices(self, gather: Callable[..., Any] | None = None) -> tf.data.Dataset:
-        """The int64 indices ``0 .. n-1`` of one epoch, in this iteration's order; or, with
-        ``gather``, what it makes of each gather of indices (a structure of tensors with the
-        gather as their first dimension, such as rows gathered from columns), unbatched.
+        """The int64 indices ``0 .. n-1`` of one epoch, in this iteration's order (the first
+        ``count`` of them: all by default); or, with ``gather``, what it makes of each gather of
+        indices (a structure of tensors with the gather as their first dimension, such as rows
+        gathered from columns), unbatched.
 
-        Its cardinality is ``n``: the full gathers, each of a static size, then the tail (the last
-        ``n % gather_size`` positions) as one gather of its own static size, so that ``unbatch``
-        knows how many elements each gives (Keras then knows an epoch's length). Asserting the count
-        instead would fail on tf.data service workers under dynamic sharding, each of which reads
-        only some gathers. The tail is a second dataset, whose key stream is a second iterator: it
-        draws from `tail_values`, which `anchor` keeps in step with the full gathers' generator, so
-        that both give this iteration's key. With ``keyed``, ``gather`` is called with the
-        gather's indices and this iteration's key (int64 [3], the same in the tail).
+        Its cardinality is ``count``: the full gathers, each of a static size, then the tail (the
+        last ``count % gather_size`` positions) as one gather of its own static size, so that
+        ``unbatch`` knows how many elements each gives (Keras then knows an epoch's length).
+        Asserting the count instead would fail on tf.data service workers under dynamic
+        sharding, each of which reads only some gathers. The tail is a second dataset, whose key
+        stream is a second iterator: it draws from `tail_values`, which `anchor` keeps in step
+        with the full gathers' generator, so that both give this iteration's key. With
+        ``keyed``, ``gather`` is called with the gather's indices and this iteration's key
+        (int64 [3], the same in the tail).
 
         With a seed drawn at random (``seed=None``), the order is two permutations: the
         iteration's key (from that seed) permutes the full gathers' positions among themselves,
@@ -273,7 +301,7 @@ class IndexShuffle:
         take = gather or (lambda indices: indices)
         if self.n <= 1:
             return parallel_map(
-                tf.data.Dataset.range(self.n), lambda i: take(i[None]), None
+                tf.data.Dataset.range(self.count), lambda i: take(i[None]), None
             ).unbatch()
         keys = (_iteration_key(r),)
         runs = []
@@ -299,8 +327,8 @@ class IndexShuffle:
 
     def _runs(self) -> list[tuple[int, int, int]]:
         """(first gather, gathers, positions per gather): the full gathers, then the tail (the
-        last ``n % gather_size`` positions) as one gather, when there is one."""
-        full, tail = divmod(self.n, self.gather_size)
+        last ``count % gather_size`` positions) as one gather, when there is one."""
+        full, tail = divmod(self.count, self.gather_size)
         return [(0, full, self.gather_size)] + ([(full, 1, tail)] if tail else [])
 
     def _has_tail(self) -> bool:
@@ -311,7 +339,7 @@ class IndexShuffle:
         """The function of one gather's number (and the keys) to ``gather`` of its ``size``
         indices."""
         n, gather_size = self.n, self.gather_size
-        head = self.n - self.n % gather_size  # the full gathers' positions: [0, head)
+        head = self.count - self.count % gather_size  # the full gathers' positions: [0, head)
         take: Callable[..., Any] = gather or (lambda indices, *key: indices)
 
         def gather_of(index: tf.Tensor, keys: tuple[tf.Tensor, ...]) -> Any:
