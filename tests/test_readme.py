@@ -5,8 +5,9 @@ A block preceded by ``<!-- not run: REASON -->`` is skipped (servers, other mach
 work, installs), and the reason must be given. The README's blocks run exactly as printed, in
 order, each in a fresh namespace, in an empty temporary directory: its first example writes the
 data the others read, so they run on anyone's machine as pasted. The guide's run in order in one
-namespace per page, in a temporary directory holding ``data/`` as the pages lay it out. Examples
-rot silently otherwise.
+namespace per page, in a temporary directory holding ``data/`` as the pages lay it out; a page of
+`CHILD_PAGES` runs in a child process of its own (Keras picks its backend once, at import).
+Examples rot silently otherwise.
 """
 
 from __future__ import annotations
@@ -57,6 +58,10 @@ def _name(page: Path) -> str:
     return str(page.relative_to(ROOT))
 
 
+#: docs/jax.md's samples, each filled with its number.
+JAX_SAMPLES = 20
+
+
 def make_data(root: Path, n: int = 12) -> None:
     """The README's sample layouts under ``root/data``."""
     data = root / "data"
@@ -77,6 +82,11 @@ def make_data(root: Path, n: int = 12) -> None:
         np.save(data / "seq" / "y" / name, np.float32(i % 2))
         cls = "cat" if i % 2 else "dog/more" if i % 3 == 0 else "dog"
         np.save(data / "classes" / cls / name, np.full((16,), i, np.float32))
+    # docs/jax.md: unpadded numbered names, (64, 64, 1) float16 each, labels elsewhere
+    (data / "jax" / "samples").mkdir(parents=True, exist_ok=True)
+    for i in range(JAX_SAMPLES):
+        np.save(data / "jax" / "samples" / f"sample_{i}.npy", np.full((64, 64, 1), i, np.float16))
+    np.save(data / "jax" / "labels.npy", np.arange(JAX_SAMPLES, dtype=np.int64) % 10)
     np.save(data / "labels.npy", np.arange(n) % 3)
     np.save(data / "train_x.npy", np.arange(n * 1000 * 20, dtype=np.float32).reshape(-1, 20))
     np.save(data / "train_y.npy", np.arange(n * 1000) % 2)
@@ -142,11 +152,151 @@ def test_readme_examples_run_as_printed(tmp_path, monkeypatch):
 
 _GUIDE = [p for p in PAGES[1:] if any(b.runs for b in blocks(p))]
 
+#: Pages whose examples run in a child process, with this environment over this one's: Keras
+#: picks its backend once, at import, and a JAX process joins its peers once, at start.
+CHILD_PAGES = {"jax.md": {"KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu"}}
+
+_CHILD = """
+import json, sys
+from pathlib import Path
+from tests.test_readme import run_blocks
+page, picked, prelude, postlude, names = sys.argv[1:6]
+print(json.dumps(run_blocks(Path(page), json.loads(picked), prelude, postlude, json.loads(names))))
+"""
+
+
+def run_blocks(
+    page: Path, picked: list[int] | None, prelude: str, postlude: str, names: list[str]
+) -> dict[str, object]:
+    """In a `CHILD_PAGES` child, in the current directory: ``prelude``, then the page's
+    runnable blocks (those ``picked`` by their index among them, or all), then ``postlude``,
+    in one namespace. Returns what the blocks printed (``printed``, line by line) and the
+    namespace's ``names`` (NumPy values as lists)."""
+    namespace: dict[str, object] = {"__name__": "docs"}
+    exec(prelude, namespace)
+    runnable = [b for b in blocks(page) if b.runs]
+    printed: list[str] = []
+    for index in range(len(runnable)) if picked is None else picked:
+        printed += _run_block(page, runnable[index], namespace).splitlines()
+    exec(postlude, namespace)
+    values = {name: np.asarray(namespace[name]).tolist() for name in names}
+    return {"printed": printed, **values}
+
+
+def start_child(
+    page: Path,
+    cwd: Path,
+    picked: list[int] | None = None,
+    prelude: str = "",
+    postlude: str = "",
+    names: tuple[str, ...] = (),
+    extra: tuple[str, ...] = (),
+) -> subprocess.Popen[str]:
+    """`run_blocks` of ``page`` in a new Python process in ``cwd`` (`CHILD_PAGES`'s
+    environment), with ``extra`` at the end of its ``sys.argv``; `child_result` waits for it."""
+    env = {
+        **os.environ,
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+        "PYTHONPATH": str(ROOT),
+        "PYTHONWARNINGS": "ignore",  # warnings go to stderr; only the result line is read
+        **CHILD_PAGES[page.name],
+    }
+    args = [str(page), json.dumps(picked), prelude, postlude, json.dumps(list(names)), *extra]
+    return subprocess.Popen(
+        [sys.executable, "-c", _CHILD, *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def child_result(proc: subprocess.Popen[str], timeout: float = 600) -> dict:
+    """What `run_blocks` returned in ``proc``; a failed child fails the test with its stderr."""
+    out, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, err[-3000:]
+    return json.loads(out.strip().splitlines()[-1])
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("page", _GUIDE, ids=[p.name for p in _GUIDE])
 def test_guide_examples_run(page, tmp_path, monkeypatch):
-    assert _run_page(page, tmp_path, monkeypatch) >= 1
+    if page.name not in CHILD_PAGES:
+        assert _run_page(page, tmp_path, monkeypatch) >= 1
+        return
+    make_data(tmp_path)
+    printed = child_result(start_child(page, tmp_path))["printed"]
+    claims = [claim for b in blocks(page) if b.runs for claim in printed_claims(b.code)]
+    missing = [claim for claim in claims if claim not in printed]
+    assert not missing, f"{_name(page)} did not print {missing}"
+
+
+_JAX = DOCS / "jax.md"
+#: docs/jax.md's runnable blocks, by their index: what each is checked for below.
+JAX_SETUP, JAX_LOOP, JAX_SHAPES, JAX_SAVE, JAX_RESTORE, JAX_KERAS = range(6)
+
+_JOIN = """
+import sys, jax
+jax.distributed.initialize(coordinator_address=sys.argv[-2], num_processes=2,
+                           process_id=int(sys.argv[-1]))
+"""
+_SEEN = """
+hosts = [jax.process_count(), jax.process_index(), len(ds)]
+seen = [[int(v) for v in x[:, 0, 0, 0]] for x, _ in ds.repeat(2).as_numpy_iterator()]
+"""
+
+
+def _jax_blocks() -> list[Block]:
+    runnable = [b for b in blocks(_JAX) if b.runs]
+    assert "shard=(jax.process_count(), jax.process_index())" in runnable[JAX_SETUP].code
+    assert "as_numpy_iterator()" in runnable[JAX_LOOP].code
+    assert ".write(" in runnable[JAX_SAVE].code and ".read(" in runnable[JAX_RESTORE].code
+    return runnable
+
+
+@pytest.mark.slow
+def test_the_jax_page_shards_over_two_processes(tmp_path):
+    """docs/jax.md's dataset and loop on two JAX processes joined by jax.distributed, as the
+    page says: each host its own half of the samples, shuffled in an order of its own, the same
+    number of batches on both, every sample at most once per epoch across them."""
+    from tests._service import free_port
+
+    _jax_blocks()
+    make_data(tmp_path)
+    address = f"localhost:{free_port()}"
+    picked = [JAX_SETUP, JAX_LOOP]
+    names = ("hosts", "seen")
+    procs = [
+        start_child(_JAX, tmp_path, picked, _JOIN, _SEEN, names, extra=(address, str(i)))
+        for i in range(2)
+    ]
+    results = [child_result(p) for p in procs]
+    for i, result in enumerate(results):
+        assert result["hosts"] == [2, i, 2], "2 hosts; 10 samples each: 2 batches of 4"
+        assert "(4, 64, 64, 1) float16 int64" in result["printed"]
+    first, second = (r["seen"] for r in results)
+    assert len(first) == len(second) == 4, "2 epochs of 2 batches on each host"
+    for e in range(2):
+        one = [v for batch in first[2 * e : 2 * e + 2] for v in batch]
+        two = [v for batch in second[2 * e : 2 * e + 2] for v in batch]
+        assert {v % 2 for v in one} == {0} and {v % 2 for v in two} == {1}, "its own files"
+        assert len(set(one + two)) == 16, f"epoch {e}: a sample twice"
+    assert first != [[v - 1 for v in b] for b in second], "the hosts step in lockstep"
+
+
+@pytest.mark.slow
+def test_the_jax_page_restores_in_a_new_process(tmp_path):
+    """docs/jax.md's checkpoint, written by one process and restored by a new one: the batch
+    after the restore is the one the saving process had next."""
+    _jax_blocks()
+    make_data(tmp_path)
+    saved = child_result(
+        start_child(_JAX, tmp_path, [JAX_SETUP, JAX_SAVE], names=("x_next", "y_next"))
+    )
+    restored = child_result(start_child(_JAX, tmp_path, [JAX_SETUP, JAX_RESTORE], names=("x", "y")))
+    assert np.array_equal(restored["x"], saved["x_next"])
+    assert restored["y"] == saved["y_next"]
 
 
 def test_the_guide_has_runnable_examples():
