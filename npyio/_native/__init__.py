@@ -18,6 +18,9 @@ Environment variables:
 - ``NPYIO_CACHE``: the cache directory (else ``$XDG_CACHE_HOME/npyio``, else
   ``~/.cache/npyio``); libraries go in ``native/KEY/``.
 - ``CXX``: the C++ compiler (else ``c++`` or ``g++`` on ``PATH``).
+- ``NPYIO_COMPILE_TIMEOUT_S``: how long one compiler run may take (300 s by default).
+- ``NPYIO_REMOTE_BUFFER_MIB``: the most address space the remote reads' buffers ask at once
+  (``library.remote_stats`` says what they did).
 """
 
 from npyio._native.library import (

@@ -1,5 +1,5 @@
 """Builds, caches and loads npyio's native reader: the ops ``NpyioReadFiles``,
-``NpyioReadRanges`` and ``NpyioReadWindows`` of ``src/``.
+``NpyioReadRanges``, ``NpyioReadWindows`` and ``NpyioRemoteStats`` of ``src/``.
 
 The library is compiled against the TensorFlow that is installed, with its own
 ``tf.sysconfig`` flags, at first use or ahead of time (`build`), into a cache directory per
@@ -8,7 +8,15 @@ start at once: the one that builds holds an ``flock`` (which dies with it, so a 
 leaves no stale lock), compiles into a temporary file and moves it into place; the others wait
 for it, up to `LOCK_TIMEOUT_S`, and readers of a finished library take no lock. A fresh library
 is loaded first in a child process (`probe`), so that a bad build cannot crash the caller's;
-a marker beside it records that it loaded, and later processes skip the probe.
+a marker beside it records that it loaded, and later processes skip the probe. The compiler runs
+under a time limit (`COMPILE_TIMEOUT_S`, ``NPYIO_COMPILE_TIMEOUT_S``): one that hangs is killed,
+its partial output removed, and the lock released, rather than holding every waiter for
+`LOCK_TIMEOUT_S`.
+
+Finding the cache key runs no process: the compiler is known by its resolved path, size and
+modification time (`Toolchain.compiler_id`), so that ``import npyio`` after TensorFlow (which
+loads a built library, `preload`) starts no subprocess. Whether the compiler runs at all is
+found at the first build.
 
 The same cache directory holds the core's bench driver (`build_driver`: ``src/driver.cc``'s
 ``bench`` mode, the kernel's own read loop outside TensorFlow, for ``npyio bench``), built on
@@ -23,6 +31,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -35,9 +44,12 @@ from typing import Any
 from npyio.errors import BackendUnavailableError
 
 __all__ = [
+    "COMPILE_TIMEOUT_ENV",
+    "COMPILE_TIMEOUT_S",
     "LIBRARY",
     "LOCK_TIMEOUT_S",
     "MODE_ENV",
+    "REMOTE_STATS",
     "NativeStatus",
     "Toolchain",
     "build",
@@ -51,6 +63,7 @@ __all__ = [
     "read_files",
     "read_ranges",
     "read_windows",
+    "remote_stats",
     "sources_hash",
     "status",
     "toolchain",
@@ -62,7 +75,7 @@ MODE_ENV = "NPYIO_NATIVE"
 _MODES = {"": "auto", "0": "off", "1": "required"}
 SOURCE_DIR = Path(__file__).with_name("src")
 #: What the library is compiled from (the header is hashed too: it changes what compiles).
-SOURCES = ("npy_read.h", "npy_read.cc", "remote.h", "remote.cc", "op.cc")
+SOURCES = ("npy_read.h", "npy_read.cc", "budget.h", "remote.h", "remote.cc", "op.cc")
 #: The bench driver's sources beside the core (TensorFlow-free; hashed into the key too).
 DRIVER_SOURCES = ("driver.cc",)
 LIBRARY = "npyio_native.so"
@@ -75,6 +88,10 @@ PROBED = "probed"
 FAILED = "failed"
 #: How long a process waits for another one's build (a cold build takes seconds, not minutes).
 LOCK_TIMEOUT_S = 600.0
+#: How long one compiler run may take before it is killed (a cold build of the op takes under a
+#: minute on two cores); `COMPILE_TIMEOUT_ENV` overrides it, in seconds.
+COMPILE_TIMEOUT_S = 300.0
+COMPILE_TIMEOUT_ENV = "NPYIO_COMPILE_TIMEOUT_S"
 _POLL_S = 0.1
 _EXTRA_FLAGS = ("-shared", "-fPIC", "-O2", "-DNDEBUG")
 #: The driver's flags: the core optimized as in the op, and threads (it links no TensorFlow).
@@ -102,14 +119,15 @@ class NativeStatus:
 @dataclass(frozen=True)
 class Toolchain:
     """What a library is built with: TensorFlow (version, install path, flags) and the
-    compiler (its path and ``--version`` text)."""
+    compiler (its command, and ``compiler_id``: its executable's resolved path, size and
+    modification time, which change when it is replaced or upgraded)."""
 
     tf_version: str
     tf_path: str
     compile_flags: tuple[str, ...]
     link_flags: tuple[str, ...]
     compiler: str
-    compiler_version: str
+    compiler_id: str
 
     def command(self, out: str) -> list[str]:
         """The compiler's command line that builds the library into ``out``."""
@@ -162,15 +180,27 @@ def cache_key(tools: Toolchain, sources: str, version: str) -> str:
     hash) for npyio ``version``: a library is never reused when any of them differs.
 
     Example:
-        >>> t = Toolchain("2.21.0", "/tf", ("-I/tf",), ("-L/tf",), "g++", "g++ 12")
+        >>> t = Toolchain("2.21.0", "/tf", ("-I/tf",), ("-L/tf",), "g++", "/usr/bin/g++-12 1 2")
         >>> cache_key(t, "abc", "0.1.0") != cache_key(t, "abd", "0.1.0")
         True
     """
     fields = [tools.tf_version, tools.tf_path, tools.compile_flags, tools.link_flags]
-    fields += [tools.compiler, tools.compiler_version, sources, version, _EXTRA_FLAGS]
+    fields += [tools.compiler, tools.compiler_id, sources, version, _EXTRA_FLAGS]
     fields += [_DRIVER_FLAGS]
     digest = hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:20]
     return f"tf{tools.tf_version}-{digest}"
+
+
+def _compiler_id(compiler: str) -> str:
+    """The compiler's executable as "resolved path, size, mtime in ns", found by stat alone."""
+    first = shlex.split(compiler)[0]
+    found = shutil.which(first) or first
+    real = os.path.realpath(found)
+    try:
+        st = os.stat(real)
+    except OSError as e:
+        raise _Unavailable(f"the C++ compiler {compiler!r} cannot be found: {e}") from None
+    return f"{real} {st.st_size} {st.st_mtime_ns}"
 
 
 def _find_compiler() -> str:
@@ -189,7 +219,7 @@ def _find_compiler() -> str:
 
 def toolchain() -> Toolchain:
     """The installed TensorFlow's flags and the compiler (``$CXX``, else ``c++`` or ``g++`` on
-    ``PATH``). Imports TensorFlow.
+    ``PATH``). Imports TensorFlow; runs no process (the compiler is found on ``PATH``, not run).
 
     Raises:
         BackendUnavailableError: on Windows, or with no compiler, saying which.
@@ -204,14 +234,7 @@ def _toolchain() -> Toolchain:
     if sys.platform == "win32":
         raise _Unavailable("the native reader is not built on Windows")
     compiler = _find_compiler()
-    try:
-        done = subprocess.run(
-            [*shlex.split(compiler), "--version"], capture_output=True, text=True, timeout=60
-        )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise _Unavailable(f"the C++ compiler {compiler!r} does not run: {e}") from None
-    if done.returncode != 0:
-        raise _Unavailable(f"`{compiler} --version` exited {done.returncode}")
+    compiler_id = _compiler_id(compiler)
     import tensorflow as tf
 
     return Toolchain(
@@ -220,7 +243,7 @@ def _toolchain() -> Toolchain:
         compile_flags=tuple(tf.sysconfig.get_compile_flags()),
         link_flags=tuple(tf.sysconfig.get_link_flags()),
         compiler=compiler,
-        compiler_version=done.stdout.strip(),
+        compiler_id=compiler_id,
     )
 
 
@@ -267,12 +290,60 @@ def _last_lines(text: str, n: int = 3) -> str:
     return " / ".join(lines[-n:]) if lines else "no output"
 
 
-def _compile(command: Callable[[str], list[str]], out: Path) -> None:
-    """Runs ``command(tmp)`` (a compiler's command line writing ``tmp``), then moves ``tmp``
-    to ``out``: ``out`` is whole or absent."""
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+def _compile_timeout_s() -> float:
+    """`COMPILE_TIMEOUT_ENV` if set (seconds, above 0), else `COMPILE_TIMEOUT_S`.
+
+    Raises:
+        _Unavailable: for a value that is not a positive number, naming the variable.
+    """
+    value = os.environ.get(COMPILE_TIMEOUT_ENV, "").strip()
+    if not value:
+        return COMPILE_TIMEOUT_S
     try:
-        done = subprocess.run(command(str(tmp)), capture_output=True, text=True)
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise _Unavailable(
+            f"{COMPILE_TIMEOUT_ENV} must be a number of seconds above 0, got {value!r}"
+        )
+    return seconds
+
+
+def _run_compiler(argv: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """Runs the compiler in a process group of its own and, after ``timeout_s``, kills the
+    whole group (``g++`` and the ``cc1plus`` and ``as`` it started): a compiler that hangs
+    cannot hold the lock."""
+    try:
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        )
+    except OSError as e:
+        raise _Unavailable(f"the C++ compiler {argv[0]!r} does not run: {e}") from None
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def _compile(command: Callable[[str], list[str]], out: Path) -> None:
+    """Runs ``command(tmp)`` (a compiler's command line writing ``tmp``) for at most
+    `_compile_timeout_s`, then moves ``tmp`` to ``out``: ``out`` is whole or absent, whether
+    the compiler failed, hung and was killed, or this process was interrupted."""
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    timeout_s = _compile_timeout_s()
+    try:
+        try:
+            done = _run_compiler(command(str(tmp)), timeout_s)
+        except subprocess.TimeoutExpired:
+            raise _Unavailable(
+                f"the compiler did not finish in {timeout_s:g} s and was killed "
+                f"({COMPILE_TIMEOUT_ENV} sets the limit)"
+            ) from None
         if done.returncode != 0:
             raise _Unavailable(
                 f"the build failed (exit {done.returncode}): {_last_lines(done.stderr)}"
@@ -336,6 +407,7 @@ def _build(tools: Toolchain, retry: bool) -> Path:
     with _locked(directory / "lock", LOCK_TIMEOUT_S):
         if lib.is_file() and probed.is_file():
             return lib  # another process built it while this one waited
+        _sweep(directory)
         try:
             if not lib.is_file():
                 _compile(tools.command, lib)
@@ -350,6 +422,26 @@ def _build(tools: Toolchain, retry: bool) -> Path:
             failed.unlink()
         _write(probed, f"{tools.tf_version}\n")
     return lib
+
+
+def _sweep(directory: Path) -> None:
+    """Removes the temporary outputs (``.NAME.PID.tmp``) of builders that died before they
+    could, so that a killed build leaves nothing behind for long. Called under the lock."""
+    for tmp in directory.glob(".*.tmp"):
+        pid = tmp.name.rsplit(".", 2)[-2]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process holds that id
+    return True
 
 
 def _make(directory: Path) -> None:
@@ -377,6 +469,7 @@ def build_driver() -> str:
             _make(directory)
             with _locked(directory / "lock", LOCK_TIMEOUT_S):
                 if not exe.is_file():  # or another process built it while this one waited
+                    _sweep(directory)
                     _compile(tools.driver_command, exe)
         return str(exe)
     except _Unavailable as e:
@@ -551,3 +644,23 @@ def read_ranges(
     return _module().npyio_read_ranges(
         paths=paths, offsets=offsets, lengths=lengths, sizes=sizes, given=given
     )
+
+
+#: `remote_stats`'s keys, in the order of the op's output.
+REMOTE_STATS = ("reads", "waits", "bypass_failed", "unallocated", "peak_bytes", "budget_bytes")
+
+
+def remote_stats() -> dict[str, int]:
+    """What this process's reads of paths with a scheme (``gs://``, ``ram://``, ...) did: the
+    ``reads`` made; the reads that ``waits``-ed for room in the budget of read buffers
+    (``budget_bytes``: ``$NPYIO_REMOTE_BUFFER_MIB``, else 1 GiB on a host with strict
+    overcommit, else room for every remote thread); ``bypass_failed``, the 64 MiB buffers that
+    could not be allocated (the object was read with a buffer of its own size instead: slower
+    on GCS, never wrong); ``unallocated``, objects doubted because no buffer could be had; and
+    ``peak_bytes``, the most bytes of buffers held at once.
+
+    Raises:
+        BackendUnavailableError: where the native reader cannot be had (or is off).
+    """
+    values = _module().npyio_remote_stats().numpy().tolist()
+    return dict(zip(REMOTE_STATS, values, strict=True))

@@ -1,5 +1,6 @@
 """The native core's fuzz driver, briefly: built with the sanitizers, its invariant holds over
-a few seconds of damaged and racing files (read whole, by range and by window), and the sampled
+a few seconds of damaged and racing files (read whole, by range, by the op's range read with
+its allocator, and by window) and of threads racing the remote reads' budget, and the sampled
 files agree with the graph path."""
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ def test_the_native_fuzz_driver_runs_clean_and_agrees_with_the_graph_path(tmp_pa
     for status in ("OK", "BAD_WINDOW", "BAD_BOOL", "SIZE_MISMATCH", "HEADER_MISMATCH"):
         assert counts[f"status window {status}"] > 0, counts  # read_window's leg runs
     assert counts["status race window OK"] > 0, counts
+    # the op's range read (allocating once the file is checked), its failed allocations and
+    # racing files; the remote budget raced by threads
+    for status in ("OK", "NO_MEMORY", "SIZE_MISMATCH", "NOT_REGULAR"):
+        assert counts[f"status range_into {status}"] > 0, counts
+    assert counts["status race range_into OK"] > 0 and counts["status budget races"] > 0, counts
     read, doubted = native.differential(tmp_path / "run" / "cases")
     assert read + doubted == counts["sampled"]
 

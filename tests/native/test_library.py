@@ -19,7 +19,9 @@ from npyio.errors import BackendUnavailableError
 from tests._npy_testing import run_python
 
 REPO = Path(__file__).resolve().parents[2]
-TOOLS = library.Toolchain("2.21.0", "/tf", ("-I/tf",), ("-L/tf",), "/usr/bin/g++", "g++ 12")
+TOOLS = library.Toolchain(
+    "2.21.0", "/tf", ("-I/tf",), ("-L/tf",), "/usr/bin/g++", "/usr/bin/g++-12 100 1"
+)
 
 
 @pytest.mark.parametrize(
@@ -30,7 +32,7 @@ TOOLS = library.Toolchain("2.21.0", "/tf", ("-I/tf",), ("-L/tf",), "/usr/bin/g++
         {"compile_flags": ("-I/tf", "-D_GLIBCXX_USE_CXX11_ABI=0")},
         {"link_flags": ("-L/other",)},
         {"compiler": "/usr/bin/clang++"},
-        {"compiler_version": "g++ 13"},
+        {"compiler_id": "/usr/bin/g++-12 100 2"},
     ],
     ids=lambda c: next(iter(c)),
 )
@@ -206,3 +208,95 @@ def test_preload_never_builds_and_loads_a_built_library(tmp_path, native_ops):
     assert (built.returncode, built.stdout.strip()) == (0, "True"), built.stderr[-2000:]
     off = run_python(code, {"NPYIO_CACHE": str(CACHE), "NPYIO_NATIVE": "0"})
     assert (off.returncode, off.stdout.strip()) == (0, "False"), off.stderr[-2000:]
+
+
+def test_import_after_tensorflow_runs_no_process(tmp_path, native_ops):
+    """``import npyio`` after TensorFlow loads the built op (`library.preload`) and finds its
+    cache key without running the compiler, or any other process."""
+    code = """
+        import subprocess
+        import tensorflow as tf
+        from tensorflow.python.framework import op_def_registry
+        started = []
+        real = subprocess.Popen.__init__
+        def record(self, args, *a, **k):
+            started.append(args)
+            real(self, args, *a, **k)
+        subprocess.Popen.__init__ = record
+        import npyio
+        print(started, op_def_registry.get("NpyioReadFiles") is not None)
+    """
+    from tests.native.conftest import CACHE
+
+    done = run_python(code, {"NPYIO_CACHE": str(CACHE), "NPYIO_NATIVE": ""})
+    assert (done.returncode, done.stdout.strip()) == (0, "[] True"), done.stderr[-2000:]
+
+
+def _hanging_compiler(tmp_path: Path) -> str:
+    """A ``$CXX`` that writes part of its output, starts a child that sleeps (as ``g++``
+    starts ``cc1plus``), records both process ids in ``pids``, and waits for it."""
+    script = tmp_path / "hang.py"
+    script.write_text(
+        textwrap.dedent(f"""
+        import os, subprocess, sys
+        open(sys.argv[sys.argv.index("-o") + 1], "wb").write(b"half a library")
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        open({str(tmp_path / "pids")!r}, "w").write(f"{{os.getpid()}} {{child.pid}}")
+        child.wait()
+    """)
+    )
+    return f"{sys.executable} {script}"
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    # a zombie (killed, not yet reaped by its parent) is gone too
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_a_hanging_compiler_is_killed_and_leaves_no_lock_or_partial_library(tmp_path, monkeypatch):
+    import fcntl
+
+    monkeypatch.setenv("NPYIO_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CXX", _hanging_compiler(tmp_path))
+    monkeypatch.setenv(library.COMPILE_TIMEOUT_ENV, "2")
+    with pytest.raises(
+        BackendUnavailableError,
+        match=r"the compiler did not finish in 2 s and was killed \(NPYIO_COMPILE_TIMEOUT_S",
+    ):
+        library.build()
+    for pid in map(int, (tmp_path / "pids").read_text().split()):
+        assert _gone(pid), pid  # the compiler and the child it started
+    directory = Path(library.status().library or "").parent
+    assert sorted(os.listdir(directory)) == ["failed", "lock"]  # no library, no temporary
+    assert "did not finish" in (directory / "failed").read_text()
+    with open(directory / "lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: no BlockingIOError
+
+
+def test_a_bad_compile_timeout_is_refused_by_name(tmp_path, monkeypatch):
+    monkeypatch.setenv("NPYIO_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(library.COMPILE_TIMEOUT_ENV, "soon")
+    with pytest.raises(
+        BackendUnavailableError, match="NPYIO_COMPILE_TIMEOUT_S must be a number of seconds"
+    ):
+        library.build()
+
+
+def test_a_dead_builders_temporary_output_is_swept(tmp_path, monkeypatch):
+    """A builder killed mid-compile leaves ``.NAME.PID.tmp``; the next build removes it."""
+    monkeypatch.setenv("NPYIO_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CXX", _fake_compiler(tmp_path, None))
+    directory = Path(library.status().library or "").parent
+    directory.mkdir(parents=True)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = directory / f".{library.LIBRARY}.{dead.pid}.tmp"
+    stale.write_bytes(b"half")
+    with pytest.raises(BackendUnavailableError, match="error: boom"):
+        library.build()
+    assert not stale.exists()

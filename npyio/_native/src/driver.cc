@@ -20,8 +20,16 @@
 // another, BAD_WINDOW exactly when its arithmetic is invalid, OK exactly when the window is
 // valid and the file is good (regular, of the shape's size, the header, bools 0 or 1 where the
 // window reads), and then the output is the slice of a whole read of the file, padded with the
-// fill; racing files read through a window give the bytes A or B hold there. Exit status 1 on
-// the first violation.
+// fill; racing files read through a window give the bytes A or B hold there. read_window's
+// bounce buffer never outlives its call (bounce_bytes_held() is 0 after each). read_range_into
+// (the op's range read, which allocates once the file is checked) on every input and on racing
+// files: its allocator is asked exactly when read_range would be OK but for the bytes, for
+// exactly the range's length, and sometimes fails (NO_MEMORY, nothing written); racing, an OK
+// range holds bytes the file held. And, every 256 inputs, threads racing for a ByteBudget (the
+// remote reads' buffers, budget.h): the bytes held never pass its limit (but for one request
+// larger than it, alone), and each acquire gets its bytes back. The core has no cancellation
+// of its own (a read runs to its end, bounded by one preadv per run), so no cancelled reads
+// are fuzzed. Exit status 1 on the first violation.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,11 +43,13 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "budget.h"
 #include "npy_read.h"
 
 namespace {
@@ -307,6 +317,51 @@ struct Fuzzer {
     if (want && length > 0 && std::memcmp(out.data(), file.data() + offset, length) != 0) {
       return fail("range OK, but the output is not the file's bytes", d, s);
     }
+    return check_range_into(path, d, size, offset, length, want ? file.data() + offset : nullptr);
+  }
+
+  // The op's range read: its output allocated by the callback once the file is checked.
+  struct Room {
+    Bytes data;
+    bool fail = false;
+    long asked = 0;
+    size_t length = 0;
+    static uint8_t* allocate(size_t length, void* context) {
+      auto* room = static_cast<Room*>(context);
+      ++room->asked;
+      room->length = length;
+      if (room->fail) return nullptr;
+      room->data.assign(length, 0xAB);  // exact: ASan sees an overrun
+      return room->data.data();
+    }
+  };
+
+  // read_range_into on the input: the allocator asked once, for `length`, exactly when the
+  // file passes read_range's check (then `expected` holds the range's bytes; else it is null),
+  // and one that fails gives NO_MEMORY.
+  bool check_range_into(const std::string& path, Damage d, size_t size, size_t offset,
+                        size_t length, const uint8_t* expected) {
+    Room room;
+    room.fail = pick(4) == 0;
+    const auto s = npyio::read_range_into(path.c_str(), size, offset, length,
+                                          &Room::allocate, &room);
+    ++counts[std::string("range_into ") + npyio::status_name(s)];
+    // the file passes the check (and reads whole, it is not racing) exactly when read_range
+    // said OK: the allocator is asked then, and only then
+    const bool checked = expected != nullptr;
+    if (room.asked != (checked ? 1 : 0)) return fail("range_into: allocator asked wrongly", d, s);
+    if (checked && room.length != length) return fail("range_into: asked another length", d, s);
+    const bool no_memory = checked && room.fail && length > 0;
+    if ((s == npyio::ReadStatus::NO_MEMORY) != no_memory) {
+      return fail("range_into: NO_MEMORY differs", d, s);
+    }
+    if ((s == npyio::ReadStatus::OK) != (checked && !no_memory)) {
+      return fail("range_into: verdict differs from read_range's", d, s);
+    }
+    if (s == npyio::ReadStatus::OK && length > 0 &&
+        std::memcmp(room.data.data(), expected, length) != 0) {
+      return fail("range_into OK, but the output is not the file's bytes", d, s);
+    }
     return true;
   }
 
@@ -358,6 +413,7 @@ struct Fuzzer {
     uint64_t bytes = 0;
     const auto s = w.read(path, header, out.data(), kind.is_bool, &bytes);
     ++counts[std::string("window ") + npyio::status_name(s)];
+    if (npyio::bounce_bytes_held() != 0) return fail("a bounce buffer outlived its call", d, s);
     if ((s == npyio::ReadStatus::BAD_WINDOW) != !valid) return fail("window arithmetic", d, s);
     if (!valid) return true;
     const bool good = d < DIRECTORY &&
@@ -390,7 +446,9 @@ struct Fuzzer {
     // edges) instead of the whole file: read_window must doubt a change as read_npy does.
     WindowCase w;
     int64_t ignored = 0, out_bytes = -1;
-    if (pick(2) == 0) {
+    // a third of the others read a range of it by read_range_into (the op's range read)
+    const bool ranged = pick(3) == 0;
+    if (!ranged && pick(2) == 0) {
       w = make_window(shape, kind.size);
       if (!w.valid(header.size(), &ignored, &out_bytes) || ignored != int64_t(payload) ||
           out_bytes > kMaxWindowBytes) {
@@ -426,12 +484,30 @@ struct Fuzzer {
     });
     Bytes cut(out_bytes < 0 ? 0 : static_cast<size_t>(out_bytes));
     uint64_t bytes = 0;
-    auto s = out_bytes >= 0 ? w.read(path, header, cut.data(), is_bool, &bytes)
-                            : npyio::read_npy(path.c_str(), header.data(), header.size(),
-                                              out.data(), payload, is_bool);
+    const size_t offset = pick(a.size() + 1), length = pick(a.size() - offset + 1);
+    Room room;
+    auto s = ranged ? npyio::read_range_into(path.c_str(), a.size(), offset, length,
+                                             &Room::allocate, &room)
+             : out_bytes >= 0 ? w.read(path, header, cut.data(), is_bool, &bytes)
+                              : npyio::read_npy(path.c_str(), header.data(), header.size(),
+                                                out.data(), payload, is_bool);
     racer.join();
-    ++counts[std::string(out_bytes >= 0 ? "race window " : "") + npyio::status_name(s)];
+    ++counts[std::string(ranged ? "race range_into " : out_bytes >= 0 ? "race window " : "") +
+             npyio::status_name(s)];
     if (s != npyio::ReadStatus::OK) return true;
+    if (ranged) {
+      // OK: every byte is the one A or (but for a truncation, which puts A back) B holds there
+      if (room.asked != 1 || room.data.size() != length) {
+        return fail("range_into OK, but its allocator was not asked once for the range", d, s);
+      }
+      for (size_t i = 0; i < length; ++i) {
+        const uint8_t x = room.data[i];
+        if (x != a[offset + i] && !(d != RACE_TRUNCATE && x == b[offset + i])) {
+          return fail("range_into OK, but the output holds bytes the file never held", d, s);
+        }
+      }
+      return true;
+    }
     if (out_bytes >= 0) {
       // OK: every byte is the one A's or B's window holds there
       const Bytes ra = w.reference(a.data() + header.size(), cut.size());
@@ -450,6 +526,44 @@ struct Fuzzer {
       if (x != pa && !(d == RACE_REWRITE && x == pb) && !(d == RACE_RENAME && x == pb)) {
         return fail("OK, but the output holds bytes the file never held", d, s);
       }
+    }
+    return true;
+  }
+
+  // Threads racing for one ByteBudget (budget.h): random requests, some empty, some above the
+  // limit. What the holds hold (counted by the driver) is never above the limit, but for one
+  // request larger than it, held with nothing else; the budget holds nothing at the end.
+  bool race_budget() {
+    const size_t limit = 1 + pick(1000);
+    npyio::ByteBudget budget(limit);
+    std::mutex mu;  // the driver's own count of what the holds hold: small bytes, large ones
+    size_t small = 0, large = 0;
+    bool broken = false;
+    std::vector<std::thread> threads;
+    const int n = 2 + static_cast<int>(pick(4));
+    for (int t = 0; t < n; ++t) {
+      const uint64_t seed = rng();
+      threads.emplace_back([&, seed] {
+        std::mt19937_64 local(seed);
+        for (int i = 0; i < 40; ++i) {
+          const size_t bytes = local() % 8 == 0 ? limit + local() % 100 : local() % (limit + 1);
+          npyio::BudgetHold hold(budget, bytes);
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            (bytes > limit ? large : small) += bytes > limit ? 1 : bytes;
+            // within the limit, or one large request with nothing else (but empty requests)
+            broken = broken || !((large == 0 && small <= limit) || (large == 1 && small == 0));
+          }
+          if (local() % 4 == 0) std::this_thread::yield();
+          std::lock_guard<std::mutex> lock(mu);
+          (bytes > limit ? large : small) -= bytes > limit ? 1 : bytes;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    ++counts["budget races"];
+    if (broken || budget.held() != 0) {
+      return fail("budget: more bytes held than its limit", NONE, npyio::ReadStatus::OK);
     }
     return true;
   }
@@ -478,6 +592,7 @@ int fuzz(double seconds, const std::string& dir, uint64_t seed) {
     for (int i = 0; i < 256; ++i) {
       if (!f.one(path)) return 1;
     }
+    if (!f.race_budget()) return 1;
     if (std::chrono::steady_clock::now() >= end) break;
   }
   std::printf("inputs %ld\nsampled %ld\n", f.inputs, f.sampled);

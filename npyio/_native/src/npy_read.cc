@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 
 #include <cstdint>
@@ -29,6 +30,7 @@ const char* status_name(ReadStatus status) {
     case ReadStatus::BAD_BOOL: return "BAD_BOOL";
     case ReadStatus::CHANGED: return "CHANGED";
     case ReadStatus::BAD_WINDOW: return "BAD_WINDOW";
+    case ReadStatus::NO_MEMORY: return "NO_MEMORY";
   }
   return "UNKNOWN";
 }
@@ -133,11 +135,20 @@ bool has_size(const char* path, size_t size) {
 
 ReadStatus read_range(const char* path, uint64_t file_size, uint64_t offset, uint8_t* out,
                       size_t length) {
+  return read_range_into(
+      path, file_size, offset, length,
+      [](size_t, void* given) { return static_cast<uint8_t*>(given); }, out);
+}
+
+ReadStatus read_range_into(const char* path, uint64_t file_size, uint64_t offset, size_t length,
+                           Allocate allocate, void* context) {
   if (offset > file_size || length > file_size - offset) return ReadStatus::SIZE_MISMATCH;
   Fd fd;
   struct stat before;
   ReadStatus status = open_sized(path, file_size, fd, before);
   if (status != ReadStatus::OK) return status;
+  uint8_t* out = allocate(length, context);
+  if (out == nullptr && length > 0) return ReadStatus::NO_MEMORY;
   status = read_all(fd.get(), nullptr, 0, out, length, offset);
   if (status != ReadStatus::OK) return status;
   struct stat after;
@@ -255,6 +266,33 @@ struct Runs {
   }
 };
 
+std::atomic<size_t> bounce_held{0};
+
+// read_window's bounce buffer: allocated at its first use by a call, kept for the call's later
+// flushes, freed when the call returns (a TF worker thread lives as long as the process, so a
+// buffer per thread would never be given back). get() is null if the allocation failed.
+class Bounce {
+ public:
+  Bounce() = default;
+  ~Bounce() {
+    if (data_) bounce_held -= kWindowBounce;
+  }
+  Bounce(const Bounce&) = delete;
+  Bounce& operator=(const Bounce&) = delete;
+  uint8_t* get() {
+    if (!data_ && !failed_) {
+      data_.reset(new (std::nothrow) uint8_t[kWindowBounce]);
+      failed_ = !data_;
+      if (data_) bounce_held += kWindowBounce;
+    }
+    return data_.get();
+  }
+
+ private:
+  std::unique_ptr<uint8_t[]> data_;
+  bool failed_ = false;
+};
+
 // Fills n elements of itemsize bytes with `fill` (zeros where it is null or all zero).
 void fill_elements(uint8_t* out, int64_t n, size_t itemsize, const uint8_t* fill) {
   const size_t bytes = static_cast<size_t>(n) * itemsize;
@@ -269,6 +307,8 @@ void fill_elements(uint8_t* out, int64_t n, size_t itemsize, const uint8_t* fill
 }
 
 }  // namespace
+
+size_t bounce_bytes_held() { return bounce_held.load(); }
 
 ReadStatus read_window(const char* path, const uint8_t* header, size_t header_len,
                        const int64_t* shape, const int64_t* start, const int64_t* window,
@@ -336,7 +376,7 @@ ReadStatus read_window(const char* path, const uint8_t* header, size_t header_le
   }
   // Runs at most kWindowGap apart go into one call, each gap into the sink (whose bytes
   // nobody reads: every gap of this call may share it). A call with gaps and at most
-  // kWindowBounce bytes is read whole into this thread's bounce buffer by one preadv and its
+  // kWindowBounce bytes is read whole into the call's bounce buffer by one preadv and its
   // runs copied out: the kernel copies one long range faster than hundreds of short iovecs
   // (bench/README.md, "Crops": 96^3 windows of 256^3 float32, rows of 384 bytes 640 apart).
   // The bytes asked of the file system are the same either way.
@@ -345,13 +385,12 @@ ReadStatus read_window(const char* path, const uint8_t* header, size_t header_le
   int n = 0;
   bool gaps = false;
   uint64_t call_start = 0, call_end = 0;  // the current call's file range
-  thread_local std::unique_ptr<uint8_t[]> bounce;
+  Bounce bounce;
   auto flush = [&]() {
     if (n > 0 && status == ReadStatus::OK) {
       const uint64_t span = call_end - call_start;
       requested += span;
-      if (gaps && !bounce) bounce.reset(new (std::nothrow) uint8_t[kWindowBounce]);
-      if (gaps && bounce) {  // else (out of memory) straight into out, as any call without gaps
+      if (gaps && bounce.get()) {  // else (out of memory) straight into out, as without gaps
         struct iovec whole = {bounce.get(), static_cast<size_t>(span)};
         status = preadv_all(fd.get(), &whole, 1, header_len + call_start);
         size_t at = 0;

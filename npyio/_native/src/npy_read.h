@@ -25,6 +25,7 @@ enum class ReadStatus : int {
   BAD_BOOL,         // a bool payload byte that is neither 0 nor 1
   CHANGED,          // the file's size, inode or mtime changed while it was read
   BAD_WINDOW,       // read_window's arguments: a negative window, rank > kMaxRank, an overflow
+  NO_MEMORY,        // read_range_into's allocation failed (after the file was checked)
 };
 
 // The status's short name ("OK", "OPEN_FAILED", ...), for the fuzz driver and the tests.
@@ -48,6 +49,14 @@ bool has_size(const char* path, size_t size);
 // checks the file. The rows readers' range read: the caller checks nothing of the bytes.
 ReadStatus read_range(const char* path, uint64_t file_size, uint64_t offset, uint8_t* out,
                       size_t length);
+
+// read_range with the output allocated only once the file is checked: `allocate(length,
+// context)` is called after the file is open, regular, of exactly `file_size` bytes and holds
+// the range, so that a range no file holds allocates nothing; a null from it is NO_MEMORY, with
+// nothing read. Used where the caller's buffer is sized by the range (the op's strings).
+using Allocate = uint8_t* (*)(size_t length, void* context);
+ReadStatus read_range_into(const char* path, uint64_t file_size, uint64_t offset, size_t length,
+                           Allocate allocate, void* context);
 
 // Checks a whole file already read into memory (`data`, `size` bytes: what a file system
 // other than the local disk gave, `remote.cc`): OK if it is exactly `header` (header_len bytes,
@@ -76,8 +85,9 @@ constexpr int kMaxRank = 32;
 // shape[i] or window[i], start[i] + window[i] past int64, or a file size or window size
 // (elements times itemsize) past int64. The window's contiguous runs in the file are read by
 // preadv straight into `out`; runs at most kWindowGap bytes apart share one call, read into a
-// bounce buffer of this thread (kWindowBounce bytes at most) and copied out, so the bytes read
-// stay within the window's, plus one gap per run, plus the header. rank 0 (a scalar): the window is the whole element.
+// bounce buffer (kWindowBounce bytes at most, allocated by the call and freed before it
+// returns) and copied out, so the bytes read stay within the window's, plus one gap per run,
+// plus the header. rank 0 (a scalar): the window is the whole element.
 ReadStatus read_window(const char* path, const uint8_t* header, size_t header_len,
                        const int64_t* shape, const int64_t* start, const int64_t* window,
                        int rank, size_t itemsize, const uint8_t* fill, uint8_t* out,
@@ -85,9 +95,13 @@ ReadStatus read_window(const char* path, const uint8_t* header, size_t header_le
 
 // The largest gap between two runs of a window that one preadv reads through (a page).
 constexpr size_t kWindowGap = 4096;
-// The largest call with gaps that read_window reads into a bounce buffer (one per thread) and
-// copies out, rather than by preadv into `out` and the sink.
+// The largest call with gaps that read_window reads into a bounce buffer and copies out,
+// rather than by preadv into `out` and the sink.
 constexpr size_t kWindowBounce = 256 * 1024;
+
+// The bytes of read_window's bounce buffers allocated now, by every thread together: 0 whenever
+// no read_window call is running (the fuzz driver checks that none outlives its call).
+size_t bounce_bytes_held();
 
 }  // namespace npyio
 

@@ -7,12 +7,19 @@
 // gives [0, *shape] and every file doubted (kCheckedBytes). A path with a scheme (gs://,
 // ram://, ...) is read through TensorFlow's file systems (remote.h), one read per object, on
 // a pool of its own, and doubted for any status but a whole object of the plan's size; it is
-// never an error of the op. The op is not stateful (tf.io.read_file is not either): a stateful
-// op would stop tf.data from checkpointing the iterator.
+// never an error of the op. Sizes are checked arithmetic: a shape whose bytes pass int64 is an
+// error of the op where it is built. An allocation that fails (std::bad_alloc) doubts its file,
+// or is an error of the op (RESOURCE_EXHAUSTED), never the end of the process. The op is not
+// stateful (tf.io.read_file is not either): a stateful op would stop tf.data from
+// checkpointing the iterator.
+#include <atomic>
+#include <climits>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -52,17 +59,47 @@ constexpr int64_t kParallelBytes = 1 << 20;
 constexpr int64_t kCheckedBytes = int64_t{64} << 20;
 
 // Objects read at once through TensorFlow's file systems (gs://, ...), by every op of the
-// process together: each read mostly waits on the network, so a batch's reads are in flight
-// together, on threads of their own rather than the CPU workers (one per core).
-constexpr int kRemoteThreads = 64;
-
+// process together (npyio::kRemoteThreads): each read mostly waits on the network, so a
+// batch's reads are in flight together, on threads of their own rather than the CPU workers
+// (one per core).
 tensorflow::thread::ThreadPool* remote_pool() {
   // low_latency_hint false: an idle thread sleeps at once instead of spinning for work first;
   // spinning buys nothing for reads that wait on the network
   static auto* pool = new tensorflow::thread::ThreadPool(
-      tensorflow::Env::Default(), tensorflow::ThreadOptions(), "npyio_remote", kRemoteThreads,
-      /*low_latency_hint=*/false);
+      tensorflow::Env::Default(), tensorflow::ThreadOptions(), "npyio_remote",
+      npyio::kRemoteThreads, /*low_latency_hint=*/false);
   return pool;
+}
+
+// Runs body() and makes a std::bad_alloc from it an error of the op: an allocation that fails
+// must not end the process (an exception out of Compute would).
+template <typename Body>
+void guarded(OpKernelContext* ctx, const char* op, const Body& body) {
+  try {
+    body();
+  } catch (const std::bad_alloc&) {
+    ctx->SetStatus(absl::ResourceExhaustedError(
+        absl::StrCat(op, ": out of memory while reading a batch of ",
+                     ctx->input(0).NumElements(), " paths")));
+  }
+}
+
+// Whether fn() ran without std::bad_alloc: for the bodies run on worker threads, where an
+// exception would end the process before `guarded` sees it; the caller doubts that file.
+template <typename Fn>
+bool no_bad_alloc(const Fn& fn) {
+  try {
+    fn();
+    return true;
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+}
+
+// a * b, or the most int64 holds where the product passes it (for the sharding's cost only).
+int64_t saturated_product(int64_t a, int64_t b) {
+  int64_t out;
+  return __builtin_mul_overflow(a, b, &out) ? INT64_MAX : out;
 }
 
 // Runs fn(0) ... fn(n - 1) on the remote pool, fn(0) in the calling thread, and waits for all.
@@ -125,10 +162,28 @@ class NpyioReadFilesOp : public OpKernel {
                 absl::InvalidArgumentError(absl::StrCat("NpyioReadFiles: dtype ",
                                                         tensorflow::DataTypeString(dtype_),
                                                         " has no fixed size")));
-    payload_ = static_cast<size_t>(shape_.num_elements()) * static_cast<size_t>(size);
+    // The file's bytes, header and payload, must fit in int64 (an off_t): else the product
+    // (elements times itemsize) wraps, and a file of another size would be read as this one.
+    int64_t payload = 0, file_size = 0;
+    OP_REQUIRES(ctx,
+                !__builtin_mul_overflow(shape_.num_elements(), static_cast<int64_t>(size),
+                                        &payload) &&
+                    !__builtin_add_overflow(payload, static_cast<int64_t>(header_.size()),
+                                            &file_size),
+                absl::InvalidArgumentError(absl::StrCat(
+                    "NpyioReadFiles: shape ", shape_.DebugString(), " of ",
+                    tensorflow::DataTypeString(dtype_),
+                    " is too large: its file would pass 2**63 - 1 bytes")));
+    payload_ = static_cast<size_t>(payload);
+    file_size_ = static_cast<size_t>(file_size);
   }
 
   void Compute(OpKernelContext* ctx) override {
+    guarded(ctx, "NpyioReadFiles", [&] { read_batch(ctx); });
+  }
+
+ private:
+  void read_batch(OpKernelContext* ctx) {
     const Tensor& paths = ctx->input(0);
     OP_REQUIRES(ctx, paths.dims() == 1,
                 absl::InvalidArgumentError(absl::StrCat(
@@ -139,24 +194,28 @@ class NpyioReadFilesOp : public OpKernel {
     Tensor* ok = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &ok));
     auto oks = ok->flat<bool>();
-    const size_t file_size = header_.size() + payload_;
+    const size_t file_size = file_size_;
     const auto* header = reinterpret_cast<const uint8_t*>(header_.data());
     const bool check_bool = dtype_ == tensorflow::DT_BOOL;
     // Paths with a scheme: each object read whole, all at once, and checked before the output
     // is allocated; its payload is copied into its slice below.
     std::vector<int64_t> remote;
     for (int64_t i = 0; i < n; ++i) {
-      if (npyio::has_scheme(std::string(names(i).data(), names(i).size()))) remote.push_back(i);
+      if (npyio::has_scheme({names(i).data(), names(i).size()})) remote.push_back(i);
     }
     std::vector<npyio::RemoteObject> objects(remote.size());
     std::vector<char> remote_ok(remote.size(), 0);
     on_remote_pool(static_cast<int64_t>(remote.size()), [&](int64_t j) {
       const auto& name = names(remote[j]);
       npyio::RemoteObject& object = objects[j];
-      remote_ok[j] = object.read(std::string(name.data(), name.size()), file_size) ==
-                         npyio::ReadStatus::OK &&
-                     npyio::check_npy(object.data(), object.size(), header, header_.size(),
-                                      payload_, check_bool) == npyio::ReadStatus::OK;
+      bool good = false;
+      const bool ran = no_bad_alloc([&] {
+        good = object.read(std::string(name.data(), name.size()), file_size) ==
+                   npyio::ReadStatus::OK &&
+               npyio::check_npy(object.data(), object.size(), header, header_.size(), payload_,
+                                check_bool) == npyio::ReadStatus::OK;
+      });
+      remote_ok[j] = ran && good;
     });
     // n * payload_ >= kCheckedBytes, without the product (which may overflow)
     if (payload_ != 0 && static_cast<size_t>(n) >= static_cast<size_t>(kCheckedBytes) / payload_) {
@@ -199,15 +258,19 @@ class NpyioReadFilesOp : public OpKernel {
       for (int64_t i = begin; i < end; ++i) {
         if (done[i]) continue;
         uint8_t* slice = base == nullptr ? nullptr : base + i * payload_;
-        std::string path(names(i).data(), names(i).size());
-        const bool good = path.find('\0') == std::string::npos &&
-                          npyio::read_npy(path.c_str(), header, header_.size(), slice, payload_,
-                                          check_bool) == npyio::ReadStatus::OK;
+        bool good = false;
+        const bool ran = no_bad_alloc([&] {
+          std::string path(names(i).data(), names(i).size());
+          good = path.find('\0') == std::string::npos &&
+                 npyio::read_npy(path.c_str(), header, header_.size(), slice, payload_,
+                                 check_bool) == npyio::ReadStatus::OK;
+        });
+        good = good && ran;
         if (!good && slice != nullptr) std::memset(slice, 0, payload_);
         oks(i) = good;
       }
     };
-    const int64_t bytes = n * static_cast<int64_t>(payload_);
+    const int64_t bytes = saturated_product(n, static_cast<int64_t>(payload_));
     auto* workers = ctx->device()->tensorflow_cpu_worker_threads();
     if (n > 1 && bytes >= kParallelBytes && workers != nullptr && workers->num_threads > 1) {
       // The cost per file, in Shard's units (about a cycle each): a copy of its bytes.
@@ -218,11 +281,10 @@ class NpyioReadFilesOp : public OpKernel {
     }
   }
 
- private:
   DataType dtype_;
   TensorShape shape_;
   std::string header_;
-  size_t payload_ = 0;
+  size_t payload_ = 0, file_size_ = 0;
 };
 
 REGISTER_KERNEL_BUILDER(Name("NpyioReadFiles").Device(tensorflow::DEVICE_CPU), NpyioReadFilesOp);
@@ -258,6 +320,27 @@ class NpyioReadRangesOp : public OpKernel {
   explicit NpyioReadRangesOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
 
   void Compute(OpKernelContext* ctx) override {
+    guarded(ctx, "NpyioReadRanges", [&] { read_ranges(ctx); });
+  }
+
+ private:
+  // The core's allocation for range i (read_range_into, once the file is checked): its string
+  // sized to the range. A tstring's own malloc is not checked (a failure writes through a null
+  // pointer), so the bytes are first asked of malloc here, and given back just before the
+  // string asks for them: a failure is then NO_MEMORY, not a crash.
+  struct Room {
+    tstring* value;
+    static uint8_t* allocate(size_t length, void* context) {
+      tstring* value = static_cast<Room*>(context)->value;
+      void* probe = std::malloc(length + 16);  // the string's own rounding up, and its NUL
+      if (probe == nullptr) return nullptr;
+      std::free(probe);
+      value->resize_uninitialized(length);
+      return reinterpret_cast<uint8_t*>(value->mdata());
+    }
+  };
+
+  void read_ranges(OpKernelContext* ctx) {
     const Tensor& paths = ctx->input(0);
     const int64_t n = paths.NumElements();
     for (int i = 0; i < 5; ++i) {
@@ -277,7 +360,7 @@ class NpyioReadRangesOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &ok));
     auto out = values->flat<tstring>();
     auto oks = ok->flat<bool>();
-    int64_t bytes = 0;
+    int64_t bytes = 0;  // for the sharding's cost: saturates rather than wraps
     std::vector<bool> todo(n, false);
     for (int64_t i = 0; i < n; ++i) {
       if (lengths(i) == -1) {
@@ -290,21 +373,31 @@ class NpyioReadRangesOp : public OpKernel {
                         offsets(i) <= sizes(i) && lengths(i) <= sizes(i) - offsets(i);
       oks(i) = sane;
       todo[i] = sane;
-      if (sane) bytes += lengths(i);
+      if (sane && __builtin_add_overflow(bytes, lengths(i), &bytes)) bytes = INT64_MAX;
     }
+    std::atomic<int64_t> no_memory{n};  // the first range that found no memory, else n
     auto read = [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         if (!todo[i]) continue;
-        std::string path(names(i).data(), names(i).size());
-        out(i).resize_uninitialized(static_cast<size_t>(lengths(i)));
-        auto* data = reinterpret_cast<uint8_t*>(out(i).mdata());
-        const bool good =
-            path.find('\0') == std::string::npos &&
-            npyio::read_range(path.c_str(), static_cast<uint64_t>(sizes(i)),
-                              static_cast<uint64_t>(offsets(i)), data,
-                              static_cast<size_t>(lengths(i))) == npyio::ReadStatus::OK;
-        if (!good) out(i).clear();
-        oks(i) = good;
+        // the file is checked (open, regular, of its recorded size) before its string is sized
+        npyio::ReadStatus status = npyio::ReadStatus::NO_MEMORY;
+        no_bad_alloc([&] {
+          std::string path(names(i).data(), names(i).size());
+          Room room{&out(i)};
+          status = path.find('\0') != std::string::npos
+                       ? npyio::ReadStatus::OPEN_FAILED
+                       : npyio::read_range_into(path.c_str(), static_cast<uint64_t>(sizes(i)),
+                                                static_cast<uint64_t>(offsets(i)),
+                                                static_cast<size_t>(lengths(i)),
+                                                &Room::allocate, &room);
+        });
+        if (status == npyio::ReadStatus::NO_MEMORY) {
+          int64_t first = no_memory.load();
+          while (i < first && !no_memory.compare_exchange_weak(first, i)) {
+          }
+        }
+        if (status != npyio::ReadStatus::OK) out(i).clear();
+        oks(i) = status == npyio::ReadStatus::OK;
       }
     };
     auto* workers = ctx->device()->tensorflow_cpu_worker_threads();
@@ -313,6 +406,11 @@ class NpyioReadRangesOp : public OpKernel {
     } else {
       read(0, n);
     }
+    const int64_t i = no_memory.load();
+    OP_REQUIRES(ctx, i == n,
+                absl::ResourceExhaustedError(absl::StrCat(
+                    std::string(names(i).data(), names(i).size()), ": out of memory for ",
+                    lengths(i), " bytes at byte ", offsets(i), " (NpyioReadRanges)")));
   }
 };
 
@@ -405,6 +503,11 @@ class NpyioReadWindowsOp : public OpKernel {
   }
 
   void Compute(OpKernelContext* ctx) override {
+    guarded(ctx, "NpyioReadWindows", [&] { read_windows(ctx); });
+  }
+
+ private:
+  void read_windows(OpKernelContext* ctx) {
     const Tensor& paths = ctx->input(0);
     const Tensor& starts = ctx->input(1);
     const int rank = static_cast<int>(shape_.size());
@@ -436,13 +539,16 @@ class NpyioReadWindowsOp : public OpKernel {
       for (int64_t i = begin; i < end; ++i) {
         uint8_t* slice = base == nullptr ? nullptr : base + i * window_bytes_;
         for (int a = 0; a < rank; ++a) start[a] = begins(i, a);
-        std::string path(names(i).data(), names(i).size());
         uint64_t got = 0;
-        const bool good =
-            path.find('\0') == std::string::npos &&
-            npyio::read_window(path.c_str(), header, header_.size(), shape_.data(),
-                               start.data(), window_dims_.data(), rank, itemsize_, fill, slice,
-                               check_bool, &got) == npyio::ReadStatus::OK;
+        bool good = false;
+        const bool ran = no_bad_alloc([&] {
+          std::string path(names(i).data(), names(i).size());
+          good = path.find('\0') == std::string::npos &&
+                 npyio::read_window(path.c_str(), header, header_.size(), shape_.data(),
+                                    start.data(), window_dims_.data(), rank, itemsize_, fill,
+                                    slice, check_bool, &got) == npyio::ReadStatus::OK;
+        });
+        good = good && ran;
         if (!good && slice != nullptr) std::memset(slice, 0, window_bytes_);
         oks(i) = good;
         counts(i) = static_cast<int64_t>(got);
@@ -461,7 +567,6 @@ class NpyioReadWindowsOp : public OpKernel {
     }
   }
 
- private:
   DataType dtype_;
   size_t itemsize_ = 0;
   std::vector<int64_t> shape_, window_dims_;
@@ -472,5 +577,38 @@ class NpyioReadWindowsOp : public OpKernel {
 
 REGISTER_KERNEL_BUILDER(Name("NpyioReadWindows").Device(tensorflow::DEVICE_CPU),
                         NpyioReadWindowsOp);
+
+// NpyioRemoteStats: what this process's remote reads did (remote.h's RemoteStats), as [6]
+// int64: reads, reads that waited for the budget, bypass buffers not allocated (read with a
+// buffer of the object's size), objects doubted for want of any buffer, the most bytes held
+// at once, and the budget. Stateful: each run reads the counters anew.
+REGISTER_OP("NpyioRemoteStats")
+    .Output("stats: int64")
+    .SetIsStateful()
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      c->set_output(0, c->Vector(6));
+      return absl::OkStatus();
+    });
+
+class NpyioRemoteStatsOp : public OpKernel {
+ public:
+  explicit NpyioRemoteStatsOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({6}), &out));
+    const npyio::RemoteStats stats = npyio::remote_stats();
+    auto v = out->flat<int64_t>();
+    v(0) = stats.reads;
+    v(1) = stats.waits;
+    v(2) = stats.bypass_failed;
+    v(3) = stats.unallocated;
+    v(4) = stats.peak_bytes;
+    v(5) = stats.budget_bytes;
+  }
+};
+
+REGISTER_KERNEL_BUILDER(Name("NpyioRemoteStats").Device(tensorflow::DEVICE_CPU),
+                        NpyioRemoteStatsOp);
 
 }  // namespace
