@@ -212,6 +212,13 @@ def start_child(
     )
 
 
+def require_jax() -> None:
+    """jax is in the ``test`` extra for Python >= 3.11 (as jax itself): there its page must run,
+    never skip; below, it is skipped where jax is missing."""
+    if sys.version_info < (3, 11):
+        pytest.importorskip("jax", reason="jax (the test extra's) needs Python >= 3.11")
+
+
 def child_result(proc: subprocess.Popen[str], timeout: float = 600) -> dict:
     """What `run_blocks` returned in ``proc``; a failed child fails the test with its stderr."""
     out, err = proc.communicate(timeout=timeout)
@@ -225,6 +232,7 @@ def test_guide_examples_run(page, tmp_path, monkeypatch):
     if page.name not in CHILD_PAGES:
         assert _run_page(page, tmp_path, monkeypatch) >= 1
         return
+    require_jax()
     make_data(tmp_path)
     printed = child_result(start_child(page, tmp_path))["printed"]
     claims = [claim for b in blocks(page) if b.runs for claim in printed_claims(b.code)]
@@ -262,6 +270,7 @@ def test_the_jax_page_shards_over_two_processes(tmp_path):
     number of batches on both, every sample at most once per epoch across them."""
     from tests._service import free_port
 
+    require_jax()
     _jax_blocks()
     make_data(tmp_path)
     address = f"localhost:{free_port()}"
@@ -289,6 +298,7 @@ def test_the_jax_page_shards_over_two_processes(tmp_path):
 def test_the_jax_page_restores_in_a_new_process(tmp_path):
     """docs/jax.md's checkpoint, written by one process and restored by a new one: the batch
     after the restore is the one the saving process had next."""
+    require_jax()
     _jax_blocks()
     make_data(tmp_path)
     saved = child_result(
