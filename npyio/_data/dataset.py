@@ -35,6 +35,7 @@ from npyio._graph.ops import require_tf2
 from npyio._graph.window import draws
 from npyio._read import DEFAULT_BACKEND, capabilities
 from npyio._read.backends import Reader, reader, usable
+from npyio._tf import symbolic_checkpoint
 
 __all__ = [
     "Fetch",
@@ -329,13 +330,28 @@ def build(plan: DatasetPlan | PackPlan, finish: Finish | None = None) -> tf.data
         ds = finish(ds)
     if plan.loader.prefetch:
         ds = ds.prefetch(plan.loader.prefetch)
-    if not read.capabilities.autotune:  # a caller's own with_options can turn it back on
-        options = tf.data.Options()
+    # (a caller's own with_options, applied later, wins over each of these)
+    options = tf.data.Options()
+    if not read.capabilities.autotune:
         options.autotune.enabled = False
+    if _symbolic(plan):
+        symbolic_checkpoint(options)
+    if options != tf.data.Options():
         ds = ds.with_options(options)
     one_request = one_get and not read.report
     blocks = not one_request or any(s.hint is None or s.member is not None for s in plan.specs)
     return for_storage(source.anchor(ds), firsts, blocks)
+
+
+def _symbolic(plan: DatasetPlan) -> bool:
+    """Whether the pipeline's checkpoints are symbolic (`npyio._tf.symbolic_checkpoint`):
+    positions, not the prefetched batches (megabytes at batch 128 of 8 KiB samples), wherever
+    TensorFlow allows it. Not with ``deterministic=False``: an unordered map cannot say which
+    elements it has delivered, and TensorFlow refuses to checkpoint it. Not with
+    ``ignore_errors``: ``Dataset.ignore_errors`` and the rebatching of the survivors refuse
+    it too. Everything else npyio builds (the index shuffle's gathers, its anchor and
+    ``Dataset.random``, the readers' maps, py_function's included) restores exactly."""
+    return plan.loader.deterministic is not False and not plan.read.ignore_errors
 
 
 def build_all(

@@ -1,0 +1,197 @@
+"""Iterator checkpoints of npyio's pipelines are symbolic where TensorFlow allows it: kilobytes
+of positions, not the prefetched batches, and they restore exactly; a caller's own
+``with_options`` wins, and transformations a caller appends still checkpoint (or, where
+TensorFlow refuses the symbolic mode for them, say so when saved, and checkpoint with it off).
+
+The bounds here are the ones docs/keras.md quotes (`test_the_keras_page_quotes_the_bounds`)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import npyio
+
+pytestmark = pytest.mark.skipif(
+    os.uname().sysname == "Darwin", reason="TensorFlow ignores symbolic checkpoints on macOS"
+)
+
+#: Samples of 8 KiB (2,048 float32), in batches of 128: an epoch of 8 batches, the last short.
+COUNT, BATCH, SAMPLE = 1000, 128, 2048
+#: What docs/keras.md says a symbolic checkpoint stays under, and what TensorFlow's default
+#: holds at least (a prefetched batch is 1 MiB here).
+SYMBOLIC_LIMIT = 64_000
+DEFAULT_FLOOR = 1_000_000
+KERAS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "keras.md"
+
+
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory) -> tuple[str, str]:
+    """COUNT pairs: random float32 inputs (incompressible, as real data) whose first value is
+    the sample's id, and int64 labels holding the id."""
+    root = tmp_path_factory.mktemp("symbolic")
+    rng = np.random.default_rng(0)
+    (root / "x").mkdir()
+    (root / "y").mkdir()
+    for i in range(COUNT):
+        x = rng.random(SAMPLE, dtype=np.float32)
+        x[0] = i
+        np.save(root / "x" / f"{i:04d}.npy", x)
+        np.save(root / "y" / f"{i:04d}.npy", np.int64(i))
+    return str(root / "x"), str(root / "y")
+
+
+def _ids(batch: object) -> list[int]:
+    x, y = batch  # type: ignore[misc]
+    x, y = np.asarray(x), np.asarray(y)
+    assert x[:, 0].astype(np.int64).tolist() == y.tolist(), "an input with another's label"
+    return y.tolist()
+
+
+def _save(it: object, folder: Path) -> int:
+    """Writes ``it``'s checkpoint to ``folder``; returns its size in bytes."""
+    tf.train.Checkpoint(iterator=it).write(str(folder / "c"))
+    return sum(f.stat().st_size for f in folder.iterdir())
+
+
+def _restored(ds: tf.data.Dataset, folder: Path, numpy: bool) -> list[list[int]]:
+    it = ds.as_numpy_iterator() if numpy else iter(ds)
+    tf.train.Checkpoint(iterator=it).read(str(folder / "c")).assert_consumed()
+    return [_ids(batch) for batch in it]
+
+
+def _make(samples: tuple[str, str], shuffle: bool) -> tf.data.Dataset:
+    return npyio.dataset(*samples, batch_size=BATCH, shuffle=shuffle, seed=5)
+
+
+def _off(ds: tf.data.Dataset) -> tf.data.Dataset:
+    options = tf.data.Options()
+    options.experimental_symbolic_checkpoint = False
+    return ds.with_options(options)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("numpy", [False, True], ids=["iter", "as_numpy_iterator"])
+@pytest.mark.parametrize("shuffle", [False, True], ids=["in-order", "shuffled"])
+@pytest.mark.parametrize("step", [3, 7], ids=["mid-epoch", "last-batch"])
+def test_a_checkpoint_is_kilobytes_and_restores_exactly(samples, tmp_path, shuffle, numpy, step):
+    """Saved mid-epoch or before an epoch's last batch, once the prefetch had time to fill:
+    under SYMBOLIC_LIMIT; restored into a pipeline built anew, the rest of the epoch and the
+    next epoch's order are the uninterrupted iterator's."""
+    ds = _make(samples, shuffle).repeat(2)
+    assert ds.options().experimental_symbolic_checkpoint
+    it = ds.as_numpy_iterator() if numpy else iter(ds)
+    got = [_ids(next(it)) for _ in range(step)]
+    time.sleep(0.5)  # (the default checkpoint would hold what the read-ahead fetched by now)
+    size = _save(it, tmp_path)
+    rest = [_ids(batch) for batch in it]
+    assert size < SYMBOLIC_LIMIT, size
+    ids = [i for batch in got + rest for i in batch]
+    epochs = [ids[:COUNT], ids[COUNT:]]
+    assert [sorted(epoch) for epoch in epochs] == [list(range(COUNT))] * 2
+    assert (epochs[0] != epochs[1]) == shuffle
+    assert _restored(_make(samples, shuffle).repeat(2), tmp_path, numpy) == rest
+
+
+@pytest.mark.slow
+def test_a_callers_with_options_wins_and_the_default_holds_the_batches(samples, tmp_path):
+    """With the symbolic mode turned off by the caller, TensorFlow's default checkpoint holds
+    the prefetched batches (over DEFAULT_FLOOR once the prefetch has filled), and restores
+    exactly too."""
+    ds = _off(_make(samples, shuffle=True).repeat(2))
+    assert ds.options().experimental_symbolic_checkpoint is False
+    it = iter(ds)
+    got = [_ids(next(it)) for _ in range(3)]
+    size = 0
+    for _ in range(40):  # until the read-ahead has filled the prefetch buffer
+        size = _save(it, tmp_path)
+        if size > DEFAULT_FLOOR:
+            break
+        time.sleep(0.25)
+    rest = [_ids(batch) for batch in it]
+    assert size > DEFAULT_FLOOR, size
+    assert len(got) + len(rest) == 16
+    assert _restored(_off(_make(samples, shuffle=True).repeat(2)), tmp_path, False) == rest
+
+
+@pytest.mark.parametrize(
+    "kwargs, symbolic",
+    [
+        ({}, True),
+        ({"shuffle": True}, True),
+        ({"backend": "graph"}, True),
+        ({"backend": "py_function"}, True),
+        ({"batch_size": None}, True),
+        # an unordered map cannot say which elements it delivered: TensorFlow refuses it
+        ({"deterministic": False}, None),
+        # Dataset.ignore_errors (and the rebatching of survivors) refuse it
+        ({"ignore_errors": True}, None),
+    ],
+    ids=repr,
+)
+def test_which_pipelines_are_symbolic(samples, kwargs, symbolic):
+    ds = npyio.dataset(*samples, **kwargs)
+    assert ds.options().experimental_symbolic_checkpoint is symbolic
+
+
+def test_dataset_from_directory_and_shuffled_rows_are_symbolic(tmp_path):
+    for name in ("a", "b"):
+        (tmp_path / "classes" / name).mkdir(parents=True)
+        np.save(tmp_path / "classes" / name / "0.npy", np.zeros(3, np.float32))
+    np.save(tmp_path / "rows.npy", np.arange(10))
+    ds = npyio.dataset_from_directory(str(tmp_path / "classes"), batch_size=2)
+    assert ds.options().experimental_symbolic_checkpoint
+    assert (
+        npyio.rows(str(tmp_path / "rows.npy"), shuffle=True)
+        .options()
+        .experimental_symbolic_checkpoint
+    )
+    # in order, rows are read by FixedLengthRecordDataset, which refuses the symbolic mode
+    assert npyio.rows(str(tmp_path / "rows.npy")).options().experimental_symbolic_checkpoint is None
+
+
+#: What a caller appends after npyio's dataset: each checkpoints and restores exactly.
+APPENDED: dict[str, Callable[[tf.data.Dataset], tf.data.Dataset]] = {
+    "shuffle": lambda ds: ds.shuffle(4, seed=1),
+    "map": lambda ds: ds.map(lambda x, y: (x + 0.0, y), num_parallel_calls=2),
+    "cache": lambda ds: ds.cache(),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(APPENDED))
+def test_what_a_caller_appends_checkpoints_and_restores(samples, tmp_path, name):
+    """``.shuffle`` and ``.map`` keep the symbolic mode (a shuffle buffer's elements are in the
+    checkpoint, as TensorFlow's default keeps them). A memory ``.cache()`` refuses it: the save
+    fails, naming the cache, never a checkpoint that restores other data; with the caller's
+    ``with_options`` turning it off, it checkpoints as TensorFlow's default does."""
+
+    def make() -> tf.data.Dataset:
+        ds = APPENDED[name](_make(samples, shuffle=True)).repeat(2)
+        return _off(ds) if name == "cache" else ds
+
+    if name == "cache":
+        refused = iter(APPENDED[name](_make(samples, shuffle=True)))
+        next(refused)
+        with pytest.raises(tf.errors.UnimplementedError, match=r"Cache.* symbolic checkpointing"):
+            _save(refused, tmp_path)
+    it = iter(make())
+    got = [_ids(next(it)) for _ in range(3)]
+    _save(it, tmp_path)
+    rest = [_ids(batch) for batch in it]
+    assert sorted(i for batch in got + rest for i in batch) == sorted(list(range(COUNT)) * 2)
+    assert _restored(make(), tmp_path, False) == rest
+
+
+def test_the_keras_page_quotes_the_bounds():
+    """docs/keras.md quotes the bounds these tests measure, and names this file."""
+    text = " ".join(KERAS_PAGE.read_text().split())
+    assert "under 64 KB" in text
+    assert "over 1 MB" in text
+    assert "tests/data/test_checkpoint_symbolic.py" in text
