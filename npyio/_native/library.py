@@ -192,15 +192,22 @@ def cache_key(tools: Toolchain, sources: str, version: str) -> str:
 
 
 def _compiler_id(compiler: str) -> str:
-    """The compiler's executable as "resolved path, size, mtime in ns", found by stat alone."""
-    first = shlex.split(compiler)[0]
-    found = shutil.which(first) or first
-    real = os.path.realpath(found)
-    try:
-        st = os.stat(real)
-    except OSError as e:
-        raise _Unavailable(f"the C++ compiler {compiler!r} cannot be found: {e}") from None
-    return f"{real} {st.st_size} {st.st_mtime_ns}"
+    """The compiler's files as "resolved path, size, mtime in ns", found by stat alone: the
+    command's first word, and each later word that names an executable on ``PATH`` or an
+    existing file (``ccache g++``: g++ too; ``python cc.py``: the script)."""
+    words = shlex.split(compiler)
+    ids = []
+    for i, word in enumerate(words):
+        found = shutil.which(word) if "/" not in word else word
+        if i > 0 and (found is None or not os.path.isfile(found)):
+            continue  # a flag or an argument, not a file
+        real = os.path.realpath(found or word)
+        try:
+            st = os.stat(real)
+        except OSError as e:
+            raise _Unavailable(f"the C++ compiler {compiler!r} cannot be found: {e}") from None
+        ids.append(f"{real} {st.st_size} {st.st_mtime_ns}")
+    return "; ".join(ids)
 
 
 def _find_compiler() -> str:

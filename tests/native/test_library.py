@@ -210,6 +210,15 @@ def test_preload_never_builds_and_loads_a_built_library(tmp_path, native_ops):
     assert (off.returncode, off.stdout.strip()) == (0, "False"), off.stderr[-2000:]
 
 
+def test_the_compiler_is_known_by_its_files_and_a_changed_one_changes_the_key(tmp_path):
+    script = tmp_path / "cc.py"
+    script.write_text("pass\n")
+    first = library._compiler_id(f"{sys.executable} {script} -O2")
+    assert first.count(";") == 1 and str(script) in first  # python and the script; not -O2
+    script.write_text("pass  # a newer compiler\n")
+    assert library._compiler_id(f"{sys.executable} {script} -O2") != first
+
+
 def test_import_after_tensorflow_runs_no_process(tmp_path, native_ops):
     """``import npyio`` after TensorFlow loads the built op (`library.preload`) and finds its
     cache key without running the compiler, or any other process."""

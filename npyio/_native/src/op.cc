@@ -183,6 +183,70 @@ class NpyioReadFilesOp : public OpKernel {
   }
 
  private:
+  // The paths with a scheme of a batch: each object read whole, all at once, and checked
+  // before the output is allocated; its payload is copied into its slice after.
+  struct Remote {
+    std::vector<int64_t> index;  // into the batch
+    std::vector<npyio::RemoteObject> objects;
+    std::vector<char> ok;
+  };
+
+  void read_remote(const tensorflow::TTypes<tstring>::ConstFlat& names, Remote& r) const {
+    for (int64_t i = 0; i < names.size(); ++i) {
+      if (npyio::has_scheme({names(i).data(), names(i).size()})) r.index.push_back(i);
+    }
+    r.objects = std::vector<npyio::RemoteObject>(r.index.size());
+    r.ok.assign(r.index.size(), 0);
+    const auto* header = reinterpret_cast<const uint8_t*>(header_.data());
+    on_remote_pool(static_cast<int64_t>(r.index.size()), [&](int64_t j) {
+      const auto& name = names(r.index[j]);
+      npyio::RemoteObject& object = r.objects[j];
+      bool good = false;
+      const bool ran = no_bad_alloc([&] {
+        good = object.read(std::string(name.data(), name.size()), file_size_) ==
+                   npyio::ReadStatus::OK &&
+               npyio::check_npy(object.data(), object.size(), header, header_.size(), payload_,
+                                dtype_ == tensorflow::DT_BOOL) == npyio::ReadStatus::OK;
+      });
+      r.ok[j] = ran && good;
+    });
+  }
+
+  // Whether a batch of n * payload_ >= kCheckedBytes may be allocated: some file of it (an
+  // object read, or a local file by stat) has exactly the plan's size.
+  bool some_file_fits(const tensorflow::TTypes<tstring>::ConstFlat& names,
+                      const Remote& r) const {
+    const int64_t n = names.size();
+    // n * payload_ >= kCheckedBytes, without the product (which may overflow)
+    if (payload_ == 0 || static_cast<size_t>(n) < static_cast<size_t>(kCheckedBytes) / payload_) {
+      return true;
+    }
+    for (char ok : r.ok) {
+      if (ok) return true;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      std::string path(names(i).data(), names(i).size());
+      if (path.find('\0') == std::string::npos && !npyio::has_scheme(path) &&
+          npyio::has_size(path.c_str(), file_size_)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // One local file into its slice (null for a 0-byte payload); false where it is doubted.
+  bool read_local(const tstring& name, uint8_t* slice) const {
+    bool good = false;
+    const bool ran = no_bad_alloc([&] {
+      std::string path(name.data(), name.size());
+      good = path.find('\0') == std::string::npos &&
+             npyio::read_npy(path.c_str(), reinterpret_cast<const uint8_t*>(header_.data()),
+                             header_.size(), slice, payload_,
+                             dtype_ == tensorflow::DT_BOOL) == npyio::ReadStatus::OK;
+    });
+    return ran && good;
+  }
+
   void read_batch(OpKernelContext* ctx) {
     const Tensor& paths = ctx->input(0);
     OP_REQUIRES(ctx, paths.dims() == 1,
@@ -194,80 +258,38 @@ class NpyioReadFilesOp : public OpKernel {
     Tensor* ok = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &ok));
     auto oks = ok->flat<bool>();
-    const size_t file_size = file_size_;
-    const auto* header = reinterpret_cast<const uint8_t*>(header_.data());
-    const bool check_bool = dtype_ == tensorflow::DT_BOOL;
-    // Paths with a scheme: each object read whole, all at once, and checked before the output
-    // is allocated; its payload is copied into its slice below.
-    std::vector<int64_t> remote;
-    for (int64_t i = 0; i < n; ++i) {
-      if (npyio::has_scheme({names(i).data(), names(i).size()})) remote.push_back(i);
-    }
-    std::vector<npyio::RemoteObject> objects(remote.size());
-    std::vector<char> remote_ok(remote.size(), 0);
-    on_remote_pool(static_cast<int64_t>(remote.size()), [&](int64_t j) {
-      const auto& name = names(remote[j]);
-      npyio::RemoteObject& object = objects[j];
-      bool good = false;
-      const bool ran = no_bad_alloc([&] {
-        good = object.read(std::string(name.data(), name.size()), file_size) ==
-                   npyio::ReadStatus::OK &&
-               npyio::check_npy(object.data(), object.size(), header, header_.size(), payload_,
-                                check_bool) == npyio::ReadStatus::OK;
-      });
-      remote_ok[j] = ran && good;
-    });
-    // n * payload_ >= kCheckedBytes, without the product (which may overflow)
-    if (payload_ != 0 && static_cast<size_t>(n) >= static_cast<size_t>(kCheckedBytes) / payload_) {
-      bool any = false;
-      for (size_t j = 0; j < remote.size() && !any; ++j) any = remote_ok[j];
-      for (int64_t i = 0; i < n && !any; ++i) {
-        std::string path(names(i).data(), names(i).size());
-        any = path.find('\0') == std::string::npos && !npyio::has_scheme(path) &&
-              npyio::has_size(path.c_str(), file_size);
-      }
-      if (!any) {
-        TensorShape none({0});
-        OP_REQUIRES_OK(ctx, none.AppendShapeWithStatus(shape_));
-        Tensor* values = nullptr;
-        OP_REQUIRES_OK(ctx, ctx->allocate_output(0, none, &values));
-        for (int64_t i = 0; i < n; ++i) oks(i) = false;
-        return;
-      }
-    }
-    TensorShape out_shape({n});
+    Remote remote;
+    read_remote(names, remote);
+    // [0, *shape] and every file doubted where no file holds the plan's size (kCheckedBytes)
+    TensorShape out_shape({some_file_fits(names, remote) ? n : 0});
     OP_REQUIRES_OK(ctx, out_shape.AppendShapeWithStatus(shape_));
     Tensor* values = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &values));
+    if (out_shape.dim_size(0) == 0 && n > 0) {
+      for (int64_t i = 0; i < n; ++i) oks(i) = false;
+      return;
+    }
     uint8_t* base = payload_ == 0 ? nullptr : static_cast<uint8_t*>(values->data());
     std::vector<char> done(n, 0);
-    for (size_t j = 0; j < remote.size(); ++j) {
-      const int64_t i = remote[j];
+    for (size_t j = 0; j < remote.index.size(); ++j) {
+      const int64_t i = remote.index[j];
       if (base != nullptr) {
         uint8_t* slice = base + i * payload_;
-        if (remote_ok[j]) {
-          std::memcpy(slice, objects[j].data() + header_.size(), payload_);
+        if (remote.ok[j]) {
+          std::memcpy(slice, remote.objects[j].data() + header_.size(), payload_);
         } else {
           std::memset(slice, 0, payload_);
         }
       }
-      oks(i) = remote_ok[j] != 0;
+      oks(i) = remote.ok[j] != 0;
       done[i] = 1;
     }
     auto read = [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         if (done[i]) continue;
         uint8_t* slice = base == nullptr ? nullptr : base + i * payload_;
-        bool good = false;
-        const bool ran = no_bad_alloc([&] {
-          std::string path(names(i).data(), names(i).size());
-          good = path.find('\0') == std::string::npos &&
-                 npyio::read_npy(path.c_str(), header, header_.size(), slice, payload_,
-                                 check_bool) == npyio::ReadStatus::OK;
-        });
-        good = good && ran;
-        if (!good && slice != nullptr) std::memset(slice, 0, payload_);
-        oks(i) = good;
+        oks(i) = read_local(names(i), slice);
+        if (!oks(i) && slice != nullptr) std::memset(slice, 0, payload_);
       }
     };
     const int64_t bytes = saturated_product(n, static_cast<int64_t>(payload_));
