@@ -178,7 +178,7 @@ def check_samples(
 def _vary_reason(varying: list[tuple[str, str, bool, Verdict]]) -> str:
     """Why parts whose sampled files vary are refused: what each part's samples hold, and
     the ``shape=`` (``label_shape=``) that reads them where only sizes vary."""
-    lines = [f"{name}'s files differ ({found.varies})" for name, _, _, found in varying]
+    lines = [f"the files of {name} differ ({found.varies})" for name, _, _, found in varying]
     shapes = [(side, found.shape) for _, side, _, found in varying]
     if any(shape is None for _, shape in shapes):
         return "; ".join(lines) + (

@@ -17,6 +17,7 @@ themselves, so their fetch only names the file (and, reporting, checks that it e
 from __future__ import annotations
 
 import abc
+import dataclasses
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -209,6 +210,9 @@ class GraphReader(Reader):
     ) -> list[tf.Tensor]:
         """The tensors of fetched parts: each a scalar, or with ``batched`` a [B] batch."""
         report = self.report and not tf.executing_eagerly()
+        if self.report:  # a skip line says what is wrong; where the spec came from, and the
+            # advice to verify or skip, are for an error that stops the run
+            specs = [dataclasses.replace(spec, origin="") for spec in specs]
         return decode_group(fetched, specs, batched, report=report)
 
 

@@ -164,27 +164,46 @@ def test_iteration_message_of_an_npz_member(tmp_path):
 
 
 # --- hints and build-time checks ----------------------------------------------------------------
-@pytest.mark.parametrize("batch_size", [None, 2], ids=["decode-then-batch", "batch-then-decode"])
-def test_shape_mismatch_suggests_none_where_the_dims_vary(tmp_path, batch_size):
-    """Variable-length arrays read without ``shape=``: the error says which shape to pass,
-    in the graph and in Python (`npyio._format.spec.Layout.reason`, what ``npyio verify`` says)."""
+def test_files_that_vary_are_refused_with_the_shape_that_reads_them(tmp_path):
+    """Variable-length arrays read without ``shape=``: the files sampled when the dataset is
+    built differ, and the error says which shape to pass (`npyio._data.sampling`)."""
     first, second = tmp_path / "0.npy", tmp_path / "1.npy"
     first.write_bytes(npy_bytes(np.zeros((52, 20), "<f4")))
     second.write_bytes(npy_bytes(np.zeros((40, 20), "<f4")))
-    want = (
-        f"{second}: shape mismatch -- expected (52, 20), got (40, 20); "
-        "to read arrays whose dims vary, pass shape=(None, 20)"
+    with pytest.raises(npyio.NpyFormatError) as info:
+        npyio.dataset(str(tmp_path))
+    assert str(info.value).startswith(
+        f"{first}: the files of inputs differ ({first}: float32 (52, 20); {second}: float32 "
+        "(40, 20)) -- to read arrays whose sizes vary, pass shape=(None, 20)"
     )
-    ds = npyio.dataset(str(tmp_path), batch_size=batch_size)
-    with pytest.raises(tf.errors.InvalidArgumentError) as info:
-        list(ds)
-    assert tf_message(info.value) == want
-    spec = ds.element_spec
-    reason = Layout(np.dtype("float32"), tuple(spec.shape[1:] if batch_size else spec.shape))
-    assert f"{second}: {reason.reason(npyio.inspect(str(second)), str(second))}" == want
     # what it suggests reads both files
     shapes = [x.shape for x in npyio.dataset(str(tmp_path), shape=(None, 20), batch_size=None)]
     assert shapes == [(52, 20), (40, 20)]
+
+
+@pytest.mark.parametrize("batch_size", [None, 2], ids=["decode-then-batch", "batch-then-decode"])
+def test_one_odd_file_is_named_with_the_file_that_set_the_spec(tmp_path, batch_size):
+    """An odd file the build-time samples (0, 2, 4) did not see: the graph's error names it
+    and the spec's source, and points to verify and ignore_errors, not to None dims; npyio
+    verify (`npyio._format.spec.Layout.reason`) still says which shape= reads both."""
+    for i in range(5):
+        (tmp_path / f"{i}.npy").write_bytes(npy_bytes(np.zeros((52, 20), "<f4")))
+    odd = tmp_path / "1.npy"
+    odd.write_bytes(npy_bytes(np.zeros((40, 20), "<f4")))
+    ds = npyio.dataset(str(tmp_path), batch_size=batch_size)
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        list(ds)
+    assert tf_message(info.value) == (
+        f"{odd}: shape mismatch -- expected (52, 20), got (40, 20); the spec came from "
+        f"{tmp_path / '0.npy'} -- `npyio verify` lists every file that differs, and "
+        "ignore_errors=True skips them"
+    )
+    spec = ds.element_spec
+    reason = Layout(np.dtype("float32"), tuple(spec.shape[1:] if batch_size else spec.shape))
+    assert reason.reason(npyio.inspect(str(odd)), str(odd)) == (
+        "shape mismatch -- expected (52, 20), got (40, 20); to read arrays whose dims vary, "
+        "pass shape=(None, 20)"
+    )
 
 
 def test_shape_hint_names_the_argument_and_only_for_one_rank(tmp_path):
@@ -210,11 +229,11 @@ def test_the_guide_iteration_error_is_what_tensorflow_says(tmp_path, monkeypatch
     """docs/errors.md shows a failed iteration's message on TF 2.21: its bracketed text
     on any TensorFlow, the whole first line (up to the numbers TensorFlow counts) on 2.21."""
     page = (ROOT / "docs" / "errors.md").read_text()
-    block = page.split("Variable-length arrays read without `shape=`, on TF 2.21:", 1)[1]
+    block = page.split("One file of another shape among many, on TF 2.21:", 1)[1]
     shown = block.split("```\n", 2)[1].splitlines()[0]
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data" / "x").mkdir(parents=True)
-    for i, n in enumerate([52, 40]):
+    for i, n in enumerate([52, 40, 52, 52, 52]):  # 0001.npy: not one of those sampled
         np.save(f"data/x/{i:04d}.npy", np.zeros((n, 20), "float32"))
     with pytest.raises(tf.errors.InvalidArgumentError) as info:
         list(npyio.dataset("data/x", batch_size=2))
