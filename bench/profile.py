@@ -598,14 +598,16 @@ def record_rows(runs: list[dict[str, Any]], load: str, command: str) -> list[dic
 TITLE = "bench/profile.py: where the time goes, by category"
 ABOUT = (
     "`bench/profile.py`: `npyio.dataset(x, y, batch_size=B)` (native reader, page cache warm) "
-    "on `npyio bench`'s sample profiles, each case in a fresh process after a warm-up epoch, "
-    "drained by a Python iterator or one `Dataset.reduce` per epoch; the C read loop (the "
-    "native bench driver on every core) and `range(n).batch(B)` by iterator beside them. "
-    "CPU, faults and context switches (waits: voluntary, preempted: involuntary) are the "
-    "child's `getrusage` over the measured epochs; system calls are `strace -c -f` counts "
-    "(one epoch, scaled); `%` columns are shares of the child's `perf record -e cpu-clock -g` "
-    "samples by category (the script's `RULES`). Rates are wall-clock on a shared machine: "
-    "see the load; shares and CPU per sample are the process's own."
+    "on `npyio bench`'s sample profiles, each case in a fresh process after its warm-up "
+    "epochs (two; one where the command says so), drained by a Python iterator or one "
+    "`Dataset.reduce` per epoch; the C read loop (the native bench driver on every core) and "
+    "`range(n).batch(B)` by iterator beside them. CPU, faults and context switches (waits: "
+    "voluntary, preempted: involuntary) are the child's `getrusage` over the measured epochs; "
+    "system calls are `strace -c -f` counts (one epoch, scaled); `%` columns are shares of "
+    "the child's samples in a `perf record -a -e cpu-clock -g` of the measured epochs, by "
+    "category (the script's `RULES`), and `% of machine` the child's, idle and other "
+    "processes' shares of all samples. Rates are wall-clock on a shared machine: see the "
+    "load; shares and CPU per sample are the process's own."
 )
 
 
