@@ -472,7 +472,10 @@ def dataset(
     ``tf.io.read_file`` and decoded by graph ops in a parallel map, so no Python runs per
     element, the pipeline serializes, and shapes are static. The pipeline is: the list of paths
     -> split -> shard -> shuffle (of paths only) -> parallel read and decode -> batch (or
-    ``padded_batch``) -> prefetch.
+    ``padded_batch``) -> prefetch. Its options set ``experimental_symbolic_checkpoint`` (not
+    with ``deterministic=False`` or ``ignore_errors``): an iterator checkpoint holds positions,
+    not the prefetched batches. Steps you append inherit it; docs/keras.md lists the ones that
+    need it turned off (``cache``, ``snapshot``, ...).
 
     Args:
         inputs: A directory (its ``*.npy`` files, sorted by name), a glob pattern, a file, a
