@@ -21,7 +21,6 @@ the tests that pin each form (``tests/test_tf.py``, ``tests/read/test_part.py``,
 from __future__ import annotations
 
 import codecs
-import platform
 import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -313,20 +312,6 @@ def ignore_external_state(options: tf.data.Options) -> tf.data.Options:
     import tensorflow as tf
 
     options.experimental_external_state_policy = tf.data.experimental.ExternalStatePolicy.IGNORE
-    return options
-
-
-def symbolic_checkpoint(options: tf.data.Options) -> tf.data.Options:
-    """``options``, with ``experimental_symbolic_checkpoint`` on, and returned (unchanged on
-    macOS, where TensorFlow ignores the option with a warning each time it is set).
-
-    An iterator checkpoint then holds each step's position instead of its buffers (the
-    prefetched batches, a parallel map's results), which a restore reads again: exact for a
-    deterministic pipeline. A step that cannot say where it is (a memory ``cache``,
-    ``ignore_errors``, ``FixedLengthRecordDataset``, an unordered map) refuses it: a checkpoint
-    of its iterator fails, naming the step. Only this experimental option says so."""
-    if platform.system() != "Darwin":
-        options.experimental_symbolic_checkpoint = True
     return options
 
 

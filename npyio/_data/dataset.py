@@ -37,7 +37,6 @@ from npyio._graph.ops import require_tf2
 from npyio._graph.window import draws
 from npyio._read import DEFAULT_BACKEND, capabilities
 from npyio._read.backends import Reader, reader, usable
-from npyio._tf import symbolic_checkpoint
 
 __all__ = [
     "Fetch",
@@ -401,28 +400,13 @@ def build(plan: DatasetPlan | PackPlan, finish: Finish | None = None) -> tf.data
         ds = finish(ds)
     if plan.loader.prefetch:
         ds = ds.prefetch(plan.loader.prefetch)
-    # (a caller's own with_options, applied later, wins over each of these)
-    options = tf.data.Options()
-    if not read.capabilities.autotune:
+    if not read.capabilities.autotune:  # a caller's own with_options can turn it back on
+        options = tf.data.Options()
         options.autotune.enabled = False
-    if _symbolic(plan):
-        symbolic_checkpoint(options)
-    if options != tf.data.Options():
         ds = ds.with_options(options)
     one_request = one_get and not ignore_errors
     blocks = not one_request or any(s.hint is None or s.member is not None for s in plan.specs)
     return for_storage(source.anchor(ds), firsts, blocks)
-
-
-def _symbolic(plan: DatasetPlan) -> bool:
-    """Whether the pipeline's checkpoints are symbolic (`npyio._tf.symbolic_checkpoint`):
-    positions, not the prefetched batches (megabytes at batch 128 of 8 KiB samples), wherever
-    TensorFlow allows it. Not with ``deterministic=False``: an unordered map cannot say which
-    elements it has delivered, and TensorFlow refuses to checkpoint it. Not with
-    ``ignore_errors``: ``Dataset.ignore_errors`` and the rebatching of the survivors refuse
-    it too. Everything else npyio builds (the index shuffle's gathers, its anchor and
-    ``Dataset.random``, the readers' maps, py_function's included) restores exactly."""
-    return plan.loader.deterministic is not False and not plan.read.ignore_errors
 
 
 def build_all(
@@ -472,10 +456,10 @@ def dataset(
     ``tf.io.read_file`` and decoded by graph ops in a parallel map, so no Python runs per
     element, the pipeline serializes, and shapes are static. The pipeline is: the list of paths
     -> split -> shard -> shuffle (of paths only) -> parallel read and decode -> batch (or
-    ``padded_batch``) -> prefetch. Its options set ``experimental_symbolic_checkpoint`` (not
-    with ``deterministic=False`` or ``ignore_errors``): an iterator checkpoint holds positions,
-    not the prefetched batches. Steps you append inherit it; docs/keras.md lists the ones that
-    need it turned off (``cache``, ``snapshot``, ...).
+    ``padded_batch``) -> prefetch. An iterator checkpoint holds TensorFlow's default (the
+    prefetched batches too); npyio's deterministic pipelines restore exactly under
+    ``experimental_symbolic_checkpoint`` as well, which keeps it to kilobytes, and which you
+    turn on (docs/keras.md says why npyio does not, and what it breaks).
 
     Args:
         inputs: A directory (its ``*.npy`` files, sorted by name), a glob pattern, a file, a

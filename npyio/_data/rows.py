@@ -55,7 +55,7 @@ from npyio._format.files import is_remote
 from npyio._graph.ops import require_tf2
 from npyio._read.backends import row_reader, usable
 from npyio._read.rows import RowReader
-from npyio._tf import ignore_external_state, symbolic_checkpoint
+from npyio._tf import ignore_external_state
 
 __all__ = ["rows"]
 
@@ -316,17 +316,14 @@ def _shuffled_windows(
 
 def _window_options() -> tf.data.Options:
     """The options of a shuffled pipeline: its checkpoints leave out what its windows' reads
-    hold (`npyio._tf.ignore_external_state`), and are symbolic (`npyio._tf.symbolic_checkpoint`:
-    positions, not the prefetched batches). In order, they cannot be: the pieces' reads are
-    ``FixedLengthRecordDataset``s, which refuse it, so that pipeline keeps TensorFlow's
-    default (its prefetched batches in every checkpoint).
+    hold (`npyio._tf.ignore_external_state`).
 
     A window is read whole by a dataset run to its end inside the ``flat_map``'s function
     (``get_single_element``), an op TensorFlow marks as stateful: under the default policy
     (FAIL) a checkpoint refuses any function that holds one. That op keeps nothing across
     calls: the function reads the same rows again for the same arguments, which is all a
     restore needs (files must not change while a dataset reads them)."""
-    return symbolic_checkpoint(ignore_external_state(tf.data.Options()))
+    return ignore_external_state(tf.data.Options())
 
 
 def _length(plan: RowsPlan) -> int:

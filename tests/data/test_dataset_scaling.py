@@ -252,38 +252,14 @@ def test_save_and_load(pairs, tmp_path):
     assert ids_of(loaded) == ids_of(ds) == list(range(N))
 
 
-def _not_symbolic(ds: tf.data.Dataset) -> tf.data.Dataset:
-    options = tf.data.Options()
-    options.experimental_symbolic_checkpoint = False
-    return ds.with_options(options)
-
-
 def test_snapshot_and_cache(pairs, tmp_path):
-    """With the symbolic checkpoints npyio sets turned off after them (docs/keras.md): under
-    them, TensorFlow writes a file per element and the next epoch cannot find them."""
     ds = npyio.dataset(*pairs, batch_size=4)
-    snap = _not_symbolic(ds.snapshot(str(tmp_path / "snap")))
+    snap = ds.snapshot(str(tmp_path / "snap"))
     assert ids_of(snap) == ids_of(snap) == list(range(N))
     assert os.listdir(tmp_path / "snap")
-    cached = _not_symbolic(ds.cache(str(tmp_path / "cache")))
+    cached = ds.cache(str(tmp_path / "cache"))
     assert ids_of(cached) == ids_of(cached) == list(range(N))
     assert any(name.startswith("cache") for name in os.listdir(tmp_path))
-
-
-@pytest.mark.parametrize("kind", ["snapshot", "cache"])
-def test_snapshot_and_cache_under_symbolic_checkpoints_never_give_other_data(pairs, tmp_path, kind):
-    """Left symbolic, a file cache or snapshot reads back exactly, or fails (TF 2.16 and 2.21:
-    a NotFoundError naming a file it wrote), never with other data."""
-    ds = npyio.dataset(*pairs, batch_size=4)
-    path = str(tmp_path / kind)
-    written = ds.snapshot(path) if kind == "snapshot" else ds.cache(path)
-    assert ids_of(written) == list(range(N))
-    try:
-        again = ids_of(written)
-    except tf.errors.NotFoundError as e:
-        assert path in str(e)
-    else:
-        assert again == list(range(N))
 
 
 def test_dataset_graph_serializes_without_python_state(pairs):
