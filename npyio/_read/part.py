@@ -145,7 +145,9 @@ class Reader(abc.ABC):
         read without deciding the files it doubts: per part its [B] values, and [B] whether
         every part of the element was read (where not, the element's values are not to be
         used: its files go to another reader). Never raises for a bad file."""
-        raise NotImplementedError(f"{type(self).__name__} does not say which files it doubts")
+        # (`choose_strategy` sends ignore_errors here only for a reader whose capabilities
+        # say ``doubts``: the native reader, which overrides this)
+        raise ValueError(f"{type(self).__name__} does not say which files it doubts")
 
     def read(self, paths: Sequence[tf.Tensor], specs: Sequence[Spec]) -> list[tf.Tensor]:
         """Fetch and decode one element's parts: a scalar path per part."""
