@@ -361,12 +361,19 @@ def test_a_part_that_mixes_shapes_or_dtypes_is_refused_naming_the_first_odd_file
     src.mkdir()
     for i in range(8):
         np.save(src / f"{i}.npy", np.load(tree / "x" / f"{i:03d}.npy"))
+    # (5 and 6: not among the files sampled when the sources are planned, 0, 4 and 7, whose
+    # odd one would be named first, `npyio._data.sampling`)
     np.save(src / "5.npy", odd)
-    np.save(src / "7.npy", odd)
+    np.save(src / "6.npy", odd)
     out = tmp_path / "p"
     with pytest.raises(npyio.NpyFormatError, match=message) as caught:
         npyio.pack(str(src), out=str(out))
     assert caught.value.path == str(src / "5.npy")
+    assert not out.exists()
+    np.save(src / "7.npy", odd)  # a sampled one: refused as odd, naming the spec's source
+    with pytest.raises(npyio.NpyFormatError, match=f"{message}.*the spec came from") as caught:
+        npyio.pack(str(src), out=str(out))
+    assert caught.value.path == str(src / "7.npy")
     assert not out.exists()
 
 
