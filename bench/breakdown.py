@@ -39,11 +39,11 @@ the share of samples in page faults, zeroing and ``munmap``: a measurement, noth
 sets. Keep it to a few batches (``--max-gib``): each batch holds 512 MiB and tf.data keeps
 several in flight.
 
-The table (``--record``: bench/results/profile.json and .md through bench/results.py) has a row
+The table (``--record``: bench/results/breakdown.json and .md through bench/results.py) has a row
 per case: rates, CPU per batch, counters and the share of each category.
 
-    PYTHONPATH=. .venv/bin/python bench/profile.py --profiles small --batches 8 128
-    PYTHONPATH=. .venv/bin/python bench/profile.py --profiles large --batches 128 --malloc \\
+    PYTHONPATH=. .venv/bin/python bench/breakdown.py --profiles small --batches 8 128
+    PYTHONPATH=. .venv/bin/python bench/breakdown.py --profiles large --batches 128 --malloc \\
         --max-gib 2 --record --load "5-7 (shared)"
 """
 
@@ -595,9 +595,9 @@ def record_rows(runs: list[dict[str, Any]], load: str, command: str) -> list[dic
     return [head | case_row(r["case"], r["run"], r["syscalls"]) for r in runs]
 
 
-TITLE = "bench/profile.py: where the time goes, by category"
+TITLE = "bench/breakdown.py: where the time goes, by category"
 ABOUT = (
-    "`bench/profile.py`: `npyio.dataset(x, y, batch_size=B)` (native reader, page cache warm) "
+    "`bench/breakdown.py`: `npyio.dataset(x, y, batch_size=B)` (native reader, page cache warm) "
     "on `npyio bench`'s sample profiles, each case in a fresh process after its warm-up "
     "epochs (two; one where the command says so), drained by a Python iterator or one "
     "`Dataset.reduce` per epoch; the C read loop (the native bench driver on every core) and "
@@ -664,14 +664,14 @@ def main(argv: Sequence[str]) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(runs, f, indent=1)
-    command = args.command or "bench/profile.py " + " ".join(argv)
+    command = args.command or "bench/breakdown.py " + " ".join(argv)
     rows = record_rows(runs, args.load or "unrecorded", f"`{command}`")
     if args.record:
         import results
 
-        if not (results.RESULTS / "profile.json").exists():
-            results.write("profile", {"title": TITLE, "about": ABOUT, "rows": []})
-        results.record("profile", rows)
+        if not (results.RESULTS / "breakdown.json").exists():
+            results.write("breakdown", {"title": TITLE, "about": ABOUT, "rows": []})
+        results.record("breakdown", rows)
     print(summary(runs))
     return 0
 

@@ -1,4 +1,4 @@
-"""Smoke test of bench/profile.py with tiny counts: perf samples are put in the right category,
+"""Smoke test of bench/breakdown.py with tiny counts: perf samples are put in the right category,
 perf's and strace's outputs are read, a case's child drains every sample and reports its
 counters, and the C loop reads every file. perf and strace themselves are not needed; the
 figures are the benchmark's, not asserted here."""
@@ -15,7 +15,7 @@ PYTHON = "/root/.pyenv/versions/3.11.7/lib/libpython3.11.so.1.0"
 
 @pytest.fixture(scope="module")
 def profile():
-    return load("profile")
+    return load("breakdown")
 
 
 @pytest.mark.parametrize(
