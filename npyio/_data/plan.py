@@ -36,6 +36,7 @@ from npyio._format.header import Checked, Limits
 from npyio._format.spec import Spec
 from npyio._format.window import CENTER, PAD, RANDOM, SAME, Crop
 from npyio._format.window import resolve as resolve_window
+from npyio._io.header import read_checked
 from npyio._io.spec import derive_spec
 from npyio._read import capabilities as reader_capabilities
 from npyio._read import choose_backend
@@ -302,11 +303,28 @@ def _derive_specs(parts: Parts, read: ReadOptions, paired: bool) -> tuple[Spec, 
     any split or shard, so that every subset and every shard loads alike), checked against
     files sampled across the column (`npyio._data.sampling`), with its crop."""
     rules = spec_rules(parts, read, paired)
-    specs = tuple(rule.derive(column[0]) for rule, column in zip(rules, parts.columns))
+    # the first file's header, read once: for its spec, then as the first of its samples
+    firsts = [
+        read_checked(column[0], rule.limits, payload=True)
+        if not rule.given and rule.member is None
+        else None
+        for rule, column in zip(rules, parts.columns)
+    ]
+    specs = tuple(
+        rule.derive(column[0], first) for rule, column, first in zip(rules, parts.columns, firsts)
+    )
     cropped = [crop_of(side, read)[0] is not None for side in parts.sides]
     sampled = [not rule.given for rule in rules]
+    headers = [None if first is None else first.header for first in firsts]
     check_samples(
-        specs, parts.columns, parts.names, parts.sides, sampled, cropped, read.ignore_errors
+        specs,
+        parts.columns,
+        parts.names,
+        parts.sides,
+        sampled,
+        cropped,
+        read.ignore_errors,
+        firsts=headers,
     )
     return _cropped(parts, specs, read)
 

@@ -146,10 +146,13 @@ def check_samples(
     sampled: Sequence[bool],
     cropped: Sequence[bool],
     ignore_errors: bool = False,
+    *,
+    firsts: Sequence[npy.NpyHeader | None] = (),
 ) -> None:
     """Refuses specs that the sampled files of their parts contradict (`verdict`); ``sampled``
     says which parts' specs came from a header (a spec given whole is not sampled),
-    ``cropped`` which parts are cropped (for the advice).
+    ``cropped`` which parts are cropped (for the advice); ``firsts``, each part's first
+    header where it was read already (not read again: on object storage, a request each).
 
     Raises:
         NpyFormatError: naming the odd file, or the first part's first file when the files
@@ -157,12 +160,18 @@ def check_samples(
             differ).
     """
     varying: list[tuple[str, str, bool, Verdict]] = []
-    for spec, column, name, side, wanted, crop in zip(
-        specs, columns, names, sides, sampled, cropped
+    known = list(firsts) + [None] * (len(specs) - len(firsts))
+    for spec, column, name, side, wanted, crop, first in zip(
+        specs, columns, names, sides, sampled, cropped, known
     ):
         if not wanted:
             continue
-        samples = [_read(column[i], spec.member, spec.limits) for i in sample_indices(len(column))]
+        samples = [
+            Sample(column[0], first)
+            if i == 0 and first is not None
+            else _read(column[i], spec.member, spec.limits)
+            for i in sample_indices(len(column))
+        ]
         if samples[0] is None:  # the first was read when its spec was derived
             continue
         found = verdict(spec, [s for s in samples if s is not None], ignore_errors)

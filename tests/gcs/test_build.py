@@ -1,6 +1,6 @@
 """Building `npyio.dataset` over ``gs://`` costs a fixed number of requests besides the listing
 of each directory (which GCS, and the fake, answer in pages of 1,000 names): the first pair's
-headers and the look for a pack. (The time it takes,
+headers, the headers sampled against them, and the look for a pack. (The time it takes,
 against a bare ``tf.io.gfile.glob`` at the same latency, is measured by ``bench/remote.py
 startup``; bench/README.md has the figures.)"""
 
@@ -11,6 +11,7 @@ import collections
 import numpy as np
 import pytest
 
+from npyio._data.sampling import sample_indices
 from tests.gcs.sandbox import GcsSandbox
 
 BUILD = """
@@ -40,5 +41,9 @@ def test_building_costs_a_listing_per_directory_and_a_few_requests(gcs: GcsSandb
     pages = -(-n // 1000)
     assert sum("pageToken=" in r["target"] for r in gcs.requests("list")) == 2 * (pages - 1)
     assert kinds["list"] <= 2 + 2 * pages
-    assert kinds["read"] + kinds["stat"] <= 6  # the first input's and label's headers, the probe
-    assert sum(kinds.values()) - kinds["list"] <= 8
+    # the first input's and label's headers and the probe (6), then the headers of the files
+    # sampled against them (`sample_indices`: the middle and the last of each side), a read and
+    # a size each
+    sampled = 2 * 2 * (len(sample_indices(n)) - 1)
+    assert kinds["read"] + kinds["stat"] <= 6 + sampled
+    assert sum(kinds.values()) - kinds["list"] <= 8 + sampled
