@@ -9,8 +9,6 @@ strategy decides only where the batch goes:
   fetches, like the read-only floor; whole batches of bytes are then decoded by one set of ops.
 - `build_decode_then_batch` (everything else): each element is fetched and decoded in the
   parallel map, then elements are batched (padded for variable shapes).
-- `build_skipping` (``ignore_errors`` with the native reader): batch-then-decode, with only the
-  elements of the files the reader doubts read again one by one, skipped when refused.
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ from typing import Any, NamedTuple
 
 import tensorflow as tf
 
-from npyio._data.map import flat_map, parallel_map
+from npyio._data.map import parallel_map
 from npyio._data.options import AUTOTUNE, DatasetOptions, entry_point, parameters
 from npyio._data.pack_plan import PackPlan
 from npyio._data.paths import PathSpec
@@ -47,7 +45,6 @@ __all__ = [
     "build_batch_then_decode",
     "build_decode_then_batch",
     "build_packed",
-    "build_skipping",
     "dataset",
     "row_source",
 ]
@@ -230,67 +227,6 @@ def build_batch_then_decode(plan: DatasetPlan, read: Reader, source: RowSource) 
     return parallel_map(ds, read_paths, loader.num_parallel_calls, deterministic=True)
 
 
-#: The rows `build_skipping` reads at a time without ``batch_size`` (with it: a batch). One:
-#: where the read-ahead had reached the epoch's end before a checkpoint was written, a
-#: ``flat_map`` whose blocks a later step cut into smaller elements (``unbatch``, ``rebatch``)
-#: made the restored iterator give the next epoch another order (blocks of 32 unbatched over 40
-#: shuffled pairs, of 128 rows in batches of 4 over 300; TF 2.21), the rest of the epoch exact.
-SKIP_BLOCK = 1
-
-
-def build_skipping(
-    plan: DatasetPlan, read: Reader, report: Reader, source: RowSource
-) -> tf.data.Dataset:
-    """Batch-then-decode with ``ignore_errors``, by a reader that says which files it doubts
-    (``doubts`` in `npyio._read.Capabilities`: the native reader).
-
-    A block of rows (a batch, or `SKIP_BLOCK` rows without ``batch_size``) is read at once
-    (`npyio._read.part.Reader.read_doubting`). A block without a doubted file goes on whole. In
-    a block with one, each element whose files the reader doubted is read again by ``report``
-    (the graph reader's skip-and-report, as `build_decode_then_batch` reads every element with
-    ``ignore_errors``: a refused file is named on stderr and its element skipped), and the
-    others keep the values read. The survivors are then rebatched (or unbatched): the same
-    elements, in the same order and the same batches, as reading every element with ``report``.
-    How many survive is known only once the files are read, so the length is unknown.
-    """
-    loader = plan.loader
-    block = loader.batch_size or SKIP_BLOCK
-
-    def read_block(rows: Row) -> tuple[object, tf.Tensor, Row]:
-        values, ok = read.read_doubting(
-            _fetch(read, plan, rows), plan.specs, _draws(plan, rows.key)
-        )
-        return _element(plan, values, rows.values, rows.paths[0]), ok, rows
-
-    @tf.autograph.experimental.do_not_convert
-    def element(read_whole: object, ok: tf.Tensor, row: Row) -> object:
-        def again() -> object:
-            parts = report.decode(
-                _fetch(report, plan, row), plan.specs, draws=_draws(plan, row.key)
-            )
-            return _element(plan, parts, row.values, row.paths[0])
-
-        return tf.cond(ok, lambda: read_whole, again)
-
-    def survivors(elements: object, ok: tf.Tensor, rows: Row) -> tf.data.Dataset:
-        clean = tf.reduce_all(ok)
-        kept = tf.data.Dataset.from_tensors(elements).take(tf.cast(clean, tf.int64))
-        # Dataset.map, not parallel_map: it skips errors (`build_decode_then_batch`). Its
-        # iterator, whose function TensorFlow optimizes again each time one starts (a
-        # block's worth of time), is made only for a block with doubts: take(0) makes none.
-        again = tf.data.Dataset.from_tensor_slices((elements, ok, rows)).map(element)
-        again = again.ignore_errors(log_warning=True).batch(block)
-        survived = kept.concatenate(again.take(tf.where(clean, tf.constant(0, tf.int64), -1)))
-        return survived if loader.batch_size is not None else survived.unbatch()
-
-    ds = source.dataset.batch(block)
-    ds = parallel_map(ds, read_block, loader.num_parallel_calls, deterministic=True)
-    ds = flat_map(ds, survivors)
-    if loader.batch_size is None:
-        return ds
-    return ds.rebatch(loader.batch_size, drop_remainder=loader.drop_remainder)
-
-
 def build_decode_then_batch(plan: DatasetPlan, read: Reader, source: RowSource) -> tf.data.Dataset:
     """Fetches and decodes each element in the parallel map, then batches (padded if needed).
 
@@ -383,16 +319,9 @@ def build(plan: DatasetPlan | PackPlan, finish: Finish | None = None) -> tf.data
         plan = plan.read_by(backend)
     firsts = [column[0] for column in plan.columns if column]
     one_get = capabilities(plan.backend).one_get and on_gcs(firsts)
-    ignore_errors = plan.read.ignore_errors
-    # (batch-then-decode with ignore_errors: only by a reader that doubts, `choose_strategy`)
-    skipping = ignore_errors and plan.strategy == BATCH_THEN_DECODE
-    read = reader(plan.backend, report=ignore_errors and not skipping, one_get=one_get)
+    read = reader(plan.backend, report=plan.read.ignore_errors, one_get=one_get)
     source = row_source(plan)
-    if skipping:
-        fallback = read.capabilities.fallback or plan.backend
-        report = reader(fallback, report=True, one_get=one_get)
-        ds = build_skipping(plan, read, report, source)
-    elif plan.strategy == BATCH_THEN_DECODE:
+    if plan.strategy == BATCH_THEN_DECODE:
         ds = build_batch_then_decode(plan, read, source)
     else:
         ds = build_decode_then_batch(plan, read, source)
@@ -404,7 +333,7 @@ def build(plan: DatasetPlan | PackPlan, finish: Finish | None = None) -> tf.data
         options = tf.data.Options()
         options.autotune.enabled = False
         ds = ds.with_options(options)
-    one_request = one_get and not ignore_errors
+    one_request = one_get and not read.report
     blocks = not one_request or any(s.hint is None or s.member is not None for s in plan.specs)
     return for_storage(source.anchor(ds), firsts, blocks)
 
@@ -492,11 +421,7 @@ def dataset(
         backend: ``"native"`` (the default), ``"graph"`` or ``"py_function"`` (not
             serializable).
         ignore_errors: Skip a pair whose input or label file is bad, naming each skipped file
-            on stderr as ``npyio: skipping PATH: reason``. The native reader still reads the
-            batches; only the files it doubts go through the graph parser, which skips the
-            bad ones (clean files read at 0.6x or more of the default's speed:
-            docs/errors.md). The dataset's length is then unknown (how many survive is known
-            only once they are read), and its checkpoints hold the prefetched batches.
+            on stderr as ``npyio: skipping PATH: reason``.
         shard: ``(num_shards, index)`` or a ``tf.distribute.InputContext``: keep only this
             shard's files (every ``num_shards``-th, from ``index``: each file goes to exactly
             one shard). ``batch_size`` is then per shard (per host). Shuffled, each shard draws

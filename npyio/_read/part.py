@@ -135,20 +135,6 @@ class Reader(abc.ABC):
     ) -> list[tf.Tensor]:
         """`decode` of parts read whole."""
 
-    def read_doubting(
-        self,
-        fetched: Sequence[Fetched],
-        specs: Sequence[Spec],
-        draws: Sequence[tf.Tensor | None] | None = None,
-    ) -> tuple[list[tf.Tensor], tf.Tensor]:
-        """For a reader that ``doubts`` (`npyio._read.Capabilities`): a batch of fetched parts
-        read without deciding the files it doubts: per part its [B] values, and [B] whether
-        every part of the element was read (where not, the element's values are not to be
-        used: its files go to another reader). Never raises for a bad file."""
-        # (`choose_strategy` sends ignore_errors here only for a reader whose capabilities
-        # say ``doubts``: the native reader, which overrides this)
-        raise ValueError(f"{type(self).__name__} does not say which files it doubts")
-
     def read(self, paths: Sequence[tf.Tensor], specs: Sequence[Spec]) -> list[tf.Tensor]:
         """Fetch and decode one element's parts: a scalar path per part."""
         return self.decode([self.fetch(p, s) for p, s in zip(paths, specs)], specs)

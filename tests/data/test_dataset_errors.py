@@ -299,13 +299,9 @@ def _write_npy(path: Path, value: np.ndarray) -> str:
     return str(path)
 
 
-def _skip_cases(
-    root: Path, backend: str = "native"
-) -> tuple[dict, dict[str, list[str]], dict[str, set[int]]]:
+def _skip_cases(root: Path) -> tuple[dict, dict[str, list[str]], dict[str, set[int]]]:
     """(pipelines for the script, {pipeline: skip lines expected each epoch}, {pipeline: good
-    ids}). Expected lines are built from the eager messages, tested above to be PATH: reason.
-    The ``.npy`` pipelines read through ``backend`` (the native reader reads their batches and
-    sends the files it doubts to the graph reader; the graph reader reads every file)."""
+    ids}). Expected lines are built from the eager messages, tested above to be PATH: reason."""
     n = 12
     (root / "x").mkdir()
     (root / "y").mkdir()
@@ -361,13 +357,12 @@ def _skip_cases(
         "label_shape": [],
         "ignore_errors": True,
     }
-    npy_common = {**common, "backend": backend}
     pipelines = {
         "npy": {
             "inputs": xs,
             "labels": ys,
             "kwargs": {
-                **npy_common,
+                **common,
                 "batch_size": 4,
                 "shuffle": True,
                 "seed": 1,
@@ -378,7 +373,7 @@ def _skip_cases(
         "npy-inferred-spec": {  # element spec from pair 0's headers
             "inputs": xs,
             "labels": ys,
-            "kwargs": {"ignore_errors": True, "batch_size": None, "backend": backend},
+            "kwargs": {"ignore_errors": True, "batch_size": None},
         },
         "npz": {
             "inputs": zs,
@@ -406,10 +401,9 @@ def _sections(err: str) -> dict[str, list[str]]:
     return out
 
 
-@pytest.mark.parametrize("backend", ["native", "graph"])
 @pytest.mark.parametrize("level", ["0", "1", "2", "3"])
-def test_every_skipped_file_is_named_at_every_log_level(tmp_path, level, backend):
-    pipelines, expected, good = _skip_cases(tmp_path, backend)
+def test_every_skipped_file_is_named_at_every_log_level(tmp_path, level):
+    pipelines, expected, good = _skip_cases(tmp_path)
     script = tmp_path / "skips.py"
     script.write_text(_SKIP_SCRIPT)
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": level, "PYTHONPATH": str(ROOT)}
@@ -441,9 +435,8 @@ def test_skip_reasons_read_as_expected(tmp_path):
     assert f"{SKIP_PREFIX}{tmp_path}/z/3.npz: {NO_SUCH_FILE}" in text
 
 
-@pytest.mark.parametrize("backend", ["native", "graph"])
-def test_ignore_errors_pipeline_runs_no_python_and_serializes(tmp_path, backend):
-    pipelines, _, good = _skip_cases(tmp_path, backend)
+def test_ignore_errors_pipeline_runs_no_python_and_serializes(tmp_path):
+    pipelines, _, good = _skip_cases(tmp_path)
     for name, spec in pipelines.items():
         ds = npyio.dataset(spec["inputs"], spec["labels"], **spec["kwargs"])
         assert python_ops(ds) == set(), name
