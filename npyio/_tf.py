@@ -49,10 +49,12 @@ __all__ = [
     "no_injected_prefetch",
     "print_to_stderr",
     "random_index_shuffle",
+    "rebatch_dataset",
     "scan_dataset",
     "single_device_function",
     "split_values",
     "stateless_call",
+    "unbatch_dataset",
     "undecorated",
 ]
 
@@ -229,14 +231,21 @@ def interleave_dataset(
     structure: Any,
     cycle_length: int,
     block_length: int,
-    num_parallel_calls: int,
+    num_parallel_calls: int | None,
 ) -> tf.data.Dataset:
-    """``ds.interleave(..., deterministic=True)``, by the ``ParallelInterleaveDatasetV4`` op,
-    with the concrete function ``f`` as in `flat_map_dataset` (see `map_dataset` for why): it
-    makes the dataset of every element, so a multi-device one would be optimized again at
-    each iterator start."""
+    """``ds.interleave(..., deterministic=True)``, by the ``ParallelInterleaveDatasetV4`` op
+    (the ``InterleaveDataset`` op for ``num_parallel_calls=None``), with the concrete function
+    ``f`` as in `flat_map_dataset` (see `map_dataset` for why): it makes the dataset of every
+    element, so a multi-device one would be optimized again at each iterator start."""
     import tensorflow as tf
 
+    if num_parallel_calls is None:
+        variant = tf.raw_ops.InterleaveDataset(
+            cycle_length=tf.constant(cycle_length, tf.int64),
+            block_length=tf.constant(block_length, tf.int64),
+            **_op_arguments(ds, f, structure),
+        )
+        return tf.data.experimental.from_variant(variant, structure)
     autotune = tf.constant(tf.data.AUTOTUNE, tf.int64)
     variant = tf.raw_ops.ParallelInterleaveDatasetV4(
         cycle_length=tf.constant(cycle_length, tf.int64),
@@ -246,6 +255,45 @@ def interleave_dataset(
         num_parallel_calls=tf.constant(num_parallel_calls, tf.int64),
         deterministic="true",
         **_op_arguments(ds, f, structure),
+    )
+    return tf.data.experimental.from_variant(variant, structure)
+
+
+def unbatch_dataset(ds: tf.data.Dataset) -> tf.data.Dataset:
+    """``ds.unbatch()`` of dense tensors, by the ``UnbatchDataset`` op alone: the public one
+    first maps every element through a function that makes sparse and ragged parts dense, a
+    multi-device one that tf.data optimizes again at every iterator start."""
+    import tensorflow as tf
+
+    structure = tf.nest.map_structure(
+        lambda s: tf.TensorSpec(s.shape[1:], s.dtype), ds.element_spec
+    )
+    flat = tf.nest.flatten(structure)
+    variant = tf.raw_ops.UnbatchDataset(
+        input_dataset=dataset_variant(ds),
+        output_types=[s.dtype for s in flat],
+        output_shapes=[s.shape for s in flat],
+    )
+    return tf.data.experimental.from_variant(variant, structure)
+
+
+def rebatch_dataset(ds: tf.data.Dataset, batch_size: int, drop_remainder: bool) -> tf.data.Dataset:
+    """``ds.rebatch(batch_size, drop_remainder)`` of dense tensors, by the
+    ``RebatchDatasetV2`` op alone (`unbatch_dataset` says why)."""
+    import tensorflow as tf
+
+    lead = batch_size if drop_remainder else None
+    structure = tf.nest.map_structure(
+        lambda s: tf.TensorSpec(tf.TensorShape([lead]).concatenate(s.shape[1:]), s.dtype),
+        ds.element_spec,
+    )
+    flat = tf.nest.flatten(structure)
+    variant = tf.raw_ops.RebatchDatasetV2(
+        input_dataset=dataset_variant(ds),
+        batch_sizes=tf.constant([batch_size], tf.int64),
+        drop_remainder=tf.constant(drop_remainder),
+        output_types=[s.dtype for s in flat],
+        output_shapes=[s.shape for s in flat],
     )
     return tf.data.experimental.from_variant(variant, structure)
 

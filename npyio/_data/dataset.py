@@ -9,6 +9,8 @@ strategy decides only where the batch goes:
   fetches, like the read-only floor; whole batches of bytes are then decoded by one set of ops.
 - `build_decode_then_batch` (everything else): each element is fetched and decoded in the
   parallel map, then elements are batched (padded for variable shapes).
+- `build_skipping` (``ignore_errors`` with the native reader): blocks read by the kernel, and
+  only the elements of the files it doubts read again one by one, skipped when refused.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any, NamedTuple
 
 import tensorflow as tf
 
-from npyio._data.map import parallel_map
+from npyio._data.map import interleave, parallel_map
 from npyio._data.options import AUTOTUNE, DatasetOptions, entry_point, parameters
 from npyio._data.pack_plan import PackPlan
 from npyio._data.paths import PathSpec
@@ -30,11 +32,13 @@ from npyio._data.shuffle import IndexShuffle, gather_size
 from npyio._data.structure import LEAF, flatten, pack
 from npyio._format import npy
 from npyio._format.packed import structure_from_json
+from npyio._format.spec import Spec
 from npyio._graph.decode import Fetched
 from npyio._graph.ops import require_tf2
 from npyio._graph.window import draws
 from npyio._read import DEFAULT_BACKEND, capabilities
 from npyio._read.backends import Reader, reader, usable
+from npyio._tf import print_to_stderr, rebatch_dataset, unbatch_dataset
 
 __all__ = [
     "Fetch",
@@ -45,6 +49,7 @@ __all__ = [
     "build_batch_then_decode",
     "build_decode_then_batch",
     "build_packed",
+    "build_skipping",
     "dataset",
     "row_source",
 ]
@@ -227,6 +232,137 @@ def build_batch_then_decode(plan: DatasetPlan, read: Reader, source: RowSource) 
     return parallel_map(ds, read_paths, loader.num_parallel_calls, deterministic=True)
 
 
+#: The bytes `build_skipping` reads at a time: blocks of whole batches (of rows without
+#: ``batch_size``) up to this size, at least one batch and at most `SKIP_BLOCK` rows. Each block
+#: costs a few steps of its own, which a larger block spreads.
+SKIP_BLOCK_BYTES = 1 << 20
+#: The most rows in a block of `build_skipping`.
+SKIP_BLOCK = 256
+
+
+def _block_rows(plan: DatasetPlan) -> int:
+    """The rows `build_skipping` reads at a time (`SKIP_BLOCK_BYTES`)."""
+    batch = plan.loader.batch_size or 1
+    row = sum(spec.hint.size if spec.hint is not None else 0 for spec in plan.specs)
+    batches = SKIP_BLOCK_BYTES // max(row * batch, 1)
+    return batch * max(1, min(batches, SKIP_BLOCK // batch))
+
+
+def build_skipping(
+    plan: DatasetPlan, read: Reader, report: Reader, source: RowSource
+) -> tf.data.Dataset:
+    """Batch-then-decode with ``ignore_errors``, by a reader that says which files it doubts
+    (``doubts`` in `npyio._read.Capabilities`: the native reader).
+
+    A block of rows (`_block_rows`: whole batches, or rows without ``batch_size``) is read at once
+    (`npyio._read.part.Reader.read_doubting`). A block without a doubted file goes on whole.
+    In one with doubts, the files of the doubted elements are fetched again by ``report`` (the
+    graph reader, `_fetch_doubted`) and decided by it (`_survivors`): accepted, or refused and
+    named on stderr with the words of the skip-and-report that `build_decode_then_batch` reads
+    every element with. The survivors are then rebatched (or unbatched): the same elements, in
+    the same order and the same batches, as reading every element so. How many survive is
+    known only once the files are read, so the length is unknown.
+
+    No refusal raises an error: the maps are single-device (no function that tf.data optimizes
+    again at every iterator start, as it would the graph parser's in a ``Dataset.map``), and
+    TensorFlow keeps about 1 KiB for each error such a function raises (`npyio._data.map`).
+    """
+    loader = plan.loader
+
+    def read_block(rows: Row) -> tuple[tuple[tf.Tensor, ...], Row, tf.Tensor]:
+        parts, ok = read.read_doubting(_fetch(read, plan, rows), plan.specs, _draws(plan, rows.key))
+        return tuple(parts), rows, ok  # (a list would become one tensor in from_tensors)
+
+    def fetch_block(parts: tuple[tf.Tensor, ...], rows: Row, ok: tf.Tensor) -> tf.data.Dataset:
+        block = tf.data.Dataset.from_tensors((parts, rows, ok))
+        return tf.data.Dataset.zip((block, _fetch_doubted(plan, report, rows, ok)))
+
+    def settle(block: tuple[tuple[tf.Tensor, ...], Row, tf.Tensor], fetched: Any) -> object:
+        parts, rows, ok = block
+        kept, rows = tf.cond(
+            tf.reduce_all(ok),
+            lambda: ([tf.identity(p) for p in parts], tf.nest.map_structure(tf.identity, rows)),
+            lambda: _survivors(plan, report, block, fetched),
+        )
+        return _element(plan, kept, rows.values, rows.paths[0])
+
+    ds = source.dataset.batch(_block_rows(plan))
+    ds = parallel_map(ds, read_block, loader.num_parallel_calls, deterministic=True)
+    ds = interleave(ds, fetch_block, 1, None)  # a flat_map (`interleave` says why not one)
+    ds = parallel_map(ds, settle, loader.num_parallel_calls, deterministic=True)
+    if loader.batch_size is None:
+        return unbatch_dataset(ds)
+    return rebatch_dataset(ds, loader.batch_size, loader.drop_remainder)
+
+
+def _fetch_doubted(
+    plan: DatasetPlan, report: Reader, rows: Row, read: tf.Tensor
+) -> tf.data.Dataset:
+    """A dataset of one element: the block's elements that ``read`` ([B]) says the kernel
+    doubted, each fetched and checked by the reporting ``report``
+    (`npyio._read.part.Reader.check`): their [R] indices among the doubted, a `Fetched` of [R]
+    per part, and [R] verdicts and skip lines. An element with a file that cannot be read at
+    all (a directory named ``*.npy``, no permission, an object the store failed to serve)
+    fails alone, skipped by ``ignore_errors`` as in the graph reader's map (its error in
+    TensorFlow's log): rare, so the 1 KiB such an error leaves does not matter."""
+    doubted = tf.where(tf.logical_not(read))[:, 0]
+    paths = [tf.gather(p, doubted) for p in rows.paths]
+    count = tf.size(doubted, out_type=tf.int64)
+
+    def fetch(i: tf.Tensor) -> tuple[tf.Tensor, tuple[Fetched, ...], tf.Tensor, tf.Tensor]:
+        fetched = tuple(report.fetch(p[i], spec) for p, spec in zip(paths, plan.specs))
+        return (i, fetched, *report.check(fetched, plan.specs))
+
+    each = parallel_map(tf.data.Dataset.range(count), fetch, None).ignore_errors(log_warning=True)
+    each = each.take(tf.where(count > 0, tf.constant(-1, tf.int64), 0))  # 0: makes no iterator
+    blank = tf.constant("")
+    none = Fetched(blank, blank, (tf.constant(True), blank))
+    first = (tf.constant(-1, tf.int64), tuple(none for _ in plan.specs), tf.constant(False), blank)
+    # a blank first element, so that the batch exists when no file could be read
+    return tf.data.Dataset.from_tensors(first).concatenate(each).batch(count + 1)
+
+
+def _survivors(
+    plan: DatasetPlan,
+    report: Reader,
+    block: tuple[tuple[tf.Tensor, ...], Row, tf.Tensor],
+    fetched: Any,
+) -> tuple[list[tf.Tensor], Row]:
+    """A block's survivors, in order: the elements the kernel read (``read``: [B]; ``parts``
+    holds their values), and the doubted ones the reporting ``report`` accepted
+    (`_fetch_doubted`), which it now decodes (as a batch: each was checked, so none raises).
+    The skip lines of the others are printed, in one write, before the block goes on."""
+    parts, rows, read = block
+    doubted = tf.where(tf.logical_not(read))[:, 0]
+    index, each, accepted, lines = tf.nest.map_structure(lambda t: t[1:], fetched)
+    index = tf.boolean_mask(index, accepted)  # among the doubted
+    each = [tf.nest.map_structure(lambda t: tf.boolean_mask(t, accepted), f) for f in each]
+    keys = tuple(tf.gather(k, tf.gather(doubted, index)) for k in rows.key)
+    decoded = tf.cond(
+        tf.size(index) > 0,
+        lambda: report.decode(each, plan.specs, batched=True, draws=_draws(plan, keys)),
+        lambda: [_no_rows(spec) for spec in plan.specs],
+    )
+    where = tf.concat([tf.where(read)[:, 0], tf.gather(doubted, index)], 0)
+    order = tf.argsort(where)
+    text = tf.strings.reduce_join(lines)
+    printed = tf.cond(tf.equal(text, ""), lambda: tf.constant(True), lambda: _printed(text))
+    with tf.control_dependencies([printed]):
+        kept = [tf.gather(tf.concat([p, q], 0), order) for p, q in zip(parts, decoded)]
+    return kept, tf.nest.map_structure(lambda t: tf.gather(t, tf.gather(where, order)), rows)
+
+
+def _no_rows(spec: Spec) -> tf.Tensor:
+    """No rows of the part ([0, *shape]): nothing allocated, whatever size its shape claims."""
+    dims = [0, *(int(d) for d in spec.output.shape or () if d is not None)]
+    return tf.zeros(tf.constant(dims, tf.int64), spec.output.dtype)
+
+
+def _printed(lines: tf.Tensor) -> tf.Tensor:
+    with tf.control_dependencies([print_to_stderr(lines)]):
+        return tf.constant(True)
+
+
 def build_decode_then_batch(plan: DatasetPlan, read: Reader, source: RowSource) -> tf.data.Dataset:
     """Fetches and decodes each element in the parallel map, then batches (padded if needed).
 
@@ -319,9 +455,16 @@ def build(plan: DatasetPlan | PackPlan, finish: Finish | None = None) -> tf.data
         plan = plan.read_by(backend)
     firsts = [column[0] for column in plan.columns if column]
     one_get = capabilities(plan.backend).one_get and on_gcs(firsts)
-    read = reader(plan.backend, report=plan.read.ignore_errors, one_get=one_get)
+    ignore_errors = plan.read.ignore_errors
+    # (batch-then-decode with ignore_errors: only by a reader that doubts, `choose_strategy`)
+    skipping = ignore_errors and plan.strategy == BATCH_THEN_DECODE
+    read = reader(plan.backend, report=ignore_errors and not skipping, one_get=one_get)
     source = row_source(plan)
-    if plan.strategy == BATCH_THEN_DECODE:
+    if skipping:
+        fallback = read.capabilities.fallback or plan.backend
+        report = reader(fallback, report=True, one_get=one_get)
+        ds = build_skipping(plan, read, report, source)
+    elif plan.strategy == BATCH_THEN_DECODE:
         ds = build_batch_then_decode(plan, read, source)
     else:
         ds = build_decode_then_batch(plan, read, source)
@@ -333,7 +476,7 @@ def build(plan: DatasetPlan | PackPlan, finish: Finish | None = None) -> tf.data
         options = tf.data.Options()
         options.autotune.enabled = False
         ds = ds.with_options(options)
-    one_request = one_get and not read.report
+    one_request = one_get and not ignore_errors
     blocks = not one_request or any(s.hint is None or s.member is not None for s in plan.specs)
     return for_storage(source.anchor(ds), firsts, blocks)
 
@@ -421,7 +564,10 @@ def dataset(
         backend: ``"native"`` (the default), ``"graph"`` or ``"py_function"`` (not
             serializable).
         ignore_errors: Skip a pair whose input or label file is bad, naming each skipped file
-            on stderr as ``npyio: skipping PATH: reason``.
+            on stderr as ``npyio: skipping PATH: reason``. The native reader still reads the
+            batches; only the files it doubts go through the graph parser, which decodes
+            them or skips the bad ones (docs/errors.md says what that costs). The dataset's
+            length is then unknown: how many pairs survive is known only once they are read.
         shard: ``(num_shards, index)`` or a ``tf.distribute.InputContext``: keep only this
             shard's files (every ``num_shards``-th, from ``index``: each file goes to exactly
             one shard). ``batch_size`` is then per shard (per host). Shuffled, each shard draws

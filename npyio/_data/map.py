@@ -113,12 +113,18 @@ def interleave(
     ds: tf.data.Dataset,
     fn: Callable[..., tf.data.Dataset],
     cycle_length: int,
-    num_parallel_calls: int,
+    num_parallel_calls: int | None,
     block_length: int = 1,
 ) -> tf.data.Dataset:
     """``ds.interleave(fn, cycle_length, block_length, num_parallel_calls, deterministic=True)``,
     ``fn`` run as a single-device function (see `parallel_map`): it makes the dataset of every
-    element, so a multi-device one would be optimized again at each iterator start."""
+    element, so a multi-device one would be optimized again at each iterator start.
+    ``num_parallel_calls=None``: no thread of its own (as ``Dataset.interleave`` without it).
+
+    With ``cycle_length=1`` and no thread, it is `flat_map` but for checkpoints: a
+    ``flat_map`` after a parallel map, restored where the read-ahead had reached the epoch's
+    end, gave the next epoch another order of `npyio._data.shuffle.IndexShuffle` (TF 2.21,
+    blocks of 32 over 40 rows); this did not."""
     f, structure = _dataset_function(ds, fn)
     return interleave_dataset(ds, f, structure, cycle_length, block_length, num_parallel_calls)
 

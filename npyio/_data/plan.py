@@ -72,12 +72,16 @@ def choose_strategy(
     """Batch-then-decode when it is both possible and worth it: batches of static parts read by
     a backend that decodes batches (``decodes_batches`` in `npyio._read.Capabilities`), of files
     no larger than its ``batch_limit``, where no error is expected (an error would fail a
-    whole batch, and ``ignore_errors`` skips files one by one). Decode-then-batch otherwise."""
+    whole batch, and ``ignore_errors`` skips files one by one), or with ``ignore_errors`` by a
+    reader that says which files it doubts (``doubts``: only those are then skipped one by one,
+    `npyio._data.dataset.build_skipping`, even without ``batch_size``). Decode-then-batch
+    otherwise."""
     can = reader_capabilities(backend)
+    doubting = ignore_errors and can.doubts
     possible = (
-        batch_size is not None
+        (batch_size is not None or doubting)
         and can.decodes_batches
-        and not ignore_errors
+        and (doubting or not ignore_errors)
         and all(spec.file.static for spec in specs)
     )
     limit = can.batch_limit

@@ -50,6 +50,10 @@ class Capabilities:
             differs from the first file's; without it, only parts of one static shape, whose
             first file's header (the spec's hint) is native-order and C-order.
         reports: Reads with ``ignore_errors`` (refused files skipped, each named).
+        doubts: Reads a batch of parts and says which files it doubts, without deciding them
+            (`npyio._read.part.Reader.read_doubting`): with ``ignore_errors``, batches are
+            read so, and only the elements of doubted files go to the ``fallback``'s
+            skip-and-report, one by one (`npyio._data.dataset.build_skipping`).
         fallback: The backend that reads a plan this one does not serve (by the capabilities
             above), or None: the plan then reads through ``fallback``, decided when it is
             made (`choose_backend`).
@@ -75,6 +79,7 @@ class Capabilities:
     remote: bool = True
     any_shape: bool = True
     reports: bool = True
+    doubts: bool = False
     fallback: str | None = None
     autotune: bool = True
     rows: bool = False
@@ -91,7 +96,7 @@ CAPABILITIES = {
         members=False,
         one_get=True,
         any_shape=False,
-        reports=False,
+        doubts=True,
         fallback="graph",
         autotune=False,
         rows=True,
@@ -188,7 +193,7 @@ def choose_backend(
 ) -> str:
     """The backend that reads the plan: ``backend`` when it serves it (`serves`), else its
     ``fallback`` (the native reader's is the graph parser: ``None`` dims, ``.npz`` members,
-    ``ignore_errors``, byte-swapped or Fortran-order files)."""
+    byte-swapped or Fortran-order files)."""
     can = capabilities(backend)
     if can.fallback is None or serves(can, specs, firsts, ignore_errors):
         return backend

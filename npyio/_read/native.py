@@ -2,9 +2,13 @@
 (`npyio._native`), with the graph parser deciding every file the kernel doubts.
 
 The plan sends it only parts it serves (`npyio._read.serves`: one static shape, a native-order
-C-order header, no ``ignore_errors``). Local files are read with ``pread``; a path with a scheme
-(``gs://``, ``ram://``) through TensorFlow's own file systems, one read per object that asks for
-more than TensorFlow's 64 MiB GCS read block (no stat, no zero fill), all of a batch at once.
+C-order header). With ``ignore_errors``, the builder reads batches through `read_doubting` (the
+kernel's reads, and which files it doubted) and sends only the elements of doubted files to the
+graph reader's skip-and-report (`npyio._data.dataset.build_skipping`).
+
+Local files are read with ``pread``; a path with a scheme (``gs://``, ``ram://``) through
+TensorFlow's own file systems, one read per object that asks for more than TensorFlow's 64 MiB
+GCS read block (no stat, no zero fill), all of a batch at once.
 
 For such a part the spec's hint holds the header every file is expected to start with and the
 size it must have; the kernel reads each file whose first bytes are exactly that header and
@@ -29,8 +33,9 @@ from collections.abc import Sequence
 import numpy as np
 import tensorflow as tf
 
+from npyio._format.header import Hint
 from npyio._format.spec import Spec
-from npyio._format.window import PAD
+from npyio._format.window import PAD, Window
 from npyio._graph.decode import Fetched, decode_group
 from npyio._graph.window import cut_batch, starts
 from npyio._native import read_files, read_windows
@@ -77,17 +82,72 @@ class NativeReader(Reader):
     ) -> list[tf.Tensor]:
         return self.decode(fetched, [spec.read_whole() for spec in specs], batched)
 
+    def read_doubting(
+        self,
+        fetched: Sequence[Fetched],
+        specs: Sequence[Spec],
+        draws: Sequence[tf.Tensor | None] | None = None,
+    ) -> tuple[list[tf.Tensor], tf.Tensor]:
+        values, oks = [], []
+        for f, spec, draw in zip(fetched, specs, draws or [None] * len(specs)):
+            if spec.crop is None:
+                part, ok = _kernel_batch(f.contents, spec)
+            else:
+                part, ok = _kernel_windows(f.contents, spec, draw)
+            values.append(part)
+            oks.append(ok)
+        read = tf.reduce_all(tf.stack(oks), axis=0)
+        return [_kept_rows(part, read) for part in values], read
+
+
+def _static(spec: Spec) -> tuple[Hint, tuple[int, ...]]:
+    """The hint and the static shape of the files of a part the native reader serves."""
+    hint, shape = spec.usable_hint(), spec.file.shape
+    if hint is None or shape is None or not spec.file.static:  # the plan never sends these
+        raise ValueError("the native reader reads parts of one static shape with a usable hint")
+    return hint, tuple(int(d) for d in shape if d is not None)
+
+
+def _kept_rows(values: tf.Tensor, read: tf.Tensor) -> tf.Tensor:
+    """The rows of ``values`` ([B] or [0] rows) of the elements ``read`` ([B]) says were read
+    whole, in order. Nothing is allocated for the others: where the op allocated no rows (no
+    file of the plan's size, so every file doubted), that is ``values`` itself, whatever size
+    a lying header made the plan claim; and every shape here is int64 (int32 ones refuse dims
+    past 2**31)."""
+    rows = tf.shape(values, out_type=tf.int64)[0]
+    whole = tf.logical_or(tf.reduce_all(read), tf.equal(rows, 0))
+    out = tf.cond(
+        whole,
+        lambda: tf.identity(values),
+        lambda: tf.gather(values, tf.where(read)[:, 0]),
+    )
+    out.set_shape(tf.TensorShape([None]).concatenate(values.shape[1:]))
+    return out
+
+
+def _kernel_batch(paths: tf.Tensor, spec: Spec) -> tuple[tf.Tensor, tf.Tensor]:
+    """The kernel's read of ``paths`` ([B]) alone: [B, *shape] values (or [0, *shape], where
+    no file has the plan's size) and [B] ``ok``, false where it doubted the file."""
+    hint, dims = _static(spec)
+    return read_files(paths, tf.as_dtype(spec.file.dtype), dims, hint.header)
+
+
+def _kernel_windows(
+    paths: tf.Tensor, spec: Spec, draw: tf.Tensor | None
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """The kernel's read of the windows (``spec.crop``) of ``paths`` ([B]) alone: [B, *window]
+    values and [B] ``ok``, false where it doubted the file or its window."""
+    values, ok, _, out_dims = _windows(paths, spec, draw)
+    values.set_shape(paths.shape.concatenate(out_dims))
+    return values, ok
+
 
 def read_batch(paths: tf.Tensor, spec: Spec, one_get: bool = False) -> tf.Tensor:
     """The files ``paths`` ([B]) of a part the native reader serves, as one [B, *shape]
     tensor: the kernel's reads, with the files it doubts decoded (or refused) by the graph
     parser and put in their places (read again by `npyio._read.objects.read_sized` with
     ``one_get``, else by ``tf.io.read_file``)."""
-    hint = spec.usable_hint()
-    shape = spec.file.shape
-    if hint is None or shape is None or not spec.file.static:  # the plan never sends these
-        raise ValueError("the native reader reads parts of one static shape with a usable hint")
-    dims = tuple(int(d) for d in shape if d is not None)
+    hint, dims = _static(spec)
     values, ok = read_files(paths, tf.as_dtype(spec.file.dtype), dims, hint.header)
 
     def graph() -> tf.Tensor:
@@ -114,16 +174,15 @@ def read_batch(paths: tf.Tensor, spec: Spec, one_get: bool = False) -> tf.Tensor
     return out
 
 
-def read_window_batch(paths: tf.Tensor, spec: Spec, draw: tf.Tensor | None) -> tf.Tensor:
-    """The windows (``spec.crop``) of the files ``paths`` ([B]) of a part the native reader
-    serves, as one [B, *window] tensor: the kernel reads each window's runs and nothing else of
-    the payload; the files it doubts are read whole by the graph parser and cut there (or
-    refused, naming the file). ``draw``: [B, axes] for a random window."""
-    hint, window = spec.usable_hint(), spec.crop
-    shape = spec.file.shape
-    if hint is None or window is None or shape is None or not spec.file.static:
-        raise ValueError("the native reader reads windows of parts of one static shape")
-    dims = tuple(int(d) for d in shape if d is not None)
+def _windows(
+    paths: tf.Tensor, spec: Spec, draw: tf.Tensor | None
+) -> tuple[tf.Tensor, tf.Tensor, Window, tuple[int, ...]]:
+    """``NpyioReadWindows`` of ``spec.crop`` over ``paths`` ([B]): the kernel's values and
+    ``ok``, the window, and its static dims."""
+    hint, dims = _static(spec)
+    window = spec.crop
+    if window is None:  # the reader sends only cropped parts here
+        raise ValueError("the native reader reads windows of cropped parts only")
     out_dims = tuple(int(d) for d in window.sizes(dims) if d is not None)
     n = tf.shape(paths, out_type=tf.int64)[0]
     start = starts(window, tf.constant(dims, tf.int64), draw)
@@ -133,6 +192,15 @@ def read_window_batch(paths: tf.Tensor, spec: Spec, draw: tf.Tensor | None) -> t
     fill = np.asarray(window.fill, spec.file.dtype).tobytes() if window.policy == PAD else b""
     dtype = tf.as_dtype(spec.file.dtype)
     values, ok, _ = read_windows(paths, start, dtype, dims, out_dims, hint.header, fill)
+    return values, ok, window, out_dims
+
+
+def read_window_batch(paths: tf.Tensor, spec: Spec, draw: tf.Tensor | None) -> tf.Tensor:
+    """The windows (``spec.crop``) of the files ``paths`` ([B]) of a part the native reader
+    serves, as one [B, *window] tensor: the kernel reads each window's runs and nothing else of
+    the payload; the files it doubts are read whole by the graph parser and cut there (or
+    refused, naming the file). ``draw``: [B, axes] for a random window."""
+    values, ok, window, out_dims = _windows(paths, spec, draw)
 
     def graph() -> tf.Tensor:
         doubted = tf.where(tf.logical_not(ok))

@@ -26,7 +26,7 @@ import tensorflow as tf
 from npyio._format.files import NO_SUCH_FILE
 from npyio._format.spec import Spec
 from npyio._format.window import CENTER, RANDOM
-from npyio._graph.decode import Fetched, decode_group, report_then_assert
+from npyio._graph.decode import Fetched, check_group, decode_group, report_then_assert
 from npyio._graph.ops import assert_verdict
 from npyio._graph.window import cut, cut_batch, same_sizes
 from npyio._graph.zip import checked_member, npz_member
@@ -135,6 +135,31 @@ class Reader(abc.ABC):
     ) -> list[tf.Tensor]:
         """`decode` of parts read whole."""
 
+    def read_doubting(
+        self,
+        fetched: Sequence[Fetched],
+        specs: Sequence[Spec],
+        draws: Sequence[tf.Tensor | None] | None = None,
+    ) -> tuple[list[tf.Tensor], tf.Tensor]:
+        """For a reader that ``doubts`` (`npyio._read.Capabilities`): a batch of fetched parts
+        read without deciding the files it doubts: per part the [K] values of the K elements
+        whose every part it read, in order, and [B] whether each element was so read (where
+        not, its files go to another reader; nothing was kept of them). Never raises for a
+        bad file."""
+        # (`choose_strategy` sends ignore_errors here only for a reader whose capabilities
+        # say ``doubts``: the native reader, which overrides this)
+        raise ValueError(f"{type(self).__name__} does not say which files it doubts")
+
+    def check(
+        self, fetched: Sequence[Fetched], specs: Sequence[Spec]
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """For a reporting reader that can decide without raising (the graph reader): one
+        element's fetched parts (scalars, with the verdicts of its reporting `fetch`) checked
+        as its reporting `decode` checks them, raising nothing: whether every part is
+        accepted (its `decode` then raises nothing), and the skip lines that `decode` would
+        print for the others ("" for none)."""
+        raise ValueError(f"{type(self).__name__} does not check elements without raising")
+
     def read(self, paths: Sequence[tf.Tensor], specs: Sequence[Spec]) -> list[tf.Tensor]:
         """Fetch and decode one element's parts: a scalar path per part."""
         return self.decode([self.fetch(p, s) for p, s in zip(paths, specs)], specs)
@@ -214,6 +239,15 @@ class GraphReader(Reader):
             # advice to verify or skip, are for an error that stops the run
             specs = [dataclasses.replace(spec, origin="") for spec in specs]
         return decode_group(fetched, specs, batched, report=report)
+
+    def check(
+        self, fetched: Sequence[Fetched], specs: Sequence[Spec]
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        if not self.report:  # the verdicts of fetching come from a reporting fetch
+            raise ValueError("the graph reader checks elements only when it reports")
+        # the specs as a reporting `decode` reads the parts: whole, and without their origin
+        whole = [dataclasses.replace(spec.read_whole(), origin="") for spec in specs]
+        return check_group(fetched, whole)
 
 
 def cut_parts(

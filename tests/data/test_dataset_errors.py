@@ -299,9 +299,13 @@ def _write_npy(path: Path, value: np.ndarray) -> str:
     return str(path)
 
 
-def _skip_cases(root: Path) -> tuple[dict, dict[str, list[str]], dict[str, set[int]]]:
+def _skip_cases(
+    root: Path, backend: str = "native"
+) -> tuple[dict, dict[str, list[str]], dict[str, set[int]]]:
     """(pipelines for the script, {pipeline: skip lines expected each epoch}, {pipeline: good
-    ids}). Expected lines are built from the eager messages, tested above to be PATH: reason."""
+    ids}). Expected lines are built from the eager messages, tested above to be PATH: reason.
+    The ``.npy`` pipelines read through ``backend`` (the native reader reads their batches and
+    sends the files it doubts to the graph reader; the graph reader reads every file)."""
     n = 12
     (root / "x").mkdir()
     (root / "y").mkdir()
@@ -357,12 +361,13 @@ def _skip_cases(root: Path) -> tuple[dict, dict[str, list[str]], dict[str, set[i
         "label_shape": [],
         "ignore_errors": True,
     }
+    npy_common = {**common, "backend": backend}
     pipelines = {
         "npy": {
             "inputs": xs,
             "labels": ys,
             "kwargs": {
-                **common,
+                **npy_common,
                 "batch_size": 4,
                 "shuffle": True,
                 "seed": 1,
@@ -373,7 +378,7 @@ def _skip_cases(root: Path) -> tuple[dict, dict[str, list[str]], dict[str, set[i
         "npy-inferred-spec": {  # element spec from pair 0's headers
             "inputs": xs,
             "labels": ys,
-            "kwargs": {"ignore_errors": True, "batch_size": None},
+            "kwargs": {"ignore_errors": True, "batch_size": None, "backend": backend},
         },
         "npz": {
             "inputs": zs,
@@ -401,9 +406,10 @@ def _sections(err: str) -> dict[str, list[str]]:
     return out
 
 
+@pytest.mark.parametrize("backend", ["native", "graph"])
 @pytest.mark.parametrize("level", ["0", "1", "2", "3"])
-def test_every_skipped_file_is_named_at_every_log_level(tmp_path, level):
-    pipelines, expected, good = _skip_cases(tmp_path)
+def test_every_skipped_file_is_named_at_every_log_level(tmp_path, level, backend):
+    pipelines, expected, good = _skip_cases(tmp_path, backend)
     script = tmp_path / "skips.py"
     script.write_text(_SKIP_SCRIPT)
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": level, "PYTHONPATH": str(ROOT)}
@@ -435,8 +441,9 @@ def test_skip_reasons_read_as_expected(tmp_path):
     assert f"{SKIP_PREFIX}{tmp_path}/z/3.npz: {NO_SUCH_FILE}" in text
 
 
-def test_ignore_errors_pipeline_runs_no_python_and_serializes(tmp_path):
-    pipelines, _, good = _skip_cases(tmp_path)
+@pytest.mark.parametrize("backend", ["native", "graph"])
+def test_ignore_errors_pipeline_runs_no_python_and_serializes(tmp_path, backend):
+    pipelines, _, good = _skip_cases(tmp_path, backend)
     for name, spec in pipelines.items():
         ds = npyio.dataset(spec["inputs"], spec["labels"], **spec["kwargs"])
         assert python_ops(ds) == set(), name

@@ -190,7 +190,7 @@ def test_given_spec_contradicting_the_header(pairs):
     [
         ({"batch_size": 2}, BATCH_THEN_DECODE),
         ({"batch_size": None}, DECODE_THEN_BATCH),
-        ({"batch_size": 2, "ignore_errors": True}, DECODE_THEN_BATCH),
+        ({"batch_size": 2, "ignore_errors": True}, BATCH_THEN_DECODE),  # native: doubts
         ({"batch_size": 2, "backend": "py_function"}, DECODE_THEN_BATCH),
         ({"batch_size": 2, "shape": (None, 3)}, DECODE_THEN_BATCH),
         ({"batch_size": 2, "dtype": "float32", "shape": (4, 3)}, BATCH_THEN_DECODE),
@@ -233,7 +233,7 @@ def test_the_plan_says_which_reader_it_chose(tmp_path):
 cases = [
     (x, {}),
     (x, {"shape": (None, 3)}),
-    (x, {"ignore_errors": True}),
+    (x, {"ignore_errors": True}),  # read in batches; the files it doubts, by the graph
     (x, {"max_file_size": 10, "dtype": "float32", "shape": (2, 3)}),  # no file read
     (big, {}),
     (fortran, {}),
@@ -244,7 +244,7 @@ cases = [
 out = [plan(path, **kwargs).backend for path, kwargs in cases]
 """
     out = plan_json(code, x=x, big=big, fortran=fortran, npz=str(tmp_path / "a.npz"))
-    assert out == ["native"] + ["graph"] * 7 + ["py_function"]
+    assert out == ["native", "graph", "native"] + ["graph"] * 5 + ["py_function"]
 
 
 def test_npz_members(tmp_path):
@@ -344,7 +344,9 @@ def spec(shape: tuple[int | None, ...] | None, size: int = 1000) -> Spec:
         ((spec((2,), GRAPH_LIMIT),), 8, False, "graph", DECODE_THEN_BATCH),
         ((spec((2,), GRAPH_LIMIT),), 8, False, "native", BATCH_THEN_DECODE),
         ((spec((2,)), spec((2,), GRAPH_LIMIT)), 8, False, "graph", DECODE_THEN_BATCH),
-        ((spec((2,)),), 8, True, "native", DECODE_THEN_BATCH),
+        ((spec((2,)),), 8, True, "native", BATCH_THEN_DECODE),
+        ((spec((2,)),), None, True, "native", BATCH_THEN_DECODE),
+        ((spec((None, 2)),), 8, True, "native", DECODE_THEN_BATCH),
     ],
     ids=[
         "small",
@@ -359,6 +361,8 @@ def spec(shape: tuple[int | None, ...] | None, size: int = 1000) -> Spec:
         "native-large",
         "one-side-large",
         "native-ignore_errors",
+        "native-ignore_errors-no-batch",
+        "native-ignore_errors-variable",
     ],
 )
 def test_choose_strategy(specs, batch_size, ignore_errors, backend, expected):

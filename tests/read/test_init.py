@@ -28,11 +28,13 @@ def spec(shape: tuple[int | None, ...] | None, dtype: str = "<f4", fortran: bool
 
 
 def test_a_fallback_lends_its_capabilities():
-    """The native reader reads no ``.npz`` member and reports nothing itself, but a plan that
-    asks for it still reads them: through the graph parser, its fallback. It reads objects of
-    any TensorFlow file system itself (``gs://``, ``ram://``), one read each."""
+    """The native reader reads no ``.npz`` member, but a plan that asks for it still reads
+    them: through the graph parser, its fallback. It reads objects of any TensorFlow file
+    system itself (``gs://``, ``ram://``), one read each. With ``ignore_errors`` it reads
+    batches and says which files it doubts, which the graph parser skips and names."""
     native = capabilities("native")
-    assert not (native.members or native.reports)
+    assert not native.members and native.reports and native.doubts
+    assert not capabilities("graph").doubts
     assert native.remote and native.one_get
     assert native.fallback == "graph"
     assert capabilities("graph").rows and not any(capabilities(b).rows for b in BACKENDS[2:])
@@ -82,7 +84,7 @@ def test_tfio_is_no_backend_any_more():
         ((spec((2,)),), ("gs://b/0.npy",), False, "native"),
         ((spec((2,)),), ("ram://d/0.npy",), False, "native"),
         ((spec((2,)), spec((None,))), ("/d/0.npy", "/e/0.npy"), False, "graph"),
-        ((spec((2,)),), ("/d/0.npy",), True, "graph"),
+        ((spec((2,)),), ("/d/0.npy",), True, "native"),
         ((Spec.whole(np.dtype("float32"), (2,)),), ("/d/0.npy",), False, "graph"),  # no hint
         ((spec((2,), ">f4"),), ("/d/0.npy",), False, "graph"),
         ((spec((2,), fortran=True),), ("/d/0.npy",), False, "graph"),
