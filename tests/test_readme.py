@@ -328,47 +328,85 @@ def _commands(block: Block) -> list[str]:
     return [line for line in lines if line]
 
 
+#: Runs each command line of ``sys.argv[1]`` (JSON) through the CLI's ``main``, in order, and
+#: prints their exit statuses (JSON) last; each command's output follows a ``$ command`` line.
+_CLI_CHILD = """
+import json, shlex, sys
+from npyio.cli.main import main
+statuses = []
+for command in json.loads(sys.argv[1]):
+    for stream in (sys.stdout, sys.stderr):
+        print("$", command, file=stream, flush=True)
+    try:
+        statuses.append(main(shlex.split(command)[1:]))
+    except SystemExit as e:
+        statuses.append(e.code)
+print(json.dumps(statuses))
+"""
+
+
 @pytest.mark.slow
 def test_the_cli_page_commands_run(tmp_path):
-    """The CLI page's shell commands exit 0 on the sample tree (``npyio`` as this Python's)."""
+    """The CLI page's shell commands exit 0 on the sample tree, in order, as argv to the CLI's
+    ``main`` in one child process: a process per command spent most of its time importing
+    TensorFlow. The ``npyio`` entry point itself runs as a process in the README's install
+    check (`test_the_readme_install_check_prints_what_it_says`)."""
     make_data(tmp_path)
     commands = [c for b in blocks(DOCS / "cli.md", "sh") if b.runs for c in _commands(b)]
     assert len(commands) >= 4
-    for command in commands:
-        assert shlex.split(command)[0] == "npyio", command
-        done = _shell(command, tmp_path)
-        assert done.returncode == 0, f"{command}: exit {done.returncode}\n{done.stderr}"
+    assert all(shlex.split(command)[0] == "npyio" for command in commands), commands
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", _CLI_CHILD, json.dumps(commands)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    statuses = json.loads(done.stdout.strip().splitlines()[-1])
+    for command, status in zip(commands, statuses, strict=True):
+        said = done.stderr[done.stderr.find(f"$ {command}") :][:3000]  # its own output
+        assert status in (0, None), f"{command}: exit {status}\n{said}"
 
 
-def _shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run a documented ``python ...`` or ``npyio ...`` line as this Python, with this checkout's
-    npyio first on its path."""
+def _shell(command: str, cwd: Path) -> subprocess.Popen[str]:
+    """Start a documented ``python ...`` or ``npyio ...`` line as this Python, with this
+    checkout's npyio first on its path."""
     argv = shlex.split(command)
     prefix = {"python": [sys.executable], "npyio": [sys.executable, "-m", "npyio"]}
     assert argv[0] in prefix, command
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        prefix[argv[0]] + argv[1:], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    return subprocess.Popen(
+        prefix[argv[0]] + argv[1:],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
 @pytest.mark.slow
 def test_the_readme_install_check_prints_what_it_says(tmp_path):
     """The README's install check, line by line, in an empty directory: each exits 0, the first
-    prints the version, the second what the README says it prints."""
+    prints the version, the second what the README says it prints. The three lines share
+    nothing, so they run at once (each process mostly imports TensorFlow)."""
     import npyio
 
     (block,) = [b for b in blocks(README, "sh") if b.runs]
     commands = _commands(block)
     assert len(commands) == 3, commands
-    done = [_shell(command, tmp_path) for command in commands]
-    for command, run in zip(commands, done):
-        assert run.returncode == 0, f"{command}: exit {run.returncode}\n{run.stderr}"
+    started = [_shell(command, tmp_path) for command in commands]
+    done = [(run.communicate(timeout=300), run.returncode) for run in started]
+    for command, ((_, err), code) in zip(commands, done):
+        assert code == 0, f"{command}: exit {code}\n{err}"
     claim = re.search(r"The second line prints `([^`]+)`", README.read_text())
     assert claim, "the README no longer says what the install check prints"
-    assert done[0].stdout.strip() == npyio.__version__
-    assert done[1].stdout.strip() == claim.group(1)
-    assert "usage: npyio" in done[2].stdout
+    assert done[0][0][0].strip() == npyio.__version__
+    assert done[1][0][0].strip() == claim.group(1)
+    assert "usage: npyio" in done[2][0][0]
 
 
 def _load(name: str):
