@@ -47,14 +47,18 @@ def test_a_split_does_not_move_with_any_other_option(sources, kind):
     assert len(validation) == int(0.3 * total) == len(set(validation))
     # what the old split did unshuffled (the last files): a draw here
     assert sorted(validation) != list(range(total - len(validation), total))
+    training = sample_ids(open_kind(kind, sources, "", subset="training", **split_kw), kind)
+    assert sorted(training + validation) == list(range(total))
     names = other_options(kind)
     assert "shuffle" in names or kind == ROWS
+    # With another option, "both" alone: its two datasets are planned as "training" and
+    # "validation" are (npyio._data.plan builds one plan per subset the split returns).
     for option in names:
         kw = {**SAMPLES[option], **split_kw}
-        training = sample_ids(open_kind(kind, sources, option, subset="training", **kw), kind)
-        assert set(training).isdisjoint(validation), f"{option} on {kind}: subsets overlap"
-        assert sorted(training + validation) == list(range(total)), f"{option} on {kind}"
         both = open_kind(kind, sources, option, **{**kw, "subset": "both"})
+        moved = sample_ids(both[0], kind)
+        assert set(moved).isdisjoint(validation), f"{option} on {kind}: subsets overlap"
+        assert sorted(moved + validation) == list(range(total)), f"{option} on {kind}"
         assert sorted(sample_ids(both[1], kind)) == sorted(validation), f"{option} on {kind}"
 
 
