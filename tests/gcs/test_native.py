@@ -32,27 +32,26 @@ ORDERS = {
     "tensorflow first": "import tensorflow as tf\nimport npyio",
     "npyio first": "import npyio\nimport tensorflow as tf",
 }
-#: Both backends over the same pairs, in one process, each error's type and first line.
+#: Both backends over the same pairs, each error's type and first line: run in the module's
+#: worker (`tests.gcs.fixtures.gcs_worker`, TensorFlow imported once), as `_REFUSALS_CALL`.
 REFUSALS = """
-import json, re, sys
-import tensorflow as tf
+import re
 import npyio
 from npyio._tf import undecorated
 
 #: the prefix tf.data puts before a function's error, which names the map's node
 WHERE = re.compile(r"^Error in user-defined function passed to .*? with iterator: \\S+: ")
 
-def refusal(backend):
-    ds = npyio.dataset(sys.argv[1], sys.argv[2], batch_size=2, backend=backend)
+def refusal(backend, inputs, labels):
+    ds = npyio.dataset(inputs, labels, batch_size=2, backend=backend)
     try:
         for _ in ds:
             pass
     except tf.errors.OpError as e:
         return [type(e).__name__, WHERE.sub("", undecorated(e.message.splitlines()[0]))]
     return None
-
-print(json.dumps({"native": refusal("native"), "graph": refusal("graph")}))
 """
+_REFUSALS_CALL = "result = {{b: refusal(b, {0!r}, {1!r}) for b in ('native', 'graph')}}"
 
 
 @pytest.fixture
@@ -89,7 +88,7 @@ def _object(pairs: tuple[str, str], i: int) -> str:
 
 
 @pytest.mark.parametrize("how", ["short", "long", "emptied", "other header"])
-def test_an_object_the_kernel_doubts_gets_the_graph_paths_error(gcs, pairs, how):
+def test_an_object_the_kernel_doubts_gets_the_graph_paths_error(gcs, gcs_worker, pairs, how):
     name = _object(pairs, 2)  # not one the plan samples (0, 3, 5): read first by the kernel
     data = gcs.get(name)
     changed = {
@@ -99,7 +98,8 @@ def test_an_object_the_kernel_doubts_gets_the_graph_paths_error(gcs, pairs, how)
         "other header": data.replace(b"<f4", b">i4", 1),  # a dtype the plan refuses
     }[how]
     gcs.put(name, changed)
-    out = _run(gcs, REFUSALS, pairs)
+    # In the module's worker: the objects are this test's own, so nothing read before is cached
+    out = gcs_worker.exec(REFUSALS + _REFUSALS_CALL.format(*pairs), timeout=300)
     assert out["native"] == out["graph"]
     assert out["native"] is not None and f"gs://npyio-test/{name}" in out["native"][1]
 
