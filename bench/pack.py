@@ -26,6 +26,11 @@ Three measurements (bench/README.md, "Packing", records them):
   per part (`batch_reads`), all in one process, TensorFlow imported first.
 
     .venv/bin/python bench/pack.py readers --rounds 5
+
+- ``shuffled``: a shuffled pack against the same 4,000 files loose (8 KiB inputs), npyio's
+  defaults, batches of 8 and 128, by Python iterator and by compiled loop (issue 51).
+
+    .venv/bin/python bench/pack.py shuffled --rounds 5
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # this checkout's npyio (and tests.gcs), not an installed one
+sys.path.insert(0, os.path.join(ROOT, "bench"))  # also when loaded by its path (tests/bench)
 from pairs import PAIRS, ensure_pairs  # noqa: E402  (bench/, the script's own directory)
 
 
@@ -201,6 +207,57 @@ def local(root: str, rounds: int) -> dict[str, object]:
             statistics.median(unchecked_s) / statistics.median(loose_s), 2
         ),
     }
+
+
+def python_iterator(ds: object) -> tuple[int, float]:
+    """(rows, seconds) of one epoch drained by a Python ``for`` loop, as a JAX or custom
+    training loop reads it."""
+    start = time.perf_counter()
+    n = 0
+    for element in ds:  # type: ignore[attr-defined]
+        n += len(element[0])
+    return n, time.perf_counter() - start
+
+
+def shuffled(root: str, rounds: int, count: int = 4000) -> dict[str, object]:
+    """A shuffled pack against the same files loose (issue 51's check): ``count`` pairs of
+    8 KiB float32 inputs and int64 labels, npyio's defaults, batches of 8 and 128, drained by a
+    Python iterator and by `drain_iterator`'s compiled loop; interleaved rounds, medians."""
+    import numpy as np
+
+    import npyio
+
+    xs, ys, out = (os.path.join(root, "shuffled", name) for name in ("x", "y", "pack"))
+    if not os.path.isdir(out):
+        os.makedirs(xs)
+        os.makedirs(ys)
+        for i in range(count):
+            np.save(os.path.join(xs, f"{i:05d}.npy"), np.full(2048, i, np.float32))
+            np.save(os.path.join(ys, f"{i:05d}.npy"), np.int64(i))
+        npyio.pack(xs, ys, out=out)
+    pipelines = {
+        f"{kind}, batch {b}": npyio.dataset(*src, batch_size=b, shuffle=True, seed=1)
+        for b in (8, 128)
+        for kind, src in (("loose", (xs, ys)), ("pack", (out,)))
+    }
+    ways = {"python iterator": python_iterator, "compiled loop": drain_iterator}
+    rates: dict[str, dict[str, list[float]]] = {w: {k: [] for k in pipelines} for w in ways}
+    names = list(pipelines)
+    for r in range(rounds + 1):  # the first round warms the page cache and each pipeline
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            for way, drain_with in ways.items():
+                n, s = drain_with(pipelines[name])
+                assert n == count, (name, n)
+                if r:
+                    rates[way][name].append(n / s)
+    result: dict[str, object] = {"load average at start": os.getloadavg()}
+    for way, by_name in rates.items():
+        med = {name: statistics.median(v) for name, v in by_name.items()}
+        result[f"{way}: pairs/s (median)"] = {k: round(v) for k, v in med.items()}
+        for b in (8, 128):
+            ratio = med[f"pack, batch {b}"] / med[f"loose, batch {b}"]
+            result[f"{way}: pack / loose, batch {b}"] = round(ratio, 2)
+    return result
 
 
 def record_floor(paths: list[str], batch: int) -> object:
@@ -432,7 +489,7 @@ def gcs(root: str, count: int, latency: float, rounds: int) -> dict[str, object]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("local", "memory", "gcs", "readers"))
+    parser.add_argument("what", choices=("local", "memory", "gcs", "readers", "shuffled"))
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--count", type=int, default=8000)
     parser.add_argument("--latency", type=float, default=0.02)
@@ -443,6 +500,8 @@ def main(argv: list[str] | None = None) -> int:
         result: object = local(args.cache, args.rounds)
     elif args.what == "readers":
         result = readers(args.cache, args.rounds)
+    elif args.what == "shuffled":
+        result = shuffled(args.cache, args.rounds)
     elif args.what == "memory":
         result = memory(args.cache, args.count)
     else:

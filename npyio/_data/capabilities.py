@@ -101,10 +101,13 @@ TABLE: dict[str, dict[str, Use]] = {
     "drop_remainder": _same(_honoured(), _honoured(), _honoured()),
     "shuffle": _same(
         _honoured("files in a full uniform shuffle, anew each epoch"),
-        _honoured("pieces of rows in a new order each epoch, rows permuted within windows of 8"),
         _honoured(
-            "a windowed shuffle: pieces in a new order each epoch, rows permuted within "
-            "windows of 8 pieces (`num_parallel_reads`)"
+            "rows in a full uniform shuffle, anew each epoch (on object storage: pieces of rows "
+            "in a new order, rows permuted within windows of 8)"
+        ),
+        _honoured(
+            "rows in a full uniform shuffle, anew each epoch; with `shuffle_buffer` (and on "
+            "object storage) a windowed shuffle of pieces"
         ),
     ),
     "seed": _same(_honoured(), _honoured(), _honoured()),
@@ -185,10 +188,10 @@ TABLE: dict[str, dict[str, Use]] = {
     "validation_split": _same(_honoured(), _honoured(), _honoured()),
     "subset": _same(_honoured(), _honoured(), _honoured()),
     "shuffle_buffer": _same(
-        _NOT_DATASET, _NOT_DATASET, _honoured("with `shuffle`: the rows of a window")
+        _NOT_DATASET, _NOT_DATASET, _honoured("with `shuffle`: shuffle by windows of these rows")
     ),
     "num_parallel_reads": _same(
-        _NOT_DATASET, _NOT_DATASET, _honoured("pieces read at once, chunks decoded at once")
+        _NOT_DATASET, _NOT_DATASET, _honoured("batches read at once (a window's pieces)")
     ),
 }
 

@@ -4,33 +4,29 @@
 and `npyio._data.dataset.build_packed` builds the `PackPlan`. What each option means for a
 pack, or why it is refused, is `npyio._data.capabilities.TABLE`'s ``pack`` column. The
 shards are read by `npyio.rows`'s machinery (`npyio._data.rows.build_rows`): each part is a
-*side* of a `RowsPlan`, a run of rows of one shard is a *piece*, read by the reader of row
-ranges (`npyio._read.rows.RowReader`: ``FixedLengthRecordDataset`` in chunks of about 1 MiB,
-decoded with ``decode_raw``); the parts of a piece are zipped. What `npyio.dataset`'s options
-mean here:
+*side* of a `RowsPlan`, and each row (a sample) is a unit of the one index stream, read a batch
+at a time by the reader of row ranges (`npyio._read.rows.RowReader.read_rows`: a ``pread`` per
+run of neighbouring rows on local shards). What `npyio.dataset`'s options mean here:
 
 - **Order.** Unshuffled, rows come in the packed order, which is the sources' order (unless the
   pack was written with ``shuffle``): the same elements, in the same order, with the same
   ``element_spec`` as `npyio.dataset` of the sources.
-- **Shuffle** (by index over pieces of rows, then by index within windows): the rows are cut
-  into pieces of about `PIECE_BYTES` (per part), the pieces are put in a new order each epoch
-  by `npyio._data.shuffle.IndexShuffle` (a permutation computed in the graph: a checkpoint
-  holds a position, not a list), and `CYCLE` at a time form a window, whose rows are read
-  together and come out in a uniformly random order (`npyio._data.rows`; no buffer of rows).
-  Every row comes once per epoch; the same seed gives the same sequence of orders. Not the
-  full uniform shuffle of `npyio.dataset` on loose files: a row's neighbours come from the
-  ``CYCLE`` pieces of its window, about ``CYCLE * PIECE_BYTES`` of packed rows. Rows stay
-  sequential reads of 1 MiB, which is what makes packed data fast (``pack --shuffle`` mixes
-  the rows once more, when written).
+- **Shuffle**: by index over the rows, as loose files are shuffled (a full uniform shuffle,
+  anew each epoch, a checkpoint of a few scalars). On object storage, where a request per row
+  would cost far more than the row, by windows instead (`npyio._data.rows_plan.RowsPlan.windowed`):
+  the rows are cut into pieces of about `PIECE_BYTES` (per part), the pieces put in a new order
+  each epoch, and `CYCLE` at a time form a window whose rows come out in a uniformly random
+  order (docs/shuffling.md, "Which shuffle each kind gets").
 - **Split.** ``validation_split``/``subset`` hold out exactly the rows `npyio.dataset` holds
   out of the sources: ``int(split * n)`` rows drawn with ``seed``, whatever ``shuffle`` is
-  (`npyio._data.options.split`), a random subset: runs of a few rows, read as spans of rows
+  (`npyio._data.options.split`), a random subset: its rows are the units (runs of a few rows
+  each, a read per run in order); shuffled by windows, read as spans of rows
   (`npyio._data.rows_plan.subset_pieces`) whose rows of the other subset are dropped in the
   graph, one mask per chunk, so a split costs no piece per run.
 - **Shard** (``shard=``/``InputContext``): by row, as `npyio.rows` does: host ``i`` of ``n``
   reads the contiguous rows ``[total * i // n, total * (i + 1) // n)`` of its subset, so hosts
   differ by at most one row (sharding by shard file would leave hosts idle when the shards
-  do not divide evenly, and a pack often has a single shard). Each host shuffles its pieces
+  do not divide evenly, and a pack often has a single shard). Each host shuffles its rows
   with keys of its own (`npyio._data.shuffle.shard_seed`); with ``drop_remainder`` every host
   reads ``total // n`` rows per epoch, so all yield the same batches.
 - **with_paths**: the original input file of each row, from the index's names and the
@@ -63,7 +59,7 @@ from npyio._data.rows_plan import (
 )
 from npyio._data.structure import LEAF, per_part
 from npyio._format import npy
-from npyio._format.files import UnknownSchemeError, is_local, path_text
+from npyio._format.files import UnknownSchemeError, is_local, is_remote, path_text
 from npyio._format.packed import PackIndex, structure_from_json
 from npyio._io.packed import read_index, state
 
@@ -163,7 +159,9 @@ def plan_subset(
         shard=loader.shard,  # for the shuffle's keys: the pieces above are already this shard's
     )
     equal = equal_count(runs, loader.shard, loader.drop_remainder)
-    return RowsPlan(sides, tuple(cut), chunk, CYCLE, rows_options, keep, equal)
+    mine = tuple(shard_runs(runs, loader.shard))
+    windowed = loader.shuffle and is_remote(sides[0].files[0].path)  # `RowsPlan.windowed`
+    return RowsPlan(sides, tuple(cut), chunk, CYCLE, rows_options, keep, equal, mine, windowed)
 
 
 def plan_packed(directory: str, options: DatasetOptions) -> PackPlan | tuple[PackPlan, PackPlan]:

@@ -2,39 +2,34 @@
 
 This module turns a plan of rows (`npyio._data.rows_plan`; a packed directory's too) into a
 pipeline; the reading is the reader layer's (`npyio._read.rows`, chosen through
-`npyio._read.backends.row_reader`, for the backend `_BACKEND` names; the native backend's
-reader, `npyio._read.rows.NativeRowReader`, reads local files with one ``pread`` per chunk).
-The graph's reader reads each file with the
-``FixedLengthRecordDataset`` op: its header is skipped with ``header_bytes`` (each file's own
-``data_offset``), and its payload is read in records of a whole number of rows (a *chunk*,
-about `npyio._data.rows_plan.CHUNK_BYTES`), which ``tf.io.decode_raw`` turns into a
-``[rows, *row_shape]`` tensor. A file is never read into one tensor, so memory stays bounded
-whatever its size: a few chunks per file being read, the window being shuffled, and the
-prefetch.
+`npyio._read.backends.row_reader`: the native backend's reader,
+`npyio._read.rows.NativeRowReader`, on local files where it can be built, else the graph's,
+`npyio._read.rows.RowReader`). No file is ever read into one
+tensor, so memory stays bounded whatever its size.
 
 Plan of the pipeline, decided in Python when the dataset is built (every header is read, and
 every file's size is checked against it, through ``tf.io.gfile``):
 
 1. The files' rows are numbered globally, shard after shard. ``shard=(n, i)`` keeps the
-   contiguous range ``[total * i // n, total * (i + 1) // n)`` of that numbering.
-2. The range is cut into *pieces*, each a run of rows of one file (of a pair of files with
-   labels). When shuffling, pieces are at most about `npyio._data.rows_plan.MAX_PIECE_BYTES`, so
-   that even a single large file is read from several places at once. A split's subset (a random
-   one has runs of a few rows) is read as spans of rows, each from a row of the subset
-   to a row of the subset, and the other rows are dropped where the chunks are decoded
-   (`npyio._data.rows_plan.subset_pieces`, ``RowsPlan.keep``): a piece per run would cost far
-   more than the rows.
-3. A piece is read by the reader (`npyio._read.rows.RowReader.read_piece`): per side, its
-   rows in whole chunks, then one record for the rest, then an empty record that marks its
-   end, zipped with what each record should hold. Where the chunks are decoded
-   (`npyio._read.rows.RowReader.decode_chunk`), each is checked against it: a file whose
-   size changed after the dataset was built fails with an error naming the file.
-4. Pieces are read in order (``flat_map``); chunks are checked and decoded in a parallel
-   ``map`` (an end record decodes to no rows); then rows are rebatched, or unbatched.
-   Shuffled, pieces come in a shuffled order, ``cycle_length`` at a time as a *window*: a
-   ``flat_map`` whose function reads the window's pieces at once (``interleave``), decodes
-   them into one tensor per part, and slices its rows off in a permuted order; then batched.
-   No buffer of rows: an iterator checkpoint holds positions (`_shuffled_windows`).
+   contiguous range ``[total * i // n, total * (i + 1) // n)`` of that numbering (of the
+   subset's rows, under a split): the plan's *runs* (`RowsPlan.runs`).
+2. Those rows are the *units* of one index stream, as files are for `npyio.dataset`
+   (`_by_rows`): positions in order, or shuffled by index (`npyio._data.shuffle.IndexShuffle`),
+   batched, and each batch read at once in a parallel map (`RowReader.read_rows`): its runs of
+   neighbouring rows, each one ``pread`` per side through the native reader, or
+   ``FixedLengthRecordDataset`` records of a row from its first byte through the graph's,
+   checked and decoded (a file whose size changed after the dataset was built fails, naming the
+   file). tf.data service splits that stream: each row once per epoch, whichever worker reads
+   it.
+3. A *windowed* shuffle (``shuffle_buffer``, or files on object storage: `RowsPlan.windowed`; or
+   a reader that reads a row at the cost of a dataset: ``RowReader.random_rows``) cuts the rows
+   into *pieces* (runs of one file of at most about `npyio._data.rows_plan.MAX_PIECE_BYTES`; a
+   split's subset is read as spans, the other rows dropped where chunks are decoded:
+   `npyio._data.rows_plan.subset_pieces`, ``RowsPlan.keep``). Pieces come in a shuffled order,
+   ``cycle_length`` at a time as a *window*: a ``flat_map`` whose function reads the window's
+   pieces at once (``interleave``), decodes them into one tensor per part, and slices its rows
+   off in a permuted order; then batched. No buffer of rows: an iterator checkpoint holds
+   positions (`_shuffled_windows`).
 """
 
 from __future__ import annotations
@@ -50,32 +45,19 @@ from npyio._data.options import AUTOTUNE, RowsOptions, entry_point, parameters
 from npyio._data.paths import PathSpec
 from npyio._data.remote import for_storage
 from npyio._data.rows_plan import RowsPlan, plan_rows
-from npyio._data.shuffle import IndexShuffle
+from npyio._data.shuffle import IndexShuffle, gather_size
 from npyio._format.files import is_remote
 from npyio._graph.ops import require_tf2
 from npyio._read.backends import row_reader, usable
-from npyio._read.rows import RowReader
+from npyio._read.rows import FileTable, RowReader
 from npyio._tf import ignore_external_state
 
 __all__ = ["rows"]
 
 #: The backend whose reader of row ranges `build_rows` reads local files through, where it can
 #: be had (`npyio._read.backends.usable`; other file systems read through the graph's reader):
-#: rows and packs take no ``backend=`` (the capability table refuses it for packs). The graph's:
-#: the native reader (`npyio._read.rows.NativeRowReader`) reads local packs and rows at the
-#: same speed, 0.77-1.58x it across runs, within the noise (bench/README.md, "Packs and rows
-#: through the kernel"), so today's path stays.
-_BACKEND = "graph"
-
-
-def _unbatch(ds: tf.data.Dataset, empty_rows: bool) -> tf.data.Dataset:
-    """Dataset.unbatch, except for rows of zero elements, on which TensorFlow's unbatch
-    crashes the process (TF 2.21): rebatch into ones and drop the batch dim instead."""
-    if not empty_rows:
-        return ds.unbatch()
-    return ds.rebatch(1).map(
-        lambda *t: tf.nest.map_structure(lambda x: x[0], t if len(t) > 1 else t[0])
-    )
+#: rows and packs take no ``backend=`` (the capability table refuses it for packs).
+_BACKEND = "native"
 
 
 @entry_point
@@ -104,20 +86,22 @@ def rows(
     element. Big-endian files decode to native order, and shards may differ in byte order and
     in header length.
 
-    Shuffling: ``shuffle=True`` is a *windowed* shuffle of pieces, not a full uniform one
-    (as ``npyio.dataset(..., shuffle=True)`` is, over whole files). The files are cut into
-    pieces of ``shuffle_buffer / num_parallel_reads`` rows (kept within 4 to 8 MiB), the order
-    of the pieces is shuffled anew each epoch (by index, as ``npyio.dataset`` shuffles files:
-    no buffer of pieces), and ``num_parallel_reads`` pieces (8 by default) at a time form a
-    *window*: its rows (about ``shuffle_buffer``, or more) are read together and come out in a
-    uniformly random order. A row's neighbours in time come from the pieces of its window. It
-    costs a window's memory and reads files in long sequential runs; the alternative, a buffer
-    holding every row, costs the dataset's size in memory. ``shuffle_buffer`` sets the
-    window's size in rows; left None, a window is 8 pieces of 4 MiB (about 32 MiB of rows:
-    the smallest pieces that read well; a pack's window is 8 pieces of 1 MiB). For a better mix,
-    raise ``shuffle_buffer`` (or ``num_parallel_reads``). An iterator checkpoint holds
-    positions, not rows: a restore reads the window under way again. Without ``shuffle``,
-    rows come strictly in order, and a ``shuffle_buffer`` is refused (it would do nothing).
+    Shuffling: ``shuffle=True`` shuffles the rows by index, as `npyio.dataset` shuffles files:
+    a full uniform shuffle, anew each epoch, with nothing in a buffer (an iterator checkpoint
+    holds a position and the epoch's key). Each batch of rows is read at once, one read per run
+    of neighbours (a ``pread`` per row, shuffled, through npyio's native reader on local files).
+    For files larger than the page cache, where a read per row goes to the disk, pass
+    ``shuffle_buffer`` for a *windowed* shuffle: the files are cut into pieces of
+    ``shuffle_buffer / num_parallel_reads`` rows (kept within 4 to 8 MiB), the order of the
+    pieces is shuffled anew each epoch (by index), and ``num_parallel_reads`` pieces (8 by
+    default) at a time form a *window*, whose rows are read together and come out in a
+    uniformly random order. A row's neighbours in time then come from the pieces of its window;
+    it costs a window's memory and reads files in long sequential runs. Files on object storage
+    (``gs://``) are always shuffled by windows, a request per piece rather than per row, and so
+    are all files where npyio's native reader cannot be built (no compiler). A
+    windowed epoch's length is unknown to tf.data, and tf.data service reads it on one worker
+    (docs/shuffling.md, "Which shuffle each kind gets"). Without ``shuffle``, rows come
+    strictly in order, and a ``shuffle_buffer`` is refused (it would do nothing).
 
     Sharding: ``shard=(n, i)`` splits the rows, not the files: the rows of all files,
     numbered in order, are cut into ``n`` contiguous ranges that differ in length by at most
@@ -135,18 +119,19 @@ def rows(
         labels: Like ``inputs``, or ``None`` to yield inputs alone. Files pair by file name
             when either side is a directory or a glob, by position otherwise (as in
             `npyio.dataset`). Paired files must have the same number of rows.
-        shuffle: Shuffle the rows, a window at a time, anew each epoch (see above).
-        shuffle_buffer: With ``shuffle``, the rows of a window (about); ``None`` for
-            ``num_parallel_reads`` pieces (8 by default) of 4 MiB.
+        shuffle: Shuffle the rows anew each epoch (see above).
+        shuffle_buffer: With ``shuffle``, shuffle by windows of about this many rows instead
+            (see above); ``None``: by row (on object storage, by windows of
+            ``num_parallel_reads`` pieces, 8 by default, of 4 MiB).
         seed: Seed of the shuffles (piece order and windows) and of the split. The same seed
             gives the same sequence of epoch orders.
         reshuffle_each_iteration: Give each epoch a new order (when shuffling).
         batch_size: Yield batches of this many rows: 32 by default, as `npyio.dataset`
             batches (what Keras's ``fit`` takes); ``None`` yields single rows.
         drop_remainder: Drop the last, smaller batch, which makes the batch dim static.
-        num_parallel_reads: When shuffling, how many pieces are read at once (the
-            interleave's cycle length and parallelism; AUTOTUNE, the default, reads 8 with
-            autotuned parallelism). Also how many chunks are decoded in parallel.
+        num_parallel_reads: How many batches of rows are read at once (AUTOTUNE, the
+            default, lets tf.data choose); shuffled by windows, how many pieces a window holds
+            (8 for AUTOTUNE) and are read at once.
         shard: ``(num_shards, index)`` or a ``tf.distribute.InputContext``: keep only this
             worker's range of rows (see above).
         validation_split, subset: Hold out ``int(validation_split * n)`` of the ``n`` rows,
@@ -343,6 +328,82 @@ def _equal(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
     return ds if plan.shard_count is None else ds.take(_length(plan))
 
 
+def _file_table(plan: RowsPlan) -> FileTable:
+    """The plan's files as `FileTable` constants (paths as bytes: a name that is not UTF-8 has
+    no str form that tf.constant could encode)."""
+    files = plan.sides[0].files
+    starts = np.concatenate([[0], np.cumsum([f.nrows for f in files])]).astype(np.int64)
+    return FileTable(
+        tuple(tf.constant([os.fsencode(f.path) for f in side.files]) for side in plan.sides),
+        tuple(
+            tf.constant([f.header.data_offset for f in side.files], tf.int64) for side in plan.sides
+        ),
+        tuple(tf.constant([f.little_endian for f in side.files], tf.bool) for side in plan.sides),
+        tf.constant(starts),
+    )
+
+
+def _row_numbers(plan: RowsPlan) -> Callable[[tf.Tensor], tf.Tensor]:
+    """The function of positions in this shard's rows (``0 .. count - 1``) to the rows' numbers
+    (`RowsPlan.runs`)."""
+    runs = plan.runs
+    if len(runs) == 1:
+        first = tf.constant(runs[0][0], tf.int64)
+        return lambda positions: positions + first
+    starts = tf.constant([a for a, _ in runs], tf.int64)
+    before = tf.constant(np.cumsum([0] + [e - a for a, e in runs[:-1]]), tf.int64)
+
+    def numbers(positions: tf.Tensor) -> tf.Tensor:
+        run = tf.searchsorted(before, positions, side="right") - 1
+        return tf.gather(starts, run) + positions - tf.gather(before, run)
+
+    return numbers
+
+
+def _by_rows(
+    plan: RowsPlan, read: RowReader, finish: Callable[..., object] | None
+) -> tuple[tf.data.Dataset, IndexShuffle | None]:
+    """One epoch of rows as units of one index stream, as `npyio.dataset` reads loose files:
+    positions in order (a range) or shuffled by index (`IndexShuffle`), batched, then each batch
+    of rows read at once (`RowReader.read_rows`: a ``pread`` per run of neighbours) in a
+    parallel map. tf.data service's dynamic sharding splits that stream, so each row comes once
+    whichever worker reads it. Without ``batch_size``, a gather of rows (at most 64) is read at
+    once, inside the index stream, and unbatched: the epoch's length stays known."""
+    options = plan.options
+    table, numbers = _file_table(plan), _row_numbers(plan)
+
+    @tf.autograph.experimental.do_not_convert
+    def load(positions: tf.Tensor) -> object:
+        parts = read.read_rows(numbers(positions), table)
+        if finish is not None:
+            return finish(*parts)
+        return parts[0] if len(parts) == 1 else tuple(parts)
+
+    shuffle = None
+    if options.shuffle or options.batch_size is None:
+        shuffle = IndexShuffle(
+            plan.count,
+            options.seed,
+            options.reshuffle_each_iteration,
+            gather_size(plan.epoch_count),
+            permuted=options.shuffle,
+            shard=options.shard,
+            count=plan.epoch_count,
+        )
+    empty = any(side.row_bytes == 0 for side in plan.sides)
+    if options.batch_size is None and not empty:  # a gather of rows read at once, unbatched
+        return shuffle.indices(load, options.num_parallel_reads), shuffle  # type: ignore[union-attr]
+    ds = tf.data.Dataset.range(plan.epoch_count) if shuffle is None else shuffle.indices()
+    if options.batch_size is None:
+        # one row a call: Dataset.unbatch crashes the process on rows of zero elements (TF 2.21)
+        def one(position: tf.Tensor) -> object:
+            return tf.nest.map_structure(lambda part: part[0], load(position[None]))
+
+        return parallel_map(ds, one, options.num_parallel_reads, deterministic=True), shuffle
+    ds = ds.batch(options.batch_size, drop_remainder=options.drop_remainder)
+    return parallel_map(ds, load, options.num_parallel_reads, deterministic=True), shuffle
+
+
 def build_rows(
     plan: RowsPlan,
     *,
@@ -352,7 +413,6 @@ def build_rows(
     """The pipeline a `RowsPlan` describes; ``finish`` makes the elements from the sides'
     decoded rows, a chunk at a time (a packed directory makes its structure and paths there)."""
     options = plan.options
-    empty_rows = any(side.row_bytes == 0 for side in plan.sides)
     remote = any(is_remote(side.files[0].path) for side in plan.sides if side.files)
     # the native reader reads local files only (no ``ram://``, ``file://``, ``gs://``)
     local = not any("://" in f.path for side in plan.sides for f in side.files[:1])
@@ -360,15 +420,10 @@ def build_rows(
     keep = None
     if plan.keep is not None:  # made once: the functions that use it capture it
         keep = tf.constant(np.frombuffer(plan.keep, np.uint8).astype(bool))
-    shuffle = None
-    if not options.shuffle:
-        chunks = _read_pieces(_piece_columns(plan, None), plan, read)
-        ds = _decode_chunks(chunks, plan, read, finish, keep)
-        if options.batch_size is not None:
-            ds = ds.rebatch(options.batch_size, drop_remainder=options.drop_remainder)
-        else:
-            ds = _unbatch(ds, empty_rows)
-        ds = _equal(ds, plan)
+    # by windows where asked, or where rows in a random order would cost a dataset each
+    windowed = plan.windowed or (options.shuffle and not read.random_rows)
+    if not windowed:
+        ds, shuffle = _by_rows(plan, read, finish)
     else:
         # the shard's own keys (`npyio._data.shuffle.shard_seed`): its pieces' order and
         # windows are not another shard's
@@ -385,9 +440,12 @@ def build_rows(
             return _equal(ds, plan)
 
         ds = shuffle.epochs(epoch)
-    ds = ds.apply(tf.data.experimental.assert_cardinality(_length(plan)))
     if prefetch:
         ds = ds.prefetch(prefetch)
     if shuffle is not None:
-        ds = shuffle.anchor(ds).with_options(_window_options())
+        ds = shuffle.anchor(ds)
+    settings = _window_options()
+    if not read.capabilities.autotune:  # as `npyio.dataset` does for the same reader
+        settings.autotune.enabled = False  # (a caller's own with_options can turn it back on)
+    ds = ds.with_options(settings)
     return for_storage(ds, (side.files[0].path for side in plan.sides if side.files))

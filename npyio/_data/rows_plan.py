@@ -13,6 +13,7 @@ from npyio._data import capabilities
 from npyio._data.options import RowsOptions, split
 from npyio._data.paths import PathSpec, pair, resolve
 from npyio._format import npy
+from npyio._format.files import is_remote
 from npyio._io.header import read_checked
 from npyio.errors import NpyFormatError
 
@@ -250,6 +251,13 @@ class RowsPlan:
     #: Under ``shard=`` with ``drop_remainder``: the rows every shard reads each epoch,
     #: ``rows // num_shards`` (`equal_count`); None: all of this shard's.
     shard_count: int | None = None
+    #: This shard's rows, as runs [a, e) of the one numbering of every file's rows, ascending:
+    #: the units that the loader orders and the reader reads a batch of at a time.
+    runs: tuple[tuple[int, int], ...] = ()
+    #: Whether a shuffle is by windows of pieces rather than by rows, as every other source
+    #: kind is shuffled: ``npyio.rows`` with a ``shuffle_buffer``, and files on object storage,
+    #: where a request per row would cost far more than a request per piece.
+    windowed: bool = False
 
     @property
     def kind(self) -> str:
@@ -264,9 +272,7 @@ class RowsPlan:
     @property
     def count(self) -> int:
         """Rows in one epoch of this shard."""
-        if self.keep is not None:
-            return self.keep.count(1)
-        return sum(e - a for _, a, e in self.pieces)
+        return sum(e - a for a, e in self.runs)
 
     @property
     def epoch_count(self) -> int:
@@ -323,5 +329,11 @@ def plan_rows(
     for runs in subsets:
         cut, keep = subset_pieces(counts, runs, options.shard, piece_rows, widest)
         equal = equal_count(runs, options.shard, options.drop_remainder)
-        plans.append(RowsPlan(sides, tuple(cut), chunk, cycle, options, keep, equal))
+        mine = tuple(shard_runs(runs, options.shard))
+        windowed = options.shuffle and (
+            options.shuffle_buffer is not None or is_remote(sides[0].files[0].path)
+        )
+        plans.append(
+            RowsPlan(sides, tuple(cut), chunk, cycle, options, keep, equal, mine, windowed)
+        )
     return plans[0] if len(plans) == 1 else (plans[0], plans[1])

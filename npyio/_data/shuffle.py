@@ -246,7 +246,9 @@ class IndexShuffle:
             )
         )
 
-    def indices(self, gather: Callable[..., Any] | None = None) -> tf.data.Dataset:
+    def indices(
+        self, gather: Callable[..., Any] | None = None, parallelism: int | None = None
+    ) -> tf.data.Dataset:
         """The int64 indices ``0 .. n-1`` of one epoch, in this iteration's order (the first
         ``count`` of them: all by default); or, with ``gather``, what it makes of each gather of
         indices (a structure of tensors with the gather as their first dimension, such as rows
@@ -260,7 +262,8 @@ class IndexShuffle:
         stream is a second iterator: it draws from `tail_values`, which `anchor` keeps in step
         with the full gathers' generator, so that both give this iteration's key. With
         ``keyed``, ``gather`` is called with the gather's indices and this iteration's key
-        (int64 [3], the same in the tail).
+        (int64 [3], the same in the tail). ``parallelism``: gathers made at once (None: one at
+        a time), for a ``gather`` that reads.
 
         With a seed drawn at random (``seed=None``), the order is two permutations: the
         iteration's key (from that seed) permutes the full gathers' positions among themselves,
@@ -270,7 +273,7 @@ class IndexShuffle:
         the one trace of the fixed seed.)
         """
         if self.n <= 1 and not self.keyed:  # nothing to permute, and no key to draw
-            return self.indices_of(None, gather)
+            return self.indices_of(None, gather, parallelism)
         full_values = (
             self.values if self._outer is None else tf.data.Dataset.zip((self.values, self._outer))
         )
@@ -288,21 +291,26 @@ class IndexShuffle:
             gathers = tf.data.Dataset.range(first, first + count)
             runs.append(
                 parallel_map(
-                    tf.data.Dataset.zip((gathers, keys)), self._gather_of(size, gather), None
+                    tf.data.Dataset.zip((gathers, keys)),
+                    self._gather_of(size, gather),
+                    parallelism,
+                    deterministic=True,
                 )
             )
         return _unbatched(runs)
 
     def indices_of(
-        self, r: tf.Tensor | None, gather: Callable[[tf.Tensor], Any] | None = None
+        self,
+        r: tf.Tensor | None,
+        gather: Callable[[tf.Tensor], Any] | None = None,
+        parallelism: int | None = None,
     ) -> tf.data.Dataset:
         """As `indices`, for the iteration whose value of the key generator is ``r`` (inside
         `epochs`)."""
         take = gather or (lambda indices: indices)
         if self.n <= 1:
-            return parallel_map(
-                tf.data.Dataset.range(self.count), lambda i: take(i[None]), None
-            ).unbatch()
+            ds = tf.data.Dataset.range(self.count)
+            return parallel_map(ds, lambda i: take(i[None]), parallelism, True).unbatch()
         keys = (_iteration_key(r),)
         runs = []
         for first, count, size in self._runs():
@@ -323,7 +331,8 @@ class IndexShuffle:
         tf.data service dynamic sharding splits that range, which it cannot find inside a
         ``flat_map``.)
         """
-        return flat_map(self.values.take(1), build)
+        one = tf.data.Dataset.zip((tf.data.Dataset.range(1), self.values.take(1)))
+        return flat_map(one, lambda _, r: build(r))
 
     def _runs(self) -> list[tuple[int, int, int]]:
         """(first gather, gathers, positions per gather): the full gathers, then the tail (the

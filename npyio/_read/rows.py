@@ -27,7 +27,7 @@ read by the graph's reader instead, whose errors name the file, word for word.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 import tensorflow as tf
@@ -37,7 +37,14 @@ from npyio._read import CAPABILITIES
 from npyio._read.objects import BLOCK_BYPASS
 from npyio._tf import fixed_length_records
 
-__all__ = ["READ_BUFFER", "REMOTE_READ_BUFFER", "NativeRowReader", "RowLayout", "RowReader"]
+__all__ = [
+    "READ_BUFFER",
+    "REMOTE_READ_BUFFER",
+    "FileTable",
+    "NativeRowReader",
+    "RowLayout",
+    "RowReader",
+]
 
 #: FixedLengthRecordDataset's read buffer, per open side of a piece, on local disk.
 READ_BUFFER = 256 << 10
@@ -116,6 +123,57 @@ def _side_records(
     return whole.concatenate(last).concatenate(end)
 
 
+def _changed_size(
+    path: tf.Tensor, count: tf.Tensor, start: tf.Tensor, fewer: tf.Tensor, got: tf.Tensor
+) -> tf.Tensor:
+    """The error of a file whose size changed since the dataset was built: ``count`` rows were
+    expected from byte ``start``, and ``got`` came (``fewer``), or more than ``count``."""
+    return tf.strings.join(
+        [
+            path,
+            ": file changed size since the dataset was built -- expected ",
+            tf.strings.as_string(count),
+            " rows from byte ",
+            tf.strings.as_string(start),
+            ", got ",
+            tf.where(
+                fewer,
+                tf.strings.as_string(got),
+                tf.strings.join(["more than ", tf.strings.as_string(count)]),
+            ),
+        ]
+    )
+
+
+def _run_bytes(
+    path: tf.Tensor,
+    start: tf.Tensor,
+    count: tf.Tensor,
+    tail: tf.Tensor,
+    row_bytes: int,
+    buffer: int,
+) -> tf.Tensor:
+    """The bytes of ``count`` rows of ``path`` from byte ``start`` on, once checked: records of a
+    row from ``start`` to the file's end, of which the first ``count`` are taken (one more when
+    the rows should end the file: ``tail`` 0), so that a file that has lost rows gives too few
+    and one that has gained rows at its end too many, and fails with an InvalidArgumentError
+    that names it. (A footer would cut the records exactly, but a file cut before it makes
+    ``FixedLengthRecordDataset`` fail with a body length of nearly 2**64.)"""
+    take = count + tf.cast(tf.equal(tail, 0), tf.int64)
+    records = _records(
+        path, tf.constant(row_bytes, tf.int64), start, tf.constant(0, tf.int64), buffer
+    )
+    got = (
+        records.take(take)
+        .batch(tf.maximum(take, 1))
+        .reduce(tf.zeros([0], tf.string), lambda rows, batch: tf.concat([rows, batch], 0))
+    )
+    n = tf.size(got, out_type=tf.int64)
+    message = _changed_size(path, count, start, n < count, n)
+    (raw,) = assert_verdict(tf.equal(n, count), message, tf.strings.reduce_join(got[:count]))
+    return raw
+
+
 def _expected(count: tf.Tensor, chunk: int) -> tuple[tf.Tensor, tf.Tensor]:
     """(rows, rows before it) of each record `_side_records` gives for ``count`` rows: ``chunk``
     rows a record, then the rest, then 0 rows for the end record."""
@@ -147,22 +205,45 @@ def _checked(
     path, offset, count, _ = meta
     got = tf.cast(tf.strings.length(raw), tf.int64) // max(row_bytes, 1)
     ok = tf.equal(got, rows) if row_bytes else tf.constant(True)
-    message = tf.strings.join(
-        [
-            path,
-            ": file changed size since the dataset was built -- expected ",
-            tf.strings.as_string(count),
-            " rows from byte ",
-            tf.strings.as_string(offset),
-            ", got ",
-            tf.where(
-                got < rows,
-                tf.strings.as_string(before + got),
-                tf.strings.join(["more than ", tf.strings.as_string(count)]),
-            ),
-        ]
-    )
+    message = _changed_size(path, count, offset, got < rows, before + got)
     (out,) = assert_verdict(ok, message, raw)
+    return out
+
+
+class FileTable(NamedTuple):
+    """The files that rows are numbered over, as constants for `RowReader.read_rows`: per side,
+    each file's ``paths``, the byte its rows start at (``offsets``), and its byte order
+    (``little``); ``starts`` is the number of each file's first row in the one numbering of
+    every side (the files of every side hold the same rows), then the total."""
+
+    paths: tuple[tf.Tensor, ...]
+    offsets: tuple[tf.Tensor, ...]
+    little: tuple[tf.Tensor, ...]
+    starts: tf.Tensor
+
+
+def _runs(rows: tf.Tensor, starts: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """``rows`` (int64 [b], in the order to deliver) as runs of consecutive rows of one file:
+    each run's file, its first row in that file, and its rows."""
+    file = tf.searchsorted(starts, rows, side="right") - 1
+    follows = tf.logical_and(tf.equal(file[1:], file[:-1]), tf.equal(rows[1:], rows[:-1] + 1))
+    new = tf.concat([tf.ones([1], tf.bool), tf.logical_not(follows)], 0)
+    run_file = tf.boolean_mask(file, new)
+    first = tf.boolean_mask(rows, new) - tf.gather(starts, run_file)
+    run = tf.cumsum(tf.cast(new, tf.int64)) - 1
+    count = tf.math.unsorted_segment_sum(tf.ones_like(rows), run, tf.size(run_file))
+    return run_file, first, count
+
+
+def _shaped(
+    parts: Sequence[tf.Tensor], rows: tf.Tensor, layouts: Sequence[RowLayout]
+) -> list[tf.Tensor]:
+    """``parts`` with their static shapes: as many rows as ``rows`` has (a batch of static size
+    keeps it), each of its side's row shape."""
+    out = []
+    for part, layout in zip(parts, layouts, strict=True):
+        part.set_shape(rows.shape[:1].concatenate(layout.row_shape))
+        out.append(part)
     return out
 
 
@@ -177,6 +258,10 @@ class RowReader:
     """
 
     capabilities = CAPABILITIES["graph"]
+    #: Whether rows in a random order read at about the cost of a run of them, so that a
+    #: shuffle by row costs no more than one by windows of pieces (`npyio._data.rows`): not
+    #: here, where each run is a dataset of its own, made and run inside the read.
+    random_rows = False
 
     def __init__(self, layouts: Sequence[RowLayout], chunk: int, remote: bool = False) -> None:
         self.layouts = tuple(layouts)
@@ -227,6 +312,70 @@ class RowReader:
         marks = () if first is None else (first + before,)
         return (rows, before, metas, *marks)
 
+    def run_sides(self, rows: tf.Tensor, table: FileTable) -> list[tuple[tf.Tensor, ...]]:
+        """Per side, the runs of ``rows`` (`_runs`) as `read_piece`'s columns: ``(path, first
+        byte, rows, bytes after them, little_endian)``, a [runs] vector each."""
+        file, first, count = _runs(rows, table.starts)
+        nrows = tf.gather(table.starts, file + 1) - tf.gather(table.starts, file)
+        out = []
+        for layout, paths, offsets, little in zip(
+            self.layouts, table.paths, table.offsets, table.little, strict=True
+        ):
+            rb = tf.constant(layout.row_bytes, tf.int64)
+            out.append(
+                (
+                    tf.gather(paths, file),
+                    tf.gather(offsets, file) + first * rb,
+                    count,
+                    (nrows - first - count) * rb,
+                    tf.gather(little, file),
+                )
+            )
+        return out
+
+    def read_rows(self, rows: tf.Tensor, table: FileTable) -> list[tf.Tensor]:
+        """Per side, the rows ``rows`` (int64 [b], numbered as ``table.starts`` says) as one
+        ``[b, *row_shape]`` tensor: each run of neighbours read as records of a row from its
+        first byte on (`_run_bytes`), checked, joined and decoded once per side.
+
+        The records are a dataset made and run inside the caller's function (``reduce``): the
+        pipeline's checkpoints must ignore external state (`npyio._tf.ignore_external_state`);
+        it reads the same rows again for the same arguments, which is all a restore needs.
+
+        Raises:
+            tf.errors.InvalidArgumentError: When run, for a file that changed size since the
+                dataset was built (by whole rows: npyio's words; by a partial row:
+                ``FixedLengthRecordDataset``'s), naming it.
+        """
+        count = tf.size(rows, out_type=tf.int64)
+        out = []
+        for side, layout in zip(self.run_sides(rows, table), self.layouts, strict=True):
+            path, start, runs, tail, little = side
+            if layout.row_bytes == 0:  # nothing to read, only to count
+                out.append(decode_rows(tf.constant(b""), count, layout.row_shape, layout.dtype))
+                continue
+
+            def run(args: tuple, rb: int = layout.row_bytes) -> tf.Tensor:
+                path, start, count, tail = args
+                return _run_bytes(path, start, count, tail, rb, self.buffer)
+
+            raws = tf.map_fn(run, (path, start, runs, tail), fn_output_signature=tf.string)
+            if layout.little_endian is not None:
+                raw = tf.strings.reduce_join(raws)
+                out.append(
+                    decode_rows(raw, count, layout.row_shape, layout.dtype, layout.little_endian)
+                )
+                continue
+            # files of either byte order: each row decoded as its file says
+            raw = tf.strings.reduce_join(raws)
+            each = tf.repeat(little, runs)
+            both = [
+                decode_rows(raw, count, layout.row_shape, layout.dtype, o) for o in (True, False)
+            ]
+            pick = tf.reshape(each, [-1] + [1] * len(layout.row_shape))
+            out.append(tf.where(pick, both[0], both[1]))
+        return _shaped(out, rows, self.layouts)
+
     def decode_chunk(self, expected: tuple, raws: Sequence[tf.Tensor]) -> list[tf.Tensor]:
         """One element of `read_piece`'s, checked and decoded: per side, a ``[rows,
         *row_shape]`` tensor of its dtype, in native byte order.
@@ -267,6 +416,7 @@ class NativeRowReader(RowReader):
     """
 
     capabilities = CAPABILITIES["native"]
+    random_rows = True  # a pread per row
 
     def __init__(self, layouts: Sequence[RowLayout], chunk: int) -> None:
         super().__init__(layouts, chunk, remote=False)
@@ -308,6 +458,39 @@ class NativeRowReader(RowReader):
         return native.take(tf.where(good, never, zero)).concatenate(
             fallback.take(tf.where(good, zero, never))
         )
+
+    def read_rows(self, rows: tf.Tensor, table: FileTable) -> list[tf.Tensor]:
+        """`RowReader.read_rows`, each run of neighbours read by one ``pread`` per side (one
+        call of the op for the batch), straight into a string that is decoded once per side.
+        Where the op doubts a file (missing, not regular, another size), the batch is read by
+        `RowReader.read_rows`, whose errors name the file; so are sides whose files differ in
+        byte order."""
+        from npyio._native import read_ranges  # lazily: it loads the op
+
+        graph = RowReader(self.layouts, self.chunk)
+        if any(layout.little_endian is None for layout in self.layouts):
+            return graph.read_rows(rows, table)
+        sides = self.run_sides(rows, table)
+        lengths = [
+            count * layout.row_bytes for (_, _, count, _, _), layout in zip(sides, self.layouts)
+        ]
+        values, ok = read_ranges(
+            tf.concat([path for path, *_ in sides], 0),
+            tf.concat([start for _, start, *_ in sides], 0),
+            tf.concat(lengths, 0),
+            tf.concat([s[1] + length + s[3] for s, length in zip(sides, lengths)], 0),
+        )
+
+        def native() -> list[tf.Tensor]:
+            raws = tf.strings.reduce_join(tf.reshape(values, [len(sides), -1]), axis=1)
+            count = tf.size(rows, out_type=tf.int64)
+            return [
+                decode_rows(raws[k], count, layout.row_shape, layout.dtype, layout.little_endian)
+                for k, layout in enumerate(self.layouts)
+            ]
+
+        parts = tf.cond(tf.reduce_all(ok), native, lambda: graph.read_rows(rows, table))
+        return _shaped(parts, rows, self.layouts)
 
     def decode_chunk(self, expected: tuple, raws: Sequence[tf.Tensor]) -> list[tf.Tensor]:
         """`RowReader.decode_chunk`, once each side's range is read (one call of the op for all

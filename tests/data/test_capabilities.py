@@ -112,14 +112,15 @@ def sigs(ds: Any) -> list[tuple[float, ...]]:
 
 
 def consts_into(ds: Any, op: str, index: int | None = None) -> list[float]:
-    """The values of the constants feeding input ``index`` (None: every input) of each ``op``
-    node in the dataset's graph."""
+    """The values of the constants feeding input ``index`` (None: every input; -1: the last,
+    which follows a map's captured tensors) of each ``op`` node in the dataset's graph."""
     nodes = {n.name: n for n in graph_def(ds).node}
     values = []
     for node in nodes.values():
         if node.op != op:
             continue
-        names = node.input if index is None else node.input[index : index + 1]
+        data = [name for name in node.input if not name.startswith("^")]
+        names = data if index is None else data[index:][:1]
         for name in names:
             source = nodes.get(name.split(":")[0])
             if source is not None and source.op == "Const":
@@ -343,9 +344,9 @@ EFFECTS: dict[str, Check] = {
     "seed": _seed,
     "reshuffle_each_iteration": _reshuffle,
     "shard": _shard,
-    "num_parallel_calls": _parallelism("num_parallel_calls", 1),
+    "num_parallel_calls": _parallelism("num_parallel_calls", -1),
     "deterministic": _deterministic,
-    "prefetch": _parallelism("prefetch", 1),
+    "prefetch": _parallelism("prefetch", -1),
     "with_paths": _with_paths,
     "padding_value": _padding_value,
     "dtype": _dtype("dtype", "float32", "float64"),
@@ -362,7 +363,7 @@ EFFECTS: dict[str, Check] = {
     "validation_split": _split,
     "subset": _subset,
     "shuffle_buffer": _shuffle_buffer,
-    "num_parallel_reads": _parallelism("num_parallel_reads", 1),
+    "num_parallel_reads": _parallelism("num_parallel_reads", -1),
 }
 
 

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections import Counter
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -115,6 +116,44 @@ def test_service_distributed_epoch_splits_random_crops(pairs, service, shuffle):
     built inside a flat_map would be read whole by each of them)."""
     ds = npyio.dataset(*pairs, batch_size=4, crop=(2,), label_crop=None, seed=0, shuffle=shuffle)
     assert ds.element_spec[0].shape.as_list() == [None, 2, 3]
+    assert Counter(ids_of(_distribute(ds, "distributed_epoch", service))) == Counter(range(N))
+
+
+@pytest.fixture(scope="module")
+def kinds(pairs, tmp_path_factory):
+    """Every source kind holding the same N samples (x filled with its id, y the id): a
+    function per kind, of extra options, to its dataset."""
+    root = tmp_path_factory.mktemp("kinds")
+    npyio.pack(*pairs, out=str(root / "pack"), shard_size=10)  # shards of 10 rows: 4 of them
+    for i in range(N):
+        np.savez(root / f"{i:04d}.npz", x=np.full((4, 3), i, np.float32), y=np.int64(i))
+    ids = np.arange(N)
+    for name, part in (("x", np.repeat(ids, 12).reshape(N, 4, 3).astype(np.float32)), ("y", ids)):
+        for j, (a, e) in enumerate(((0, 20), (20, N))):  # two files, as shards of rows
+            np.save(root / f"rows-{name}{j}.npy", part[a:e])
+    rows = [[str(root / f"rows-{name}{j}.npy") for j in range(2)] for name in "xy"]
+    return {
+        "files": lambda **kw: npyio.dataset(*pairs, **kw),
+        "npz": lambda **kw: npyio.dataset(
+            str(root / "*.npz"), key="x", label_key="y", backend="graph", **kw
+        ),
+        "crop": lambda **kw: npyio.dataset(*pairs, crop=(2,), label_crop=None, **kw),
+        "pack": lambda **kw: npyio.dataset(str(root / "pack"), **kw),
+        "rows": lambda **kw: npyio.rows(*rows, **kw),
+        "rows-windowed": lambda **kw: npyio.rows(*rows, shuffle_buffer=8, **kw),
+    }
+
+
+@pytest.mark.parametrize(
+    "kind, shuffle",
+    [(kind, shuffle) for kind in ("files", "npz", "crop", "pack", "rows") for shuffle in (0, 1)]
+    + [("rows-windowed", 1)],
+)
+def test_service_distributed_epoch_splits_every_kind(kinds, service, kind, shuffle):
+    """Every source kind's samples come from one index stream that the service splits: each
+    sample once over the two workers (packs and rows were read whole by each, or failed). A
+    windowed shuffle of rows is one split, read whole by one worker."""
+    ds = kinds[kind](batch_size=4, shuffle=bool(shuffle), seed=0)
     assert Counter(ids_of(_distribute(ds, "distributed_epoch", service))) == Counter(range(N))
 
 

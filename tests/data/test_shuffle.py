@@ -474,21 +474,24 @@ def resume_here(root: str, kind: str, take: int, ckpt: str, monkeypatch, **kwarg
 
 
 @pytest.mark.parametrize(
-    "kind, kwargs, take",
+    "kind, kwargs, take, row_backend",
     [
-        ("files", {"batch_size": 3, "seed": 11}, 15),
-        ("files", {"batch_size": 4, "seed": None, "epochs": 2}, 12),
-        ("pack", {"batch_size": 8, "seed": 7, "epochs": 2}, 24),
-        ("pack", {"batch_size": None, "seed": None}, 150),
-        ("rows", {"batch_size": 8, "seed": None}, 40),  # seeded: the rows test below
+        ("files", {"batch_size": 3, "seed": 11}, 15, "native"),
+        ("files", {"batch_size": 4, "seed": None, "epochs": 2}, 12, "graph"),
+        ("pack", {"batch_size": 8, "seed": 7, "epochs": 2}, 24, "graph"),
+        ("pack", {"batch_size": None, "seed": None}, 150, "native"),
+        ("rows", {"batch_size": 8, "seed": None}, 40, "native"),  # seeded: the rows test below
+        ("rows", {"batch_size": 8, "seed": None}, 40, "graph"),
     ],
-    ids=["files", "files-seedless", "pack", "pack-seedless", "rows-seedless"],
+    ids=["files", "files-seedless", "pack", "pack-seedless", "rows-seedless", "rows-graph"],
+    indirect=["row_backend"],
 )
 def test_a_shuffled_iterator_resumes_exactly_in_a_new_process(
     seedless, tmp_path, kind, kwargs, take, row_backend
 ):
-    # row_backend: packs and rows through each reader of row ranges (files: the native reader
-    # on, or off)
+    # row_backend: packs and rows through each reader of row ranges, each kind once (files:
+    # the native reader on, or off; whether a seed was drawn at random enters the keys, not
+    # the reader)
     # seed=None: the new process draws another base seed, but the epoch under way continues
     # from its checkpointed key
     ckpt = str(tmp_path / "ckpt")
