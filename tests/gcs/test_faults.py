@@ -3,9 +3,11 @@ epoch completed after TensorFlow's retries, or in an error that names the object
 bound (docs/object-storage.md, "Faults", has the table and TensorFlow's retry schedule).
 
 Each case runs in a fresh process inside the sandbox, npyio imported first, with TensorFlow's
-defaults unless the case says otherwise; the fault strikes an object read after the dataset is
-built (its first header was read then). The native reader's kernel reads the objects; one it
-could not read is doubted and read again by the graph path, whose error is the one raised.
+defaults, but for the cases under `QUICK`'s settings: they share one worker (`quick`,
+TensorFlow imported first), each on objects of its own; the fault strikes an object read after
+the dataset is built (its first header was read then). The native reader's kernel reads the
+objects; one it could not read is doubted and read again by the graph path, whose error is the
+one raised.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from __future__ import annotations
 import itertools
 import json
 import time
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
-from tests.gcs.sandbox import GcsSandbox
+from tests.gcs.sandbox import GcsSandbox, Worker
 
 N, BATCH = 8, 2
 #: TensorFlow's GCS client with one retry, no backoff and a 2 s idle timeout: the stall case
@@ -47,6 +50,37 @@ except tf.errors.OpError as e:
     error = [type(e).__name__, e.message]
 print(json.dumps({"got": got, "error": error, "seconds": time.monotonic() - start}))
 """.replace("{batch}", str(BATCH))
+
+
+#: `EPOCH` as a function of the `quick` worker.
+WORKER_EPOCH = f"""
+import npyio
+
+def epoch(inputs, labels):
+    ds = npyio.dataset(inputs, labels, batch_size={BATCH})
+    got, error = [], None
+    try:
+        for x, y in ds:
+            got.extend(int(v) for v in y.numpy())
+    except tf.errors.OpError as e:
+        error = [type(e).__name__, e.message]
+    return {{"got": got, "error": error}}
+"""
+
+
+@pytest.fixture(scope="module")
+def quick(gcs_sandbox: GcsSandbox) -> Iterator[Worker]:
+    """A worker under `QUICK`'s settings (read once, when its GCS client starts), shared by the
+    module's cases that use them: one TensorFlow import instead of one per case."""
+    worker = gcs_sandbox.worker(env=QUICK)
+    try:
+        yield worker
+    finally:
+        worker.close()
+
+
+def quick_epoch(quick: Worker, pairs: tuple[str, str]) -> dict:
+    return quick.exec(WORKER_EPOCH + f"result = epoch({pairs[0]!r}, {pairs[1]!r})", 120)
 
 
 @pytest.fixture
@@ -85,10 +119,10 @@ def test_a_503_is_retried_and_the_epoch_completes(gcs, pairs):
     assert 0.9 <= delays[0] <= 2.5 and 1.9 <= delays[1] <= 3.5
 
 
-def test_a_503_that_lasts_ends_the_epoch_naming_the_object(gcs, pairs):
+def test_a_503_that_lasts_ends_the_epoch_naming_the_object(gcs, quick, pairs):
     name = object_name(pairs, 5)
     gcs.fail(503, times=None, kind="read", name=name)
-    out = epoch(gcs, pairs, QUICK)
+    out = quick_epoch(quick, pairs)
     assert out["error"][0] == "AbortedError"  # TensorFlow's "All 1 retry attempts failed"
     assert name in out["error"][1]
     assert 5 not in out["got"] and len(out["got"]) <= N
@@ -110,10 +144,10 @@ def test_an_object_deleted_mid_epoch_is_named(gcs, pairs, tmp_path):
     assert 6 not in out["got"]
 
 
-def test_a_truncated_body_is_retried_then_named(gcs, pairs):
+def test_a_truncated_body_is_retried_then_named(gcs, quick, pairs):
     name = object_name(pairs, 3)
     gcs.truncate(keep=10, times=None, kind="read", name=name)
-    out = epoch(gcs, pairs, QUICK)
+    out = quick_epoch(quick, pairs)
     assert out["error"][0] == "AbortedError"
     assert name in out["error"][1]
     assert 3 not in out["got"]
@@ -129,10 +163,10 @@ def test_a_truncated_object_is_named_with_its_length(gcs, pairs):
     assert name in out["error"][1] and f"length {len(data) - 3} bytes" in out["error"][1]
 
 
-def test_a_stalled_server_ends_in_an_error_naming_the_object(gcs, pairs):
+def test_a_stalled_server_ends_in_an_error_naming_the_object(gcs, quick, pairs):
     name = object_name(pairs, 2)
     rule = gcs.stall(None, times=None, kind="read", name=name)
-    out = epoch(gcs, pairs, QUICK, timeout=120)
+    out = quick_epoch(quick, pairs)
     assert out["error"][0] == "AbortedError"
     assert name in out["error"][1]
     # QUICK's two attempts, each ended by the idle timeout, twice: the native reader's kernel
