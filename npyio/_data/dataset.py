@@ -28,7 +28,7 @@ from npyio._data.paths import PathSpec
 from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, plan
 from npyio._data.remote import for_storage, on_gcs
 from npyio._data.rows import build_rows
-from npyio._data.shuffle import IndexShuffle, gather_size
+from npyio._data.shuffle import epoch_shuffle
 from npyio._data.structure import LEAF, flatten, pack
 from npyio._format import npy
 from npyio._format.packed import structure_from_json
@@ -117,13 +117,8 @@ def row_source(plan: DatasetPlan) -> RowSource:
         if plan.shard_count is not None:
             in_order = in_order.take(plan.epoch_count)
         return RowSource(in_order, _same)
-    shuffle = IndexShuffle(
-        plan.count,
-        loader.seed,
-        loader.reshuffle_each_iteration,
-        gather_size(plan.epoch_count),
-        shard=loader.shard,
-        count=plan.epoch_count,
+    shuffle = epoch_shuffle(
+        plan.count, plan.epoch_count, loader.seed, loader.reshuffle_each_iteration, loader.shard
     )
 
     def gather(indices: tf.Tensor) -> Row:  # a block of rows at a time: one op per part
@@ -138,23 +133,23 @@ def row_source(plan: DatasetPlan) -> RowSource:
 def _keyed_rows(plan: DatasetPlan, rows: Row) -> RowSource:
     """The rows of one epoch, each with its key (`Row`), for random windows.
 
-    The rows come as the index shuffle gives them (`IndexShuffle.indices`: in order, or
-    shuffled), a gather of them at a time with this iteration's key, and every window is drawn
-    from that key and the element's index: so a checkpoint holds the windows to come as it holds
-    the order (the key generator's position), the same seed draws the same windows, each epoch
-    draws new ones unless ``reshuffle_each_iteration=False``, and tf.data service's dynamic
-    sharding still splits the epoch by gathers (each element once, whichever worker reads it).
+    The rows come as the index shuffle gives them (`npyio._data.shuffle.IndexShuffle.indices`:
+    in order, or shuffled), a gather of them at a time with this iteration's key, and every
+    window is drawn from that key and the element's index: so a checkpoint holds the windows to
+    come as it holds the order (the key generator's position), the same seed draws the same
+    windows, each epoch draws new ones unless ``reshuffle_each_iteration=False``, and tf.data
+    service's dynamic sharding still splits the epoch by gathers (each element once, whichever
+    worker reads it).
     """
     loader = plan.loader
-    shuffle = IndexShuffle(
+    shuffle = epoch_shuffle(
         plan.count,
+        plan.epoch_count,
         loader.seed,
         loader.reshuffle_each_iteration,
-        gather_size(plan.epoch_count),
+        loader.shard,
         permuted=loader.shuffle,
         keyed=True,
-        shard=loader.shard,
-        count=plan.epoch_count,
     )
 
     def gather(indices: tf.Tensor, key: tf.Tensor) -> Row:  # a block of rows: one op per part

@@ -45,7 +45,7 @@ from npyio._data.options import AUTOTUNE, RowsOptions, entry_point, parameters
 from npyio._data.paths import PathSpec
 from npyio._data.remote import for_storage
 from npyio._data.rows_plan import RowsPlan, plan_rows
-from npyio._data.shuffle import IndexShuffle, gather_size
+from npyio._data.shuffle import IndexShuffle, epoch_shuffle
 from npyio._format.files import is_remote
 from npyio._graph.ops import require_tf2
 from npyio._read.backends import row_reader, usable
@@ -381,14 +381,13 @@ def _by_rows(
 
     shuffle = None
     if options.shuffle or options.batch_size is None:
-        shuffle = IndexShuffle(
+        shuffle = epoch_shuffle(
             plan.count,
+            plan.epoch_count,
             options.seed,
             options.reshuffle_each_iteration,
-            gather_size(plan.epoch_count),
+            options.shard,
             permuted=options.shuffle,
-            shard=options.shard,
-            count=plan.epoch_count,
         )
     empty = any(side.row_bytes == 0 for side in plan.sides)
     if options.batch_size is None and not empty:  # a gather of rows read at once, unbatched

@@ -77,6 +77,7 @@ from npyio._tf import get_seed, no_injected_prefetch, random_index_shuffle
 __all__ = [
     "MAX_GATHER",
     "IndexShuffle",
+    "epoch_shuffle",
     "gather_size",
     "permute",
     "resolve_seed",
@@ -387,6 +388,31 @@ class IndexShuffle:
         # own prefetch; the option goes with the dataset, and a caller's later with_options
         # can turn it back on.
         return anchored.with_options(no_injected_prefetch(tf.data.Options()))
+
+
+def epoch_shuffle(
+    count: int,
+    epoch_count: int,
+    seed: int | None,
+    reshuffle_each_iteration: bool,
+    shard: tuple[int, int] | None,
+    *,
+    permuted: bool = True,
+    keyed: bool = False,
+) -> IndexShuffle:
+    """The `IndexShuffle` of a loader's epoch: ``count`` units, of which ``epoch_count`` are
+    delivered (every shard the same, with ``drop_remainder``), in gathers of `gather_size`, with
+    the shard's own keys. One home for what every source kind's stream asks of the shuffle."""
+    return IndexShuffle(
+        count,
+        seed,
+        reshuffle_each_iteration,
+        gather_size(epoch_count),
+        permuted=permuted,
+        keyed=keyed,
+        shard=shard,
+        count=epoch_count,
+    )
 
 
 def shuffled_indices(
