@@ -60,6 +60,16 @@ __all__ = ["rows"]
 _BACKEND = "native"
 
 
+def _unbatch(ds: tf.data.Dataset, empty_rows: bool) -> tf.data.Dataset:
+    """Dataset.unbatch, except for rows of zero elements, on which TensorFlow's unbatch
+    crashes the process (TF 2.21): rebatch into ones and drop the batch dim instead."""
+    if not empty_rows:
+        return ds.unbatch()
+    return ds.rebatch(1).map(
+        lambda *t: tf.nest.map_structure(lambda x: x[0], t if len(t) > 1 else t[0])
+    )
+
+
 @entry_point
 def rows(
     inputs: PathSpec,
@@ -97,10 +107,11 @@ def rows(
     default) at a time form a *window*, whose rows are read together and come out in a
     uniformly random order. A row's neighbours in time then come from the pieces of its window;
     it costs a window's memory and reads files in long sequential runs. Files on object storage
-    (``gs://``) are always shuffled by windows, a request per piece rather than per row, and so
-    are all files where npyio's native reader cannot be built (no compiler). A
-    windowed epoch's length is unknown to tf.data, and tf.data service reads it on one worker
-    (docs/shuffling.md, "Which shuffle each kind gets"). Without ``shuffle``, rows come
+    (``gs://``) are always shuffled by windows, a request per piece rather than per row (and
+    read by pieces in order too), and so are all files where npyio's native reader cannot be
+    built (no compiler). Read by pieces, an epoch's length is unknown to tf.data; tf.data
+    service reads a windowed epoch on one worker (docs/shuffling.md, "Which shuffle each kind
+    gets"). Without ``shuffle``, rows come
     strictly in order, and a ``shuffle_buffer`` is refused (it would do nothing).
 
     Sharding: ``shard=(n, i)`` splits the rows, not the files: the rows of all files,
@@ -419,10 +430,23 @@ def build_rows(
     keep = None
     if plan.keep is not None:  # made once: the functions that use it capture it
         keep = tf.constant(np.frombuffer(plan.keep, np.uint8).astype(bool))
-    # by windows where asked, or where rows in a random order would cost a dataset each
+    # By pieces on object storage, where each read of a run would be a request of its own (of
+    # TensorFlow's 64 MiB read-ahead), in order too; shuffled by windows where asked, or where
+    # rows in a random order would cost a dataset each.
     windowed = plan.windowed or (options.shuffle and not read.random_rows)
-    if not windowed:
+    if not windowed and not remote:
         ds, shuffle = _by_rows(plan, read, finish)
+    elif not options.shuffle:
+        shuffle = None
+        # tf.data service splits the pieces (each once, whichever worker reads it): their rows'
+        # count is then a worker's, so the length is not asserted
+        pieces = _read_pieces(_piece_columns(plan, None), plan, read)
+        ds = _decode_chunks(pieces, plan, read, finish, keep)
+        if options.batch_size is not None:
+            ds = ds.rebatch(options.batch_size, drop_remainder=options.drop_remainder)
+        else:
+            ds = _unbatch(ds, any(side.row_bytes == 0 for side in plan.sides))
+        ds = _equal(ds, plan)
     else:
         # the shard's own keys (`npyio._data.shuffle.shard_seed`): its pieces' order and
         # windows are not another shard's
