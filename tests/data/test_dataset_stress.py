@@ -97,8 +97,11 @@ def stress_files(tmp_path_factory) -> tuple[list[str], list[str], dict[int, str]
 
 
 def _warnings(err: str) -> list[str]:
-    """The ignore_errors warnings TensorFlow logged (one per skipped element)."""
-    return re.findall(r"Error raised with error message (.*)", err)
+    """The skip lines (one per skipped element): npyio's, for the files its native reader
+    doubted and the parser refused (``npyio: skipping PATH: reason``), and the warnings
+    TensorFlow's ignore_errors logged for the rest."""
+    ours = re.findall(r"^npyio: skipping (.*)$", err, re.M)
+    return ours + re.findall(r"Error raised with error message (.*)", err)
 
 
 SPEC = {"dtype": "float32", "shape": SHAPE, "label_dtype": "int64", "label_shape": ()}
