@@ -235,6 +235,19 @@ def _runs(rows: tf.Tensor, starts: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.
     return run_file, first, count
 
 
+def _decode_side(
+    raw: tf.Tensor, count: tf.Tensor, layout: RowLayout, little: tf.Tensor, runs: tf.Tensor
+) -> tf.Tensor:
+    """One side's ``count`` rows from their bytes, joined in order: in its files' byte order, or,
+    where they differ (``layout.little_endian`` None), each run of rows as its file's
+    ``little`` says (both decodes made, each row taken from its own)."""
+    if layout.little_endian is not None:
+        return decode_rows(raw, count, layout.row_shape, layout.dtype, layout.little_endian)
+    both = [decode_rows(raw, count, layout.row_shape, layout.dtype, o) for o in (True, False)]
+    pick = tf.reshape(tf.repeat(little, runs), [-1] + [1] * len(layout.row_shape))
+    return tf.where(pick, both[0], both[1])
+
+
 def _shaped(
     parts: Sequence[tf.Tensor], rows: tf.Tensor, layouts: Sequence[RowLayout]
 ) -> list[tf.Tensor]:
@@ -360,20 +373,7 @@ class RowReader:
                 return _run_bytes(path, start, count, tail, rb, self.buffer)
 
             raws = tf.map_fn(run, (path, start, runs, tail), fn_output_signature=tf.string)
-            if layout.little_endian is not None:
-                raw = tf.strings.reduce_join(raws)
-                out.append(
-                    decode_rows(raw, count, layout.row_shape, layout.dtype, layout.little_endian)
-                )
-                continue
-            # files of either byte order: each row decoded as its file says
-            raw = tf.strings.reduce_join(raws)
-            each = tf.repeat(little, runs)
-            both = [
-                decode_rows(raw, count, layout.row_shape, layout.dtype, o) for o in (True, False)
-            ]
-            pick = tf.reshape(each, [-1] + [1] * len(layout.row_shape))
-            out.append(tf.where(pick, both[0], both[1]))
+            out.append(_decode_side(tf.strings.reduce_join(raws), count, layout, little, runs))
         return _shaped(out, rows, self.layouts)
 
     def decode_chunk(self, expected: tuple, raws: Sequence[tf.Tensor]) -> list[tf.Tensor]:
@@ -463,13 +463,10 @@ class NativeRowReader(RowReader):
         """`RowReader.read_rows`, each run of neighbours read by one ``pread`` per side (one
         call of the op for the batch), straight into a string that is decoded once per side.
         Where the op doubts a file (missing, not regular, another size), the batch is read by
-        `RowReader.read_rows`, whose errors name the file; so are sides whose files differ in
-        byte order."""
+        `RowReader.read_rows`, whose errors name the file."""
         from npyio._native import read_ranges  # lazily: it loads the op
 
         graph = RowReader(self.layouts, self.chunk)
-        if any(layout.little_endian is None for layout in self.layouts):
-            return graph.read_rows(rows, table)
         sides = self.run_sides(rows, table)
         lengths = [
             count * layout.row_bytes for (_, _, count, _, _), layout in zip(sides, self.layouts)
@@ -485,8 +482,8 @@ class NativeRowReader(RowReader):
             raws = tf.strings.reduce_join(tf.reshape(values, [len(sides), -1]), axis=1)
             count = tf.size(rows, out_type=tf.int64)
             return [
-                decode_rows(raws[k], count, layout.row_shape, layout.dtype, layout.little_endian)
-                for k, layout in enumerate(self.layouts)
+                _decode_side(raws[k], count, layout, side[4], side[2])
+                for k, (layout, side) in enumerate(zip(self.layouts, sides))
             ]
 
         parts = tf.cond(tf.reduce_all(ok), native, lambda: graph.read_rows(rows, table))

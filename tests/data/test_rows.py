@@ -633,3 +633,22 @@ def test_a_shuffled_split_yields_the_rows_of_its_subsets(
         assert sorted(y.tolist()) == sorted(want.tolist())
         assert sum(1 for _ in ds) == -(-len(want) // 3)
         assert_same(x, every[y])
+
+
+@pytest.mark.parametrize("shuffle", [False, True], ids=["ordered", "shuffled"])
+def test_files_of_either_byte_order_read_row_by_row(tmp_path, row_backend, shuffle):
+    """Each row decodes in its own file's byte order when a batch's runs span files of both
+    (read as units by either reader, in order and shuffled)."""
+    every = np.arange(40 * 3, dtype="<f4").reshape(40, 3)
+    xs = [
+        save(tmp_path / "x0.npy", every[:15]),
+        save(tmp_path / "x1.npy", every[15:].astype(">f4")),
+    ]
+    ys = [
+        save(tmp_path / "y0.npy", np.arange(15)),
+        save(tmp_path / "y1.npy", np.arange(15, 40).astype(">i8")),
+    ]
+    got = collect(npyio.rows(xs, ys, batch_size=7, shuffle=shuffle, seed=3))
+    x, y = (np.concatenate(part) for part in zip(*got))
+    assert sorted(y.tolist()) == list(range(40)) and (y.tolist() != sorted(y.tolist())) == shuffle
+    assert_same(x, every[y])
