@@ -45,7 +45,7 @@ from npyio._data.options import AUTOTUNE, RowsOptions, entry_point, parameters
 from npyio._data.paths import PathSpec
 from npyio._data.remote import for_storage
 from npyio._data.rows_plan import RowsPlan, plan_rows
-from npyio._data.shuffle import IndexShuffle, epoch_shuffle
+from npyio._data.shuffle import MAX_GATHER, IndexShuffle, epoch_shuffle
 from npyio._format.files import is_remote
 from npyio._graph.ops import require_tf2
 from npyio._read.backends import row_reader, usable
@@ -401,7 +401,10 @@ def _by_rows(
             permuted=options.shuffle,
         )
     empty = any(side.row_bytes == 0 for side in plan.sides)
-    if options.batch_size is None and not empty:  # a gather of rows read at once, unbatched
+    # a gather of rows read at once, unbatched (where the gather is one of at most MAX_GATHER:
+    # an awkward count's gathers can be larger, `npyio._data.shuffle.gather_size`)
+    gathered = shuffle is not None and shuffle.gather_size <= MAX_GATHER
+    if options.batch_size is None and not empty and gathered:
         return shuffle.indices(load, options.num_parallel_reads), shuffle  # type: ignore[union-attr]
     ds = tf.data.Dataset.range(plan.epoch_count) if shuffle is None else shuffle.indices()
     if options.batch_size is None:

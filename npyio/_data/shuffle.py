@@ -8,16 +8,15 @@ iteration's key and the key generator's state), whatever ``n`` is.
 
 The structure::
 
-    zip(range(full gathers),                              # the splittable source
+    zip(range(gathers),                                   # the splittable source
         Dataset.random(seed, rerandomize_each_iteration)  # one value per iteration,
           .flat_map(r -> from_tensors(key(r)).repeat()))  #   repeated as that iteration's key
     .map((g, key) -> permute(positions of gather g, key)) # a vector of indices per gather
     .unbatch()
-    .concatenate(the same for the tail gather, if any,    # the last n % gather_size positions,
-                 with a second Dataset.random(seed))      #   drawing the same key
 
-Every gather has a static size (the tail its own), so that ``unbatch`` keeps the cardinality:
-``n`` indices, an epoch's length known to Keras.
+Every gather has the same static size, a divisor of the epoch's count (`gather_size`), so that
+``unbatch`` keeps the cardinality (``n`` indices, an epoch's length known to Keras), and every
+key of an iteration is drawn when its iterator starts.
 
 or, for a pipeline with other random ops (`IndexShuffle.epochs`: the windows of rows of
 `npyio._data.rows`), one epoch built from that epoch's value ``r`` (its gathers, and the other
@@ -25,9 +24,8 @@ ops seeded from ``r``)::
 
     Dataset.random(seed, rerandomize_each_iteration).take(1).flat_map(r -> epoch(r))
 
-and either one zipped with, and stripped of, a second iterator of each ``Dataset.random`` the
-epoch draws from: the key generator's, and the tail's only when there is a tail (`anchor`,
-which `IndexShuffle` says why).
+and either one zipped with, and stripped of, a second iterator of the key generator's
+``Dataset.random`` (`anchor`, which `IndexShuffle` says why).
 
 - **Epochs.** ``Dataset.random(rerandomize_each_iteration=True)`` draws new values for every new
   iterator and every ``.repeat()`` epoch, so each epoch has a new key; with ``False`` every
@@ -36,19 +34,25 @@ which `IndexShuffle` says why).
 - **Seeds.** ``seed=None`` is resolved to a concrete seed when the dataset is built (from the
   global seed when ``tf.random.set_seed`` set one, as tf.data derives op seeds; else at random):
   every tf.data service worker that deserializes the graph must derive the same keys, which a
-  seed drawn inside the graph would not. A seed drawn at random is not drawn again by a new
-  process that restores a checkpoint, so what the tail gather (made after the checkpoint) keys
-  on must not depend on it: such an epoch's order is two permutations (`IndexShuffle.indices`).
+  seed drawn inside the graph would not. (A new process that restores a checkpoint of such a
+  dataset draws another seed: the epoch under way continues exactly, its key being in the
+  checkpoint; the epochs after it have other orders.)
 - **Gathers.** The permutation is computed for a *gather* of positions at a time (the
   positions one op permutes and one ``gather`` call takes), so that the per-element cost is an
   ``unbatch``: a gather of one position per element
   made unbatched shuffled epochs slower than a ``Dataset.shuffle`` buffer; with 64
   positions both are as fast as the buffer, once nothing injects a prefetch above the anchor
   (bench/README.md, "Shuffling by index"). The order does not depend on the gather size.
+  Its size divides the epoch's count (`gather_size`): an epoch that ended on a shorter gather
+  needed a second dataset for it, made when the tail started and keyed by a second generator
+  drawn then; an epoch left before its tail (a peek with ``next(iter(ds))``, a ``take``) left
+  that generator a draw behind, and every later epoch's tail took another key than its full
+  gathers (samples duplicated and lost, with no error), as did a checkpoint written while a
+  read-ahead started the tail.
   Under tf.data service dynamic sharding a split is one gather, taken on demand, so a gather
   is also at most 1/64 of the epoch (`gather_size`): a dataset has at least 64 splits to share out
   among workers, and a killed worker loses at most one split besides its prefetched batches.
-- **Shards.** Under ``shard=(n, i)`` with ``n > 1``, the seed (and `TAIL_SEED`) is folded with
+- **Shards.** Under ``shard=(n, i)`` with ``n > 1``, the seed is folded with
   ``(n, i)`` (`shard_seed`), so that each shard draws its own sequence of keys: with one seed,
   shards of the same size would otherwise get the same permutation, and the hosts' samples
   would move in lockstep (host 1's always host 0's plus one). Unsharded (and ``(1, 0)``), the
@@ -94,27 +98,25 @@ MIN_GATHERS = 64
 ROUNDS = 8
 #: The kernel sizes its cipher block with a double-precision log2: keep n well inside it.
 MAX_COUNT = 2**52
-#: The seed of the tail's key generator when the dataset's seed was drawn at random
-#: (`IndexShuffle`): the same in every process, so that a restore can derive the tail's key.
-TAIL_SEED = 0x6E70_7969_6F5F_7461
+#: The smallest gather worth its speed, as a share of the most (`gather_size`): an index stream
+#: of gathers of 8 gives 140k indices/s, of 64 317k/s, of 1 27k/s (2 cores, TF 2.21).
+FEWEST_SHARE = 4
+#: The largest gather above `MAX_GATHER` that `gather_size` takes for an awkward count (one of
+#: a prime count's two divisors, say): one op permutes it, and a gather makes a tensor of it.
+MAX_DIVISOR_GATHER = 1 << 16
 _MASK32 = 0xFFFFFFFF
 
 
 def resolve_seed(seed: int | None) -> int:
     """``seed``, or for None a concrete one: derived from the global seed when
-    ``tf.random.set_seed`` set one (as tf.data derives an op's seed), else drawn at random."""
-    return _resolve(seed)[0]
-
-
-def _resolve(seed: int | None) -> tuple[int, bool]:
-    """(`resolve_seed`, whether another process would resolve it alike: False only for a
-    seed drawn at random). One call: `npyio._tf.get_seed` counts its calls."""
+    ``tf.random.set_seed`` set one (as tf.data derives an op's seed), else drawn at random.
+    One call: `npyio._tf.get_seed` counts its calls."""
     if seed is not None:
-        return int(seed), True
+        return int(seed)
     global_seed, op_seed = get_seed()
     if global_seed is None:
-        return secrets.randbits(62), False
-    return (int(global_seed) * 1_000_003 + int(op_seed)) % 2**62, True
+        return secrets.randbits(62)
+    return (int(global_seed) * 1_000_003 + int(op_seed)) % 2**62
 
 
 def shard_seed(seed: int, shard: tuple[int, int] | None) -> int:
@@ -127,10 +129,25 @@ def shard_seed(seed: int, shard: tuple[int, int] | None) -> int:
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little") >> 2
 
 
-def gather_size(n: int) -> int:
-    """Positions permuted at a time (a gather), for an epoch of ``n``: `MAX_GATHER`, or fewer
-    so that the epoch has `MIN_GATHERS` gathers (module docstring)."""
-    return min(max(n // MIN_GATHERS, 1), MAX_GATHER)
+def gather_size(n: int, most: int | None = None) -> int:
+    """Positions permuted at a time (a gather), for an epoch of ``n``: a divisor of ``n``, so
+    that every gather has one static size (module docstring, "Gathers").
+
+    The largest divisor up to ``most`` (by default `MAX_GATHER`, or fewer so that the epoch has
+    `MIN_GATHERS` gathers: tf.data service splits); where that is under a `FEWEST_SHARE`th of
+    it, and slow, the smallest divisor above it, up to `MAX_DIVISOR_GATHER` (fewer, larger
+    splits); else that small divisor."""
+    if most is None:
+        most = min(max(n // MIN_GATHERS, 1), MAX_GATHER)
+    most = max(1, min(most, n)) if n else 1
+    below = next(d for d in range(most, 0, -1) if n % d == 0)
+    if FEWEST_SHARE * below >= most:
+        return below
+    above = next((d for d in range(most + 1, min(n, MAX_DIVISOR_GATHER) + 1) if n % d == 0), None)
+    return below if above is None else above
+
+
+_gather_size = gather_size  # (for `IndexShuffle`, whose argument of that name hides it)
 
 
 def _iteration_key(r: tf.Tensor) -> tf.Tensor:
@@ -166,14 +183,6 @@ def permute(positions: tf.Tensor, key: tf.Tensor, n: int) -> tf.Tensor:
         out = cipher(positions, n)
         return tf.where(out == n, cipher(tf.constant(n, tf.int64), n), out)
     return cipher(positions, n - 1)
-
-
-def _unbatched(runs: list[tf.data.Dataset]) -> tf.data.Dataset:
-    """The runs of gathers, unbatched, one after the other."""
-    ds = runs[0].unbatch()
-    for run in runs[1:]:
-        ds = ds.concatenate(run.unbatch())
-    return ds
 
 
 class IndexShuffle:
@@ -218,33 +227,16 @@ class IndexShuffle:
             raise ValueError(f"can only shuffle 0 to 2**52 - 1 elements, got {n}")
         if count is not None and not 0 <= count <= n:
             raise ValueError(f"can only deliver 0 to {n} of {n} positions, got {count}")
-        self.n, self.gather_size = n, gather_size
         # the positions delivered each epoch: the first ``count`` of the permutation
-        self.count = n if count is None else count
+        self.n, self.count = n, n if count is None else count
+        # at most ``gather_size`` positions a gather, and a divisor of the count
+        self.gather_size = _gather_size(self.count, max(gather_size, 1))
         # ``permuted=False``: the indices in order, with the keys all the same (for other
         # random ops, `keyed`: ``gather(indices, key)`` gets the iteration's key, int64 [3])
         self.permuted, self.keyed = permuted, keyed
-        seed, stable = _resolve(seed)
-        seed = shard_seed(seed, shard)  # each shard its own keys (module docstring)
+        seed = shard_seed(resolve_seed(seed), shard)  # each shard its own keys (module docstring)
         self.values = tf.data.Dataset.random(
             seed=seed, rerandomize_each_iteration=reshuffle_each_iteration
-        )
-        # The tail's key generator (`indices`): drawn as often and in the same order as the
-        # one the full gathers draw from, so that both give an iteration the same key.
-        # It is made anew when the tail starts, after a checkpoint taken in the full gathers;
-        # restored then in a new process, it draws from its own seed and its checkpointed
-        # position alone. A seed drawn at random differs there, so with one the tail draws
-        # from `TAIL_SEED`, and the full gathers draw that key too (`_outer`).
-        tail_seed = seed if stable else shard_seed(TAIL_SEED, shard)
-        self.tail_values = tf.data.Dataset.random(
-            seed=tail_seed, rerandomize_each_iteration=reshuffle_each_iteration
-        )
-        self._outer = (
-            None
-            if stable or not self._has_tail()
-            else tf.data.Dataset.random(
-                seed=tail_seed, rerandomize_each_iteration=reshuffle_each_iteration
-            )
         )
 
     def indices(
@@ -255,50 +247,28 @@ class IndexShuffle:
         indices (a structure of tensors with the gather as their first dimension, such as rows
         gathered from columns), unbatched.
 
-        Its cardinality is ``count``: the full gathers, each of a static size, then the tail (the
-        last ``count % gather_size`` positions) as one gather of its own static size, so that
-        ``unbatch`` knows how many elements each gives (Keras then knows an epoch's length).
+        Its cardinality is ``count``: gathers of one static size (a divisor of ``count``), so
+        that ``unbatch`` knows how many elements each gives (Keras then knows an epoch's length).
         Asserting the count instead would fail on tf.data service workers under dynamic
-        sharding, each of which reads only some gathers. The tail is a second dataset, whose key
-        stream is a second iterator: it draws from `tail_values`, which `anchor` keeps in step
-        with the full gathers' generator, so that both give this iteration's key. With
-        ``keyed``, ``gather`` is called with the gather's indices and this iteration's key
-        (int64 [3], the same in the tail). ``parallelism``: gathers made at once (None: one at
-        a time), for a ``gather`` that reads.
-
-        With a seed drawn at random (``seed=None``), the order is two permutations: the
-        iteration's key (from that seed) permutes the full gathers' positions among themselves,
-        then a key from `TAIL_SEED` permutes all positions. The tail needs only the second,
-        which a new process derives alike, so a restore continues the epoch exactly. (The
-        tail's indices, under 64, then come in each epoch in the same order in every process:
-        the one trace of the fixed seed.)
+        sharding, each of which reads only some gathers. Every key is drawn when the iterator
+        starts, by the one key stream (module docstring, "Gathers", says why there is no tail
+        gather). With ``keyed``, ``gather`` is called with the gather's indices and this
+        iteration's key (int64 [3]). ``parallelism``: gathers made at once (None: one at a
+        time), for a ``gather`` that reads.
         """
         if self.n <= 1 and not self.keyed:  # nothing to permute, and no key to draw
             return self.indices_of(None, gather, parallelism)
-        full_values = (
-            self.values if self._outer is None else tf.data.Dataset.zip((self.values, self._outer))
+        # flat_map keeps the random iterator alive for the whole of the gathers, so that its
+        # state (this iteration's key) is in every checkpoint; the inner dataset repeats it.
+        # (Its cardinality is unknown; infinite lets the zip report the gathers' count.)
+        keys = flat_map(
+            self.values, lambda r: tf.data.Dataset.from_tensors(_iteration_key(r)).repeat()
         )
-        runs = []
-        for (first, count, size), values in zip(self._runs(), (full_values, self.tail_values)):
-            # flat_map keeps the random iterator alive for the whole of the gathers, so that
-            # its state (this iteration's keys) is in every checkpoint; the inner dataset
-            # repeats them. (Its cardinality is unknown; infinite lets the zip report the
-            # gathers' count.)
-            keys = flat_map(
-                values,
-                lambda *r: tf.data.Dataset.from_tensors(tuple(map(_iteration_key, r))).repeat(),
-            )
-            keys = keys.apply(tf.data.experimental.assert_cardinality(tf.data.INFINITE_CARDINALITY))
-            gathers = tf.data.Dataset.range(first, first + count)
-            runs.append(
-                parallel_map(
-                    tf.data.Dataset.zip((gathers, keys)),
-                    self._gather_of(size, gather),
-                    parallelism,
-                    deterministic=True,
-                )
-            )
-        return _unbatched(runs)
+        keys = keys.apply(tf.data.experimental.assert_cardinality(tf.data.INFINITE_CARDINALITY))
+        gathers = tf.data.Dataset.range(self.count // self.gather_size)
+        return parallel_map(
+            tf.data.Dataset.zip((gathers, keys)), self._gather_of(gather), parallelism, True
+        ).unbatch()
 
     def indices_of(
         self,
@@ -312,13 +282,9 @@ class IndexShuffle:
         if self.n <= 1:
             ds = tf.data.Dataset.range(self.count)
             return parallel_map(ds, lambda i: take(i[None]), parallelism, True).unbatch()
-        keys = (_iteration_key(r),)
-        runs = []
-        for first, count, size in self._runs():
-            gather_of = self._gather_of(size, gather)
-            gathers = tf.data.Dataset.range(first, first + count)
-            runs.append(parallel_map(gathers, lambda index, f=gather_of: f(index, keys), None))
-        return _unbatched(runs)
+        key, gather_of = _iteration_key(r), self._gather_of(gather)
+        gathers = tf.data.Dataset.range(self.count // self.gather_size)
+        return parallel_map(gathers, lambda index: gather_of(index, key), None).unbatch()
 
     def epochs(self, build: Callable[[tf.Tensor], tf.data.Dataset]) -> tf.data.Dataset:
         """``build(r)`` for this iteration's value ``r`` of the key generator: one epoch.
@@ -335,48 +301,24 @@ class IndexShuffle:
         one = tf.data.Dataset.zip((tf.data.Dataset.range(1), self.values.take(1)))
         return flat_map(one, lambda _, r: build(r))
 
-    def _runs(self) -> list[tuple[int, int, int]]:
-        """(first gather, gathers, positions per gather): the full gathers, then the tail (the
-        last ``count % gather_size`` positions) as one gather, when there is one."""
-        full, tail = divmod(self.count, self.gather_size)
-        return [(0, full, self.gather_size)] + ([(full, 1, tail)] if tail else [])
-
-    def _has_tail(self) -> bool:
-        """Whether `indices` reads a tail gather, whose keys `tail_values` draws."""
-        return self.n > 1 and len(self._runs()) > 1
-
-    def _gather_of(self, size: int, gather: Callable[..., Any] | None) -> Callable[..., Any]:
-        """The function of one gather's number (and the keys) to ``gather`` of its ``size``
-        indices."""
-        n, gather_size = self.n, self.gather_size
-        head = self.count - self.count % gather_size  # the full gathers' positions: [0, head)
+    def _gather_of(self, gather: Callable[..., Any] | None) -> Callable[..., Any]:
+        """The function of one gather's number (and the key) to ``gather`` of its indices."""
+        n, size = self.n, self.gather_size
         take: Callable[..., Any] = gather or (lambda indices, *key: indices)
 
-        def gather_of(index: tf.Tensor, keys: tuple[tf.Tensor, ...]) -> Any:
-            positions = index * gather_size + tf.range(size, dtype=tf.int64)  # of a static size
-            if len(keys) == 2:  # a seed drawn at random, in the full gathers (`indices`)
-                inner, keys = keys[0], keys[1:]
-                if self.permuted and head >= 2:
-                    positions = permute(positions, inner, head)
-            indices = permute(positions, keys[0], n) if self.permuted and n >= 2 else positions
-            return take(indices, keys[0]) if self.keyed else take(indices)
+        def gather_of(index: tf.Tensor, key: tf.Tensor) -> Any:
+            positions = index * size + tf.range(size, dtype=tf.int64)  # of a static size
+            indices = permute(positions, key, n) if self.permuted and n >= 2 else positions
+            return take(indices, key) if self.keyed else take(indices)
 
         return gather_of
 
     def anchor(self, ds: tf.data.Dataset) -> tf.data.Dataset:
         """``ds``, its elements zipped with (and then stripped of) a second iterator of the key
-        generator's dataset (and of the tail's, when there is a tail), which lives as long as
-        ``ds``'s iteration does."""
-        # The anchors come first: the zip starts its iterators in order, so each generator
-        # is drawn by its anchor, then by ``ds`` (the tail's, later in the epoch): the two
-        # generators, of one seed, give ``ds`` their second value of the iteration alike.
-        # The tail's generator only when `indices` draws from it: an epoch without a tail
-        # (``n % gather_size == 0``; every `epochs` pipeline, whose gather is 1) would pay a wider
-        # zip per element for nothing.
-        anchors = (self.values, self.tail_values) if self._has_tail() else (self.values,)
-        if self._outer is not None:  # its generator too, drawn by the anchor first
-            anchors += (self._outer,)
-        zipped = tf.data.Dataset.zip((*anchors, ds))
+        generator's dataset, which lives as long as ``ds``'s iteration does."""
+        # The anchor comes first: the zip starts its iterators in order, so the generator is
+        # drawn by the anchor, then by ``ds``, when the iteration starts.
+        zipped = tf.data.Dataset.zip((self.values, ds))
         # A scan, not a map: tf.data's map_parallelization rewrites a map of a stateless
         # function into a parallel one, whose buffer would still hold the epoch's last
         # elements after the zip has ended (and released the anchor); a checkpoint written

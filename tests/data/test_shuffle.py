@@ -17,7 +17,14 @@ from scipy import stats
 
 import npyio
 import npyio._data.rows_plan
-from npyio._data.shuffle import MAX_GATHER, gather_size, permute, resolve_seed, shuffled_indices
+from npyio._data.shuffle import (
+    MAX_GATHER,
+    IndexShuffle,
+    gather_size,
+    permute,
+    resolve_seed,
+    shuffled_indices,
+)
 from tests.data.test_dataset import ids_of, make_pairs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -93,9 +100,24 @@ def test_the_order_does_not_depend_on_the_gather_size():
         )
 
 
-def test_gather_size_is_the_most_that_leaves_64_gathers():
+def test_gather_size_is_the_largest_divisor_that_leaves_64_gathers():
     assert [gather_size(n) for n in (0, 1, 63, 64, 160, 4095)] == [1, 1, 1, 1, 2, 63]
     assert gather_size(4096) == gather_size(10**6) == MAX_GATHER
+    # a divisor: no epoch ends on a shorter gather (the module docstring says why)
+    assert [gather_size(n) for n in (1000, 4000, 5000)] == [10, 50, 50]
+    # where only slow small ones are, the smallest above: a prime count is one gather
+    assert [gather_size(n) for n in (1009, 2 * 1009, 2 * 100_003)] == [1009, 1009, 2]
+
+
+@pytest.mark.parametrize("n", [1000, 1009, 2 * 1009, 97 * 89])
+def test_an_epoch_left_early_leaves_the_next_ones_permutations(n):
+    shuffle = IndexShuffle(n, 5, gather_size=gather_size(n))
+    ds = shuffle.anchor(shuffle.indices())
+    assert ds.cardinality() == n
+    next(iter(ds))
+    list(ds.take(n // 2))
+    epochs = np.asarray(list(ds.repeat(2))).reshape(2, n)
+    np.testing.assert_array_equal(np.sort(epochs, axis=1), [np.arange(n)] * 2)
 
 
 def test_every_position_is_equally_likely_for_every_element():
