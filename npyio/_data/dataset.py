@@ -22,7 +22,14 @@ from typing import Any, NamedTuple
 import tensorflow as tf
 
 from npyio._data.map import interleave, parallel_map
-from npyio._data.options import AUTOTUNE, DatasetOptions, entry_point, parameters
+from npyio._data.options import (
+    AUTOTUNE,
+    DatasetOptions,
+    LoaderOptions,
+    ReadOptions,
+    SplitOptions,
+    entry_point,
+)
 from npyio._data.pack_plan import PackPlan
 from npyio._data.paths import PathSpec
 from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, plan
@@ -632,5 +639,33 @@ def dataset(
         >>> [y.numpy().tolist() for _, y in ds]
         [[0, 1], [2]]
     """
-    options = DatasetOptions.from_arguments(parameters(dataset, locals()))
-    return build_all(plan(inputs, labels, options))
+    # each argument passed to its field by name, and checked there
+    read = ReadOptions(
+        dtype=dtype,
+        shape=shape,
+        label_dtype=label_dtype,
+        label_shape=label_shape,
+        key=key,
+        label_key=label_key,
+        crop=crop,  # type: ignore[arg-type]  # its check makes a Crop of it
+        label_crop=label_crop,  # type: ignore[arg-type]
+        backend=backend,
+        ignore_errors=ignore_errors,
+        max_file_size=max_file_size,
+        max_header_size=max_header_size,
+    )
+    loader = LoaderOptions(
+        batch_size=batch_size,
+        drop_remainder=drop_remainder,
+        shuffle=shuffle,
+        seed=seed,
+        reshuffle_each_iteration=reshuffle_each_iteration,
+        shard=shard,
+        num_parallel_calls=num_parallel_calls,
+        deterministic=deterministic,
+        prefetch=prefetch,
+        with_paths=with_paths,
+        padding_value=padding_value,
+    )
+    split = SplitOptions(validation_split=validation_split, subset=subset)
+    return build_all(plan(inputs, labels, DatasetOptions(read, loader, split)))

@@ -17,7 +17,14 @@ import numpy as np
 import tensorflow as tf
 
 from npyio._data.dataset import build
-from npyio._data.options import AUTOTUNE, DatasetOptions, SplitOptions, entry_point, parameters
+from npyio._data.options import (
+    AUTOTUNE,
+    DatasetOptions,
+    LoaderOptions,
+    ReadOptions,
+    SplitOptions,
+    entry_point,
+)
 from npyio._data.pack_plan import is_packed
 from npyio._data.paths import PathSpec, isdir, refuse_text_order
 from npyio._data.plan import DatasetPlan, plan_dataset
@@ -413,9 +420,28 @@ def dataset_from_directory(
         TensorSpec(shape=(None, 2), dtype=tf.float32, name=None)
     """
     # the arguments first, before the (possibly long) walk, as Keras
-    arguments = parameters(dataset_from_directory, locals())
     labels, values = _label_arguments(labels, label_mode, class_names)
-    options = DatasetOptions.from_arguments(arguments)
+    read = ReadOptions(
+        dtype=dtype,
+        shape=shape,
+        crop=crop,  # type: ignore[arg-type]  # its check makes a Crop of it
+        backend=backend,
+        ignore_errors=ignore_errors,
+    )
+    loader = LoaderOptions(
+        batch_size=batch_size,
+        drop_remainder=drop_remainder,
+        shuffle=shuffle,
+        seed=seed,
+        shard=shard,
+        num_parallel_calls=num_parallel_calls,
+        deterministic=deterministic,
+        prefetch=prefetch,
+        with_paths=with_paths,
+        padding_value=padding_value,
+    )
+    split = SplitOptions(validation_split=validation_split, subset=subset)
+    options = DatasetOptions(read, loader, split)
     directory = _existing_directory(directory)
     wanted = None if labels is None else ("inferred" if values is None else values)
     index = index_directory(directory, wanted, class_names, follow_links)
@@ -425,7 +451,15 @@ def dataset_from_directory(
     # class folders: the split is stratified, every class in its proportion in each subset
     strata = index.labels if isinstance(wanted, str) else None
     plans = plan_dataset(index.paths, index.labels, options, strata)
-    names = index.class_names
+    return _build_subsets(plans, label_mode, index.class_names)
+
+
+def _build_subsets(
+    plans: DatasetPlan | tuple[DatasetPlan, DatasetPlan],
+    label_mode: str | None,
+    names: list[str] | None,
+) -> tf.data.Dataset | tuple[tf.data.Dataset, tf.data.Dataset]:
+    """The dataset of each plan (the training and validation subsets of ``subset="both"``)."""
     if isinstance(plans, tuple):
         # as Keras: the validation subset of "both" is not shuffled
         loader = dataclasses.replace(plans[1].loader, shuffle=False)

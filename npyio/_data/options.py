@@ -1,8 +1,9 @@
 """The options of `npyio.dataset`, `npyio.dataset_from_directory` and `npyio.rows`, as data.
 
 The public functions keep flat, explicit keyword arguments (the API Keras users know) and turn
-them into these frozen dataclasses once, at the boundary (`DatasetOptions.from_arguments`,
-`RowsOptions.from_arguments`), grouped by concern: what each part loads as (`ReadOptions`), how
+them into these frozen dataclasses once, at the boundary, each argument passed by name to its
+field (``ReadOptions(dtype=dtype, ...)``: a reader, or mypy, follows a parameter from the
+signature to where it acts), grouped by concern: what each part loads as (`ReadOptions`), how
 the loader batches, shuffles, shards and prefetches (`LoaderOptions`), and the split
 (`SplitOptions`). Each class checks its own values when it is made, so a bad argument is refused
 before any file is listed; everything below passes the objects along, with
@@ -10,15 +11,16 @@ before any file is listed; everything below passes the objects along, with
 
 Each field carries its own check (`checked_by`): the checks run when an object is made, in field
 order, and each names its argument. Numbers out of range raise ValueError, values of the wrong
-type TypeError. `from_arguments` takes each class's fields out of the public function's
-arguments (`parameters`) by name; a name no class has (and that is not a source, `SOURCES`) is
-a TypeError.
+type TypeError. `DatasetOptions.from_arguments` (and each class's) takes the fields out of a
+mapping of arguments by name, for the CLI and the tests; a name no class has (and that is not a
+source, `SOURCES`) is a TypeError.
 
-Adding an option touches three places: a parameter in the public signature, a field with its
-check here, and the code that uses it (plus its row in `npyio._data.capabilities.TABLE`, which
-says what it means for each source kind). ``tests/data/test_options.py`` checks that every
-public parameter lands in exactly one class, and ``tests/data/test_capabilities.py`` that
-the table has a row for it.
+Adding an option touches four places: a parameter in the public signature, a field with its
+check here, its keyword where the entry point makes the options, and the code that uses it
+(plus its row in `npyio._data.capabilities.TABLE`, which says what it means for each source
+kind). ``tests/data/test_options.py`` checks that every public parameter lands in exactly one
+class, passed by its own name, and ``tests/data/test_capabilities.py`` that the table has a row
+for it.
 
 TF-free.
 """
@@ -57,7 +59,6 @@ __all__ = [
     "checked_by",
     "entry_point",
     "entry_points",
-    "parameters",
     "positive",
     "split",
     "unknown_option",
@@ -249,17 +250,6 @@ def _pick(cls: type[T], arguments: Mapping[str, Any]) -> T:
     """An instance of the dataclass ``cls`` from the ``arguments`` named like its fields."""
     names = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
     return cls(**{k: v for k, v in arguments.items() if k in names})
-
-
-@functools.cache
-def _parameter_names(function: Callable[..., object]) -> tuple[str, ...]:
-    return tuple(inspect.signature(function).parameters)
-
-
-def parameters(function: Callable[..., object], values: Mapping[str, Any]) -> dict[str, Any]:
-    """``function``'s arguments among ``values``, its ``locals()``: only its parameters, since
-    AutoGraph, converting a caller inside a ``tf.function``, adds names of its own there."""
-    return {name: values[name] for name in _parameter_names(function)}
 
 
 def _equal(value: object, default: object) -> bool:

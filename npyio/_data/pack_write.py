@@ -510,9 +510,25 @@ def pack(
         [[0, 1], [0, 1], [1]]
     """
     started = time.perf_counter()
-    options = PackOptions.from_arguments(locals())
+    options = PackOptions(
+        shard_size=shard_size,
+        shuffle=shuffle,
+        seed=seed,
+        overwrite=overwrite,
+        check=check,
+        from_directory=from_directory,
+    )
     out = one_path(out, "out")
-    read = ReadOptions.from_arguments(locals())  # what each part loads as
+    read = ReadOptions(  # what each part loads as
+        dtype=dtype,
+        shape=shape,
+        label_dtype=label_dtype,
+        label_shape=label_shape,
+        key=key,
+        label_key=label_key,
+        max_file_size=max_file_size,
+        max_header_size=max_header_size,
+    )
     if options.shuffle and options.seed is None:  # recorded in the index, so the order can be
         from npyio._data.shuffle import resolve_seed  # written again
 

@@ -41,7 +41,7 @@ import numpy as np
 import tensorflow as tf
 
 from npyio._data.map import flat_map, interleave, parallel_map
-from npyio._data.options import AUTOTUNE, RowsOptions, entry_point, parameters
+from npyio._data.options import AUTOTUNE, RowsOptions, entry_point
 from npyio._data.paths import PathSpec
 from npyio._data.remote import for_storage
 from npyio._data.rows_plan import RowsPlan, plan_rows
@@ -191,7 +191,19 @@ def rows(
         [[12.0, 13.0]]
     """
     require_tf2()
-    plans = plan_rows(inputs, labels, RowsOptions.from_arguments(parameters(rows, locals())))
+    options = RowsOptions(
+        shuffle=shuffle,
+        shuffle_buffer=shuffle_buffer,
+        seed=seed,
+        reshuffle_each_iteration=reshuffle_each_iteration,
+        batch_size=batch_size,
+        drop_remainder=drop_remainder,
+        num_parallel_reads=num_parallel_reads,
+        shard=shard,
+        validation_split=validation_split,
+        subset=subset,
+    )
+    plans = plan_rows(inputs, labels, options)
     if isinstance(plans, tuple):
         return build_rows(plans[0]), build_rows(plans[1])
     return build_rows(plans)

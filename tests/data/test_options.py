@@ -3,9 +3,11 @@ classes check their values when they are made, and planning passes them along un
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
 import re
+import textwrap
 
 import numpy as np
 import pytest
@@ -67,6 +69,40 @@ def test_rows_parameters_are_rows_options():
     assert set(params) == init_fields(RowsOptions)
     for f in dataclasses.fields(RowsOptions):
         assert params[f.name] == f.default
+
+
+#: The options classes each entry point makes, and its parameters that are no option.
+MADE = {
+    npyio.dataset: ({"ReadOptions", "LoaderOptions", "SplitOptions"}, NOT_OPTIONS),
+    npyio.dataset_from_directory: ({"ReadOptions", "LoaderOptions", "SplitOptions"}, NOT_OPTIONS),
+    npyio.rows: ({"RowsOptions"}, NOT_OPTIONS),
+    npyio.pack: ({"PackOptions", "ReadOptions"}, NOT_OPTIONS | {"out", "progress"}),
+}
+
+
+@pytest.mark.parametrize("function", list(MADE), ids=lambda f: f.__name__)
+def test_every_option_is_passed_by_its_own_name(function):
+    """Each entry point makes its options explicitly, each parameter passed as the keyword of
+    its own name (``dtype=dtype``), and every option parameter is passed: a reader (or mypy)
+    follows a parameter from the signature to where it acts, and none is dropped or crossed
+    (``shape=label_shape``) without a test failing."""
+    classes, others = MADE[function]
+    tree = ast.parse(textwrap.dedent(inspect.getsource(inspect.unwrap(function))))
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in classes
+    ]
+    assert {call.func.id for call in calls} == classes  # type: ignore[attr-defined]
+    passed = []
+    for call in calls:
+        assert not call.args, f"{call.func.id} made with positional arguments"  # type: ignore[attr-defined]
+        for keyword in call.keywords:
+            assert isinstance(keyword.value, ast.Name) and keyword.value.id == keyword.arg, (
+                f"{function.__name__}: {keyword.arg}= is not passed its own parameter"
+            )
+            passed.append(keyword.arg)
+    assert sorted(passed) == sorted(set(inspect.signature(function).parameters) - others)
 
 
 def test_from_arguments_takes_each_field_by_name_and_leaves_other_names():
