@@ -8,7 +8,11 @@ versions of npyio can be compared, alternating, on the same files):
   interleaved rounds, drained with ``Dataset.reduce``;
 - ``checkpoint``: the size on disk and the write time of ``tf.train.Checkpoint(iterator=it)``
   after one batch of 32, for N pairs, shuffled and not (the dtype and shape are given, so no
-  file but the first batch's is read: every pair is the same small file).
+  file but the first batch's is read: every pair is the same small file);
+- ``gathers``: indices/s of the shuffled index stream alone (`IndexShuffle`, anchored, in
+  batches of 32, by iterator) for epochs of each count, with the gather size each gets
+  (`npyio._data.shuffle.gather_size`: a divisor of the count), and for forced sizes beside
+  them: what an awkward count costs.
 
 ``compare --before DIR`` runs both for the npyio of ``DIR`` (a checkout of an older commit)
 and for this checkout's, alternating, and prints the medians, and each version's ratios to
@@ -33,6 +37,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by its path
 from pairs import ensure_pairs  # noqa: E402  (bench/, the script's own directory)
 
 
@@ -192,6 +197,32 @@ def checkpoint(sizes: list[int]) -> dict[str, dict[str, float]]:
     return out
 
 
+def gathers(counts: list[int], forced: list[int], rounds: int) -> dict[str, dict[str, float]]:
+    """Median indices/s of one shuffled epoch of the index stream, per count (its own gather
+    size) and per forced gather size (on the first count, which it must divide)."""
+    from npyio._data.shuffle import IndexShuffle, gather_size
+
+    cases = [(n, gather_size(n)) for n in counts] + [(counts[0], size) for size in forced]
+    out = {}
+    for n, size in cases:
+        shuffle = IndexShuffle(n, 1, gather_size=size)
+        if shuffle.gather_size != size:
+            raise ValueError(f"gather size {size} does not divide {n}")
+        ds = shuffle.anchor(shuffle.indices()).batch(32)
+        rates = []
+        for _ in range(rounds + 1):  # the first a warm-up
+            start = time.perf_counter()
+            for _ in ds:
+                pass
+            rates.append(n / (time.perf_counter() - start))
+        out[f"{n} in gathers of {size}"] = {
+            "count": n,
+            "gather": size,
+            "indices_per_s": statistics.median(rates[1:]),
+        }
+    return out
+
+
 def _child(npyio_root: str, *args: str) -> dict:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([npyio_root, ROOT])}
     run = subprocess.run(
@@ -239,6 +270,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ck = sub.add_parser("checkpoint")
     ck.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    gath = sub.add_parser("gathers")
+    gath.add_argument(
+        "--counts", type=int, nargs="+", default=[100_000, 1_000, 1_009, 99_998, 100_003]
+    )
+    gath.add_argument("--forced", type=int, nargs="*", default=[1, 2, 8, 64])
+    gath.add_argument("--rounds", type=int, default=3)
     both = sub.add_parser("compare")
     both.add_argument("--before", required=True, help="a checkout of the older npyio")
     both.add_argument("--root", default=os.path.expanduser("~/.cache/npyio/shuffle-bench"))
@@ -253,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
             result["ratios"] = paired_ratios(result)
     elif args.command == "checkpoint":
         result = checkpoint(args.sizes)
+    elif args.command == "gathers":
+        result = gathers(args.counts, args.forced, args.rounds)
     else:
         result = compare(args.before, args.root, args.rounds, args.repeats, args.sizes, args.only)
     print(json.dumps(result))

@@ -69,6 +69,7 @@ and either one zipped with, and stripped of, a second iterator of the key genera
 from __future__ import annotations
 
 import hashlib
+import math
 import secrets
 from collections.abc import Callable
 from typing import Any
@@ -98,12 +99,12 @@ MIN_GATHERS = 64
 ROUNDS = 8
 #: The kernel sizes its cipher block with a double-precision log2: keep n well inside it.
 MAX_COUNT = 2**52
-#: The smallest gather worth its speed, as a share of the most (`gather_size`): an index stream
-#: of gathers of 8 gives 140k indices/s, of 64 317k/s, of 1 27k/s (2 cores, TF 2.21).
+#: The smallest gather worth its speed, as a share of the most (`gather_size`): the index
+#: stream's rate falls with the gather (bench/README.md, "Gathers that divide the epoch").
 FEWEST_SHARE = 4
 #: The largest gather above `MAX_GATHER` that `gather_size` takes for an awkward count (one of
 #: a prime count's two divisors, say): one op permutes it, and a gather makes a tensor of it.
-MAX_DIVISOR_GATHER = 1 << 16
+MAX_DIVISOR_GATHER = 1 << 20
 _MASK32 = 0xFFFFFFFF
 
 
@@ -143,8 +144,10 @@ def gather_size(n: int, most: int | None = None) -> int:
     below = next(d for d in range(most, 0, -1) if n % d == 0)
     if FEWEST_SHARE * below >= most:
         return below
-    above = next((d for d in range(most + 1, min(n, MAX_DIVISOR_GATHER) + 1) if n % d == 0), None)
-    return below if above is None else above
+    small = (d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
+    divisors = sorted({e for d in small for e in (d, n // d)})
+    above = [d for d in divisors if most < d <= MAX_DIVISOR_GATHER]
+    return above[0] if above else below
 
 
 _gather_size = gather_size  # (for `IndexShuffle`, whose argument of that name hides it)

@@ -106,7 +106,9 @@ def test_gather_size_is_the_largest_divisor_that_leaves_64_gathers():
     # a divisor: no epoch ends on a shorter gather (the module docstring says why)
     assert [gather_size(n) for n in (1000, 4000, 5000)] == [10, 50, 50]
     # where only slow small ones are, the smallest above: a prime count is one gather
-    assert [gather_size(n) for n in (1009, 2 * 1009, 2 * 100_003)] == [1009, 1009, 2]
+    assert [gather_size(n) for n in (1009, 2 * 1009, 2 * 100_003)] == [1009, 1009, 100_003]
+    # (and, above `MAX_DIVISOR_GATHER`, the small one: a prime past it is gathers of one)
+    assert [gather_size(n) for n in (2 * 1_048_583, 1_048_583)] == [2, 1]
 
 
 @pytest.mark.parametrize("n", [1000, 1009, 2 * 1009, 97 * 89])
