@@ -49,8 +49,8 @@ from npyio._tf import print_to_stderr, rebatch_dataset, unbatch_dataset
 
 __all__ = [
     "Fetch",
-    "Row",
-    "RowSource",
+    "Unit",
+    "UnitSource",
     "build",
     "build_all",
     "build_batch_then_decode",
@@ -58,14 +58,14 @@ __all__ = [
     "build_packed",
     "build_skipping",
     "dataset",
-    "row_source",
+    "unit_source",
 ]
 
 #: A function applied to the batched dataset before it is prefetched.
 Finish = Callable[[tf.data.Dataset], tf.data.Dataset]
 
 
-class Row(NamedTuple):
+class Unit(NamedTuple):
     """One element before its files are read: a path per file part, the label values
     (``(values,)`` when labels are values, else ``()``), and the key its random windows are
     drawn from (``(key,)``: int64 [2], this epoch's value and the element's index; ``()``
@@ -83,7 +83,7 @@ class Fetch(NamedTuple):
     parts: tuple[Fetched, ...]
     values: tuple[tf.Tensor, ...]
     path: tf.Tensor  # the first input part's path, for with_paths
-    key: tuple[tf.Tensor, ...] = ()  # as `Row`'s
+    key: tuple[tf.Tensor, ...] = ()  # as `Unit`'s
 
 
 def _strings(paths: tuple[str, ...]) -> tf.Tensor:
@@ -94,53 +94,53 @@ def _strings(paths: tuple[str, ...]) -> tf.Tensor:
         return tf.constant([os.fsencode(p) for p in paths], tf.string)
 
 
-class RowSource(NamedTuple):
-    """Where the rows of one epoch come from: ``dataset`` (of `Row`s), and ``anchor``, applied
+class UnitSource(NamedTuple):
+    """Where the units of one epoch come from: ``dataset`` (of `Unit`s), and ``anchor``, applied
     to the finished pipeline."""
 
     dataset: tf.data.Dataset
     anchor: Callable[[tf.data.Dataset], tf.data.Dataset]
 
 
-def row_source(plan: DatasetPlan) -> RowSource:
-    """The rows of one epoch.
+def unit_source(plan: DatasetPlan) -> UnitSource:
+    """The units of one epoch.
 
-    In order, the rows are sliced from one string tensor per part (not a Python list, which
+    In order, the units are sliced from one string tensor per part (not a Python list, which
     builds a type spec per element). Shuffled, they are gathered from those tensors, a block at
     a time, in a new permutation each epoch (`npyio._data.shuffle`): nothing but a position and
     a key is iterator state. Under ``shard=``, the shuffle's keys are the shard's own
     (`npyio._data.shuffle.shard_seed`), and with ``drop_remainder`` an epoch reads
-    `DatasetPlan.epoch_count` rows (every shard the same).
+    `DatasetPlan.epoch_count` units (every shard the same).
     """
-    rows = Row(
+    units = Unit(
         tuple(_strings(column) for column in plan.columns),
         () if plan.label_values is None else (tf.constant(plan.label_values),),
     )
     loader = plan.loader
     if any(spec.crop is not None and spec.crop.random for spec in plan.specs):
-        return _keyed_rows(plan, rows)
+        return _keyed_units(plan, units)
     if not loader.shuffle:
-        in_order = tf.data.Dataset.from_tensor_slices(rows)
+        in_order = tf.data.Dataset.from_tensor_slices(units)
         if plan.shard_count is not None:
             in_order = in_order.take(plan.epoch_count)
-        return RowSource(in_order, _same)
+        return UnitSource(in_order, _same)
     shuffle = epoch_shuffle(
         plan.count, plan.epoch_count, loader.seed, loader.reshuffle_each_iteration, loader.shard
     )
 
-    def gather(indices: tf.Tensor) -> Row:  # a block of rows at a time: one op per part
-        return Row(
-            tuple(tf.gather(column, indices) for column in rows.paths),
-            tuple(tf.gather(values, indices) for values in rows.values),
+    def gather(indices: tf.Tensor) -> Unit:  # a block of units at a time: one op per part
+        return Unit(
+            tuple(tf.gather(column, indices) for column in units.paths),
+            tuple(tf.gather(values, indices) for values in units.values),
         )
 
-    return RowSource(shuffle.indices(gather), shuffle.anchor)
+    return UnitSource(shuffle.indices(gather), shuffle.anchor)
 
 
-def _keyed_rows(plan: DatasetPlan, rows: Row) -> RowSource:
-    """The rows of one epoch, each with its key (`Row`), for random windows.
+def _keyed_units(plan: DatasetPlan, units: Unit) -> UnitSource:
+    """The units of one epoch, each with its key (`Unit`), for random windows.
 
-    The rows come as the index shuffle gives them (`npyio._data.shuffle.IndexShuffle.indices`:
+    The units come as the index shuffle gives them (`npyio._data.shuffle.IndexShuffle.indices`:
     in order, or shuffled), a gather of them at a time with this iteration's key, and every
     window is drawn from that key and the element's index: so a checkpoint holds the windows to
     come as it holds the order (the key generator's position), the same seed draws the same
@@ -159,16 +159,16 @@ def _keyed_rows(plan: DatasetPlan, rows: Row) -> RowSource:
         keyed=True,
     )
 
-    def gather(indices: tf.Tensor, key: tf.Tensor) -> Row:  # a block of rows: one op per part
+    def gather(indices: tf.Tensor, key: tf.Tensor) -> Unit:  # a block of units: one op per part
         # the key's first two 32-bit words as one int64: the window's seed with the index
         epoch = tf.fill(tf.shape(indices), key[0] * (1 << 32) + key[1])
-        return Row(
-            tuple(tf.gather(column, indices) for column in rows.paths),
-            tuple(tf.gather(values, indices) for values in rows.values),
+        return Unit(
+            tuple(tf.gather(column, indices) for column in units.paths),
+            tuple(tf.gather(values, indices) for values in units.values),
             (tf.stack([epoch, indices], axis=1),),
         )
 
-    return RowSource(shuffle.indices(gather), shuffle.anchor)
+    return UnitSource(shuffle.indices(gather), shuffle.anchor)
 
 
 def _draws(plan: DatasetPlan, key: tuple[tf.Tensor, ...]) -> list[tf.Tensor | None]:
@@ -200,25 +200,25 @@ def _element(
     return out[0] if len(out) == 1 else tuple(out)
 
 
-def _fetch(read: Reader, plan: DatasetPlan, row: Row) -> list[Fetched]:
-    return [read.fetch(path, spec) for path, spec in zip(row.paths, plan.specs)]
+def _fetch(read: Reader, plan: DatasetPlan, unit: Unit) -> list[Fetched]:
+    return [read.fetch(path, spec) for path, spec in zip(unit.paths, plan.specs)]
 
 
-def build_batch_then_decode(plan: DatasetPlan, read: Reader, source: RowSource) -> tf.data.Dataset:
-    """Batches the rows, then decodes whole batches. A reader that fetches (the graph parser:
+def build_batch_then_decode(plan: DatasetPlan, read: Reader, source: UnitSource) -> tf.data.Dataset:
+    """Batches the units, then decodes whole batches. A reader that fetches (the graph parser:
     ``fetches`` in `npyio._read.Capabilities`) reads each element's bytes in a parallel map
     first, like the read-only floor; one that reads in decode (the native reader) gets the
     batch of paths, with no step per element."""
 
-    def fetch(row: Row) -> Fetch:
-        return Fetch(tuple(_fetch(read, plan, row)), row.values, row.paths[0], row.key)
+    def fetch(unit: Unit) -> Fetch:
+        return Fetch(tuple(_fetch(read, plan, unit)), unit.values, unit.paths[0], unit.key)
 
     def decode(batch: Fetch) -> object:
         parts = read.decode(batch.parts, plan.specs, batched=True, draws=_draws(plan, batch.key))
         return _element(plan, parts, batch.values, batch.path)
 
-    def read_paths(rows: Row) -> object:
-        return decode(fetch(rows))
+    def read_paths(units: Unit) -> object:
+        return decode(fetch(units))
 
     # Whole batches keep their order, whatever ``deterministic`` says: an unordered map here
     # could deliver the short final batch before a full one, which ``map(...).batch(...)``
@@ -229,35 +229,35 @@ def build_batch_then_decode(plan: DatasetPlan, read: Reader, source: RowSource) 
         ds = parallel_map(source.dataset, fetch, loader.num_parallel_calls, loader.deterministic)
         ds = ds.batch(loader.batch_size, drop_remainder=loader.drop_remainder)
         return parallel_map(ds, decode, loader.num_parallel_calls, deterministic=True)
-    # fetch only names the paths: it runs on the batch of rows, in decode's function
+    # fetch only names the paths: it runs on the batch of units, in decode's function
     ds = source.dataset.batch(loader.batch_size, drop_remainder=loader.drop_remainder)
     return parallel_map(ds, read_paths, loader.num_parallel_calls, deterministic=True)
 
 
-#: The bytes `build_skipping` reads at a time: blocks of whole batches (of rows without
-#: ``batch_size``) up to this size, at least one batch and at most `SKIP_BLOCK` rows. Each block
+#: The bytes `build_skipping` reads at a time: blocks of whole batches (of units without
+#: ``batch_size``) up to this size, at least one batch and at most `SKIP_BLOCK` units. Each block
 #: costs a few steps of its own, which a larger block spreads.
 SKIP_BLOCK_BYTES = 1 << 20
-#: The most rows in a block of `build_skipping`.
+#: The most units in a block of `build_skipping`.
 SKIP_BLOCK = 256
 
 
-def _block_rows(plan: DatasetPlan) -> int:
-    """The rows `build_skipping` reads at a time (`SKIP_BLOCK_BYTES`)."""
+def _block_units(plan: DatasetPlan) -> int:
+    """The units `build_skipping` reads at a time (`SKIP_BLOCK_BYTES`)."""
     batch = plan.loader.batch_size or 1
-    row = sum(spec.hint.size if spec.hint is not None else 0 for spec in plan.specs)
-    batches = SKIP_BLOCK_BYTES // max(row * batch, 1)
+    unit_bytes = sum(spec.hint.size if spec.hint is not None else 0 for spec in plan.specs)
+    batches = SKIP_BLOCK_BYTES // max(unit_bytes * batch, 1)
     return batch * max(1, min(batches, SKIP_BLOCK // batch))
 
 
 def build_skipping(
-    plan: DatasetPlan, read: Reader, report: Reader, source: RowSource
+    plan: DatasetPlan, read: Reader, report: Reader, source: UnitSource
 ) -> tf.data.Dataset:
     """Batch-then-decode with ``ignore_errors``, by a reader that says which files it doubts
     (``doubts`` in `npyio._read.Capabilities`: the native reader).
 
-    A block of rows (`_block_rows`: whole batches, or rows without ``batch_size``) is read at once
-    (`npyio._read.part.Reader.read_doubting`). A block without a doubted file goes on whole.
+    A block of units (`_block_units`: whole batches, or units without ``batch_size``) is read at
+    once (`npyio._read.part.Reader.read_doubting`). A block without a doubted file goes on whole.
     In one with doubts, the files of the doubted elements are fetched again by ``report`` (the
     graph reader, `_fetch_doubted`) and decided by it (`_survivors`): accepted, or refused and
     named on stderr with the words of the skip-and-report that `build_decode_then_batch` reads
@@ -271,24 +271,26 @@ def build_skipping(
     """
     loader = plan.loader
 
-    def read_block(rows: Row) -> tuple[tuple[tf.Tensor, ...], Row, tf.Tensor]:
-        parts, ok = read.read_doubting(_fetch(read, plan, rows), plan.specs, _draws(plan, rows.key))
-        return tuple(parts), rows, ok  # (a list would become one tensor in from_tensors)
+    def read_block(units: Unit) -> tuple[tuple[tf.Tensor, ...], Unit, tf.Tensor]:
+        parts, ok = read.read_doubting(
+            _fetch(read, plan, units), plan.specs, _draws(plan, units.key)
+        )
+        return tuple(parts), units, ok  # (a list would become one tensor in from_tensors)
 
-    def fetch_block(parts: tuple[tf.Tensor, ...], rows: Row, ok: tf.Tensor) -> tf.data.Dataset:
-        block = tf.data.Dataset.from_tensors((parts, rows, ok))
-        return tf.data.Dataset.zip((block, _fetch_doubted(plan, report, rows, ok)))
+    def fetch_block(parts: tuple[tf.Tensor, ...], units: Unit, ok: tf.Tensor) -> tf.data.Dataset:
+        block = tf.data.Dataset.from_tensors((parts, units, ok))
+        return tf.data.Dataset.zip((block, _fetch_doubted(plan, report, units, ok)))
 
-    def settle(block: tuple[tuple[tf.Tensor, ...], Row, tf.Tensor], fetched: Any) -> object:
-        parts, rows, ok = block
-        kept, rows = tf.cond(
+    def settle(block: tuple[tuple[tf.Tensor, ...], Unit, tf.Tensor], fetched: Any) -> object:
+        parts, units, ok = block
+        kept, units = tf.cond(
             tf.reduce_all(ok),
-            lambda: ([tf.identity(p) for p in parts], tf.nest.map_structure(tf.identity, rows)),
+            lambda: ([tf.identity(p) for p in parts], tf.nest.map_structure(tf.identity, units)),
             lambda: _survivors(plan, report, block, fetched),
         )
-        return _element(plan, kept, rows.values, rows.paths[0])
+        return _element(plan, kept, units.values, units.paths[0])
 
-    ds = source.dataset.batch(_block_rows(plan))
+    ds = source.dataset.batch(_block_units(plan))
     ds = parallel_map(ds, read_block, loader.num_parallel_calls, deterministic=True)
     ds = interleave(ds, fetch_block, 1, None)  # a flat_map (`interleave` says why not one)
     ds = parallel_map(ds, settle, loader.num_parallel_calls, deterministic=True)
@@ -298,7 +300,7 @@ def build_skipping(
 
 
 def _fetch_doubted(
-    plan: DatasetPlan, report: Reader, rows: Row, read: tf.Tensor
+    plan: DatasetPlan, report: Reader, units: Unit, read: tf.Tensor
 ) -> tf.data.Dataset:
     """A dataset of one element: the block's elements that ``read`` ([B]) says the kernel
     doubted, each fetched and checked by the reporting ``report``
@@ -308,7 +310,7 @@ def _fetch_doubted(
     fails alone, skipped by ``ignore_errors`` as in the graph reader's map (its error in
     TensorFlow's log): rare, so the 1 KiB such an error leaves does not matter."""
     doubted = tf.where(tf.logical_not(read))[:, 0]
-    paths = [tf.gather(p, doubted) for p in rows.paths]
+    paths = [tf.gather(p, doubted) for p in units.paths]
     count = tf.size(doubted, out_type=tf.int64)
 
     def fetch(i: tf.Tensor) -> tuple[tf.Tensor, tuple[Fetched, ...], tf.Tensor, tf.Tensor]:
@@ -327,19 +329,19 @@ def _fetch_doubted(
 def _survivors(
     plan: DatasetPlan,
     report: Reader,
-    block: tuple[tuple[tf.Tensor, ...], Row, tf.Tensor],
+    block: tuple[tuple[tf.Tensor, ...], Unit, tf.Tensor],
     fetched: Any,
-) -> tuple[list[tf.Tensor], Row]:
+) -> tuple[list[tf.Tensor], Unit]:
     """A block's survivors, in order: the elements the kernel read (``read``: [B]; ``parts``
     holds their values), and the doubted ones the reporting ``report`` accepted
     (`_fetch_doubted`), which it now decodes (as a batch: each was checked, so none raises).
     The skip lines of the others are printed, in one write, before the block goes on."""
-    parts, rows, read = block
+    parts, units, read = block
     doubted = tf.where(tf.logical_not(read))[:, 0]
     index, each, accepted, lines = tf.nest.map_structure(lambda t: t[1:], fetched)
     index = tf.boolean_mask(index, accepted)  # among the doubted
     each = [tf.nest.map_structure(lambda t: tf.boolean_mask(t, accepted), f) for f in each]
-    keys = tuple(tf.gather(k, tf.gather(doubted, index)) for k in rows.key)
+    keys = tuple(tf.gather(k, tf.gather(doubted, index)) for k in units.key)
     decoded = tf.cond(
         tf.size(index) > 0,
         lambda: report.decode(each, plan.specs, batched=True, draws=_draws(plan, keys)),
@@ -351,7 +353,7 @@ def _survivors(
     printed = tf.cond(tf.equal(text, ""), lambda: tf.constant(True), lambda: _printed(text))
     with tf.control_dependencies([printed]):
         kept = [tf.gather(tf.concat([p, q], 0), order) for p, q in zip(parts, decoded)]
-    return kept, tf.nest.map_structure(lambda t: tf.gather(t, tf.gather(where, order)), rows)
+    return kept, tf.nest.map_structure(lambda t: tf.gather(t, tf.gather(where, order)), units)
 
 
 def _no_rows(spec: Spec) -> tf.Tensor:
@@ -365,7 +367,7 @@ def _printed(lines: tf.Tensor) -> tf.Tensor:
         return tf.constant(True)
 
 
-def build_decode_then_batch(plan: DatasetPlan, read: Reader, source: RowSource) -> tf.data.Dataset:
+def build_decode_then_batch(plan: DatasetPlan, read: Reader, source: UnitSource) -> tf.data.Dataset:
     """Fetches and decodes each element in the parallel map, then batches (padded if needed).
 
     With ``ignore_errors`` the reader reports: each refused file is named on stderr before
@@ -376,9 +378,9 @@ def build_decode_then_batch(plan: DatasetPlan, read: Reader, source: RowSource) 
     # Dataset.map would run AutoGraph over this code and the reader's, which take their
     # decisions in Python and build their tf.conds themselves.
     @tf.autograph.experimental.do_not_convert
-    def load(row: Row) -> object:
-        parts = read.decode(_fetch(read, plan, row), plan.specs, draws=_draws(plan, row.key))
-        return _element(plan, parts, row.values, row.paths[0])
+    def load(unit: Unit) -> object:
+        parts = read.decode(_fetch(read, plan, unit), plan.specs, draws=_draws(plan, unit.key))
+        return _element(plan, parts, unit.values, unit.paths[0])
 
     loader = plan.loader
     ds = source.dataset
@@ -461,7 +463,7 @@ def build(plan: DatasetPlan | PackPlan, finish: Finish | None = None) -> tf.data
     # (batch-then-decode with ignore_errors: only by a reader that doubts, `choose_strategy`)
     skipping = ignore_errors and plan.strategy == BATCH_THEN_DECODE
     read = reader(plan.backend, report=ignore_errors and not skipping, one_get=one_get)
-    source = row_source(plan)
+    source = unit_source(plan)
     if skipping:
         fallback = read.capabilities.fallback or plan.backend
         report = reader(fallback, report=True, one_get=one_get)
