@@ -36,7 +36,7 @@ from npyio._data.plan import BATCH_THEN_DECODE, DatasetPlan, plan
 from npyio._data.remote import for_storage, on_gcs
 from npyio._data.rows import build_rows
 from npyio._data.shuffle import epoch_shuffle
-from npyio._data.structure import LEAF, flatten, pack
+from npyio._data.structure import LEAF, flatten, unflatten
 from npyio._format import npy
 from npyio._format.packed import structure_from_json
 from npyio._format.spec import Spec
@@ -191,9 +191,9 @@ def _element(
     """One element from its decoded file parts: ``x``, ``(x, y)``, then the input's path with
     ``with_paths``; ``x`` and ``y`` take the structure of the sources (a tensor, a dict, a
     tuple); ``values`` holds the label values, when labels are values."""
-    out = [pack(plan.inputs, parts[: plan.n_inputs])]
+    out = [unflatten(plan.inputs, parts[: plan.n_inputs])]
     if plan.labels is not None:
-        out.append(pack(plan.labels, parts[plan.n_inputs :]))
+        out.append(unflatten(plan.labels, parts[plan.n_inputs :]))
     out.extend(values)
     if plan.loader.with_paths:
         out.append(path)
@@ -434,9 +434,9 @@ def build_packed(plan: PackPlan) -> tf.data.Dataset:
 
     def finish(*parts: tf.Tensor) -> object:
         leaves = list(parts)
-        out = [pack(inputs_tmpl, leaves[:n_inputs])]
+        out = [unflatten(inputs_tmpl, leaves[:n_inputs])]
         if labels_tmpl is not None:
-            out.append(pack(labels_tmpl, leaves[n_inputs:n_parts]))
+            out.append(unflatten(labels_tmpl, leaves[n_inputs:n_parts]))
         if names is not None:
             out.append(tf.gather(names, leaves[n_parts]))
         return out[0] if len(out) == 1 else tuple(out)

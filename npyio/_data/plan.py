@@ -95,7 +95,7 @@ class DatasetPlan:
 
     ``columns`` and ``specs`` have one entry per *file part*: the leaves of the inputs'
     structure, then those of the labels' (when labels are files). Elements are
-    ``pack(inputs, parts)``, then the labels (files, or ``label_values``), then the input path
+    ``unflatten(inputs, parts)``, then the labels (files, or ``label_values``), then the input path
     (``loader.with_paths``).
     """
 

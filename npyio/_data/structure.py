@@ -2,7 +2,7 @@
 
 A *structure* is the shape of the sources with `LEAF` for each source (`structure_of`); every
 part is then one column of files, flattened in the structure's order (`flatten`), and an
-element is put back together from its decoded parts (`pack`). TF-free.
+element is put back together from its decoded parts (`unflatten`). TF-free.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ __all__ = [
     "flatten",
     "label_values",
     "leaf_names",
-    "pack",
     "per_part",
     "structure_of",
+    "unflatten",
 ]
 
 #: A leaf of a structure template: one part of every element (one column of files).
@@ -67,7 +67,7 @@ def flatten(tmpl: object, value: object) -> list[object]:
     return [value]
 
 
-def pack(tmpl: object, leaves: list[object]) -> object:
+def unflatten(tmpl: object, leaves: list[object]) -> object:
     """``leaves`` (in `flatten`'s order) put back into ``tmpl``'s structure."""
     it = iter(leaves)
 

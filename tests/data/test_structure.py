@@ -1,5 +1,5 @@
 """`npyio._data.structure`: nested sources (a dict or tuple of sources, one part per leaf), their
-template (`structure_of`), leaves in order and back (`flatten`, `pack`), the names errors use,
+template (`structure_of`), leaves in order and back (`flatten`, `unflatten`), the names errors use,
 per-part arguments, and labels given as values. Plain Python."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from npyio._data.structure import (
     flatten,
     label_values,
     leaf_names,
-    pack,
     per_part,
     structure_of,
+    unflatten,
 )
 
 
@@ -34,8 +34,8 @@ def test_flatten_and_pack_are_inverse():
     tmpl = {"a": (LEAF, LEAF), "b": LEAF}
     value = {"b": 3, "a": [1, 2]}
     assert flatten(tmpl, value) == [1, 2, 3]
-    assert pack(tmpl, [1, 2, 3]) == {"a": (1, 2), "b": 3}
-    assert flatten(LEAF, "x") == ["x"] and pack(LEAF, ["x"]) == "x"
+    assert unflatten(tmpl, [1, 2, 3]) == {"a": (1, 2), "b": 3}
+    assert flatten(LEAF, "x") == ["x"] and unflatten(LEAF, ["x"]) == "x"
 
 
 def test_flatten_refuses_another_structure():
