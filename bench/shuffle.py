@@ -272,9 +272,9 @@ def main(argv: list[str] | None = None) -> int:
     ck.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     gath = sub.add_parser("gathers")
     gath.add_argument(
-        "--counts", type=int, nargs="+", default=[100_000, 1_000, 1_009, 99_998, 100_003]
+        "--counts", type=int, nargs="+", default=[102_400, 1_000, 1_009, 99_998, 100_003]
     )
-    gath.add_argument("--forced", type=int, nargs="*", default=[1, 2, 8, 64])
+    gath.add_argument("--forced", type=int, nargs="*", default=[1, 2, 8, 16])
     gath.add_argument("--rounds", type=int, default=3)
     both = sub.add_parser("compare")
     both.add_argument("--before", required=True, help="a checkout of the older npyio")
