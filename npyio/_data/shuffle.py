@@ -50,8 +50,10 @@ and either one zipped with, and stripped of, a second iterator of the key genera
   gathers (samples duplicated and lost, with no error), as did a checkpoint written while a
   read-ahead started the tail.
   Under tf.data service dynamic sharding a split is one gather, taken on demand, so a gather
-  is also at most 1/64 of the epoch (`gather_size`): a dataset has at least 64 splits to share out
-  among workers, and a killed worker loses at most one split besides its prefetched batches.
+  is also at most 1/64 of the epoch where the count allows (`gather_size`): a dataset has at
+  least 64 splits to share out among workers, and a killed worker loses at most one split
+  besides its prefetched batches. An awkward count (a prime) is one large gather instead: one
+  split, which one worker reads whole (bench/README.md, "Gathers that divide the epoch").
 - **Shards.** Under ``shard=(n, i)`` with ``n > 1``, the seed is folded with
   ``(n, i)`` (`shard_seed`), so that each shard draws its own sequence of keys: with one seed,
   shards of the same size would otherwise get the same permutation, and the hosts' samples
