@@ -436,6 +436,39 @@ def test_tensorflow_error_text_is_read_in_one_module():
     assert not found, f"TensorFlow's error text read outside {TF_TEXT_MODULE}:\n" + "\n".join(found)
 
 
+# --- one rule for where a path is --------------------------------------------------------------
+#: The module whose predicates say where a path is (`is_local`: no scheme; `is_remote`: latency
+#: per request): elsewhere a ``"://" in path`` test would be a copy of one, or a third rule.
+PATH_RULE_MODULE = "npyio._format.files"
+
+
+def scheme_tests(source: str) -> list[str]:
+    """``"line N"`` for each ``"://" in x`` (or ``not in``) in ``source``."""
+    return [
+        f"line {node.lineno}"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Compare)
+        and isinstance(node.left, ast.Constant)
+        and node.left.value == "://"
+        and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops)
+    ]
+
+
+def test_scheme_tests_finds_a_planted_test():
+    source = 'def f(p):\n    a = p.split("://")\n    return "://" not in p\n'
+    assert scheme_tests(source) == ["line 3"]
+
+
+def test_where_a_path_is_is_decided_in_one_module():
+    found = [
+        f"{name}: {use}"
+        for name, path in module_files().items()
+        if name != PATH_RULE_MODULE
+        for use in scheme_tests(path.read_text())
+    ]
+    assert not found, f'"://" tested outside {PATH_RULE_MODULE}:\n' + "\n".join(found)
+
+
 # --- TensorFlow's internals are used in one module -------------------------------------------
 #: TensorFlow's raw ops and private or experimental names: only `npyio._tf` may use them (as an
 #: attribute, an import, a keyword or a string that is one of them), each with its reason.

@@ -46,7 +46,7 @@ from npyio._data.paths import PathSpec
 from npyio._data.remote import for_storage
 from npyio._data.rows_plan import RowsPlan, plan_rows
 from npyio._data.shuffle import MAX_GATHER, IndexShuffle, epoch_shuffle
-from npyio._format.files import is_remote
+from npyio._format.files import is_local, is_remote
 from npyio._graph.ops import require_tf2
 from npyio._read.backends import row_reader, usable
 from npyio._read.rows import FileTable, RowReader
@@ -440,7 +440,7 @@ def build_rows(
     options = plan.options
     remote = any(is_remote(side.files[0].path) for side in plan.sides if side.files)
     # the native reader reads local files only (no ``ram://``, ``file://``, ``gs://``)
-    local = not any("://" in f.path for side in plan.sides for f in side.files[:1])
+    local = all(is_local(f.path) for side in plan.sides for f in side.files[:1])
     read = row_reader(usable(_BACKEND) if local else "graph", plan.sides, plan.chunk, remote)
     keep = None
     if plan.keep is not None:  # made once: the functions that use it capture it

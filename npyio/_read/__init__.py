@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from npyio._format import npy
+from npyio._format.files import is_local
 from npyio._format.header import Hint
 from npyio._format.spec import Spec
 
@@ -162,7 +163,7 @@ def serves(
 ) -> bool:
     """Whether a reader that ``can`` reads the parts ``specs``, whose first files are
     ``firsts`` (their paths say the file system), with ``ignore_errors`` or not."""
-    remote = any("://" in path for path in firsts)  # ram://, file://, gs://
+    remote = not all(is_local(path) for path in firsts)  # ram://, file://, gs://
     if not can.remote and remote:
         return False
     if not can.members and any(spec.member is not None for spec in specs):
