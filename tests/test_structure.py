@@ -16,7 +16,7 @@ import subprocess
 import sys
 import textwrap
 import tokenize
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -426,13 +426,19 @@ def test_tf_text_uses_finds_fragments_outside_docstrings():
     assert tf_text_uses(source) == ["line 3: '\\n\\t'"]
 
 
-def test_tensorflow_error_text_is_read_in_one_module():
-    found = [
+def uses_outside(module: str, uses: Callable[[str], list[str]]) -> list[str]:
+    """``"module: use"`` for each of ``uses(source)`` in every module of the package but
+    ``module``, the one where such uses belong."""
+    return [
         f"{name}: {use}"
         for name, path in module_files().items()
-        if name != TF_TEXT_MODULE
-        for use in tf_text_uses(path.read_text())
+        if name != module
+        for use in uses(path.read_text())
     ]
+
+
+def test_tensorflow_error_text_is_read_in_one_module():
+    found = uses_outside(TF_TEXT_MODULE, tf_text_uses)
     assert not found, f"TensorFlow's error text read outside {TF_TEXT_MODULE}:\n" + "\n".join(found)
 
 
@@ -460,12 +466,7 @@ def test_scheme_tests_finds_a_planted_test():
 
 
 def test_where_a_path_is_is_decided_in_one_module():
-    found = [
-        f"{name}: {use}"
-        for name, path in module_files().items()
-        if name != PATH_RULE_MODULE
-        for use in scheme_tests(path.read_text())
-    ]
+    found = uses_outside(PATH_RULE_MODULE, scheme_tests)
     assert not found, f'"://" tested outside {PATH_RULE_MODULE}:\n' + "\n".join(found)
 
 
@@ -566,17 +567,12 @@ def test_tf_internal_uses_finds_planted_uses():
 def test_tensorflow_internals_are_used_in_one_module():
     """Raw ops and private or experimental TensorFlow names go through `npyio._tf`, where each
     says why the public API does not serve (CONTRIBUTING.md, "Where a change goes")."""
-    files = module_files()
-    found = [
-        f"{name}: {use}"
-        for name, path in files.items()
-        if name != TF_INTERNALS_MODULE
-        for use in tf_internal_uses(path.read_text())
-    ]
+    found = uses_outside(TF_INTERNALS_MODULE, tf_internal_uses)
     assert not found, f"TensorFlow's internals used outside {TF_INTERNALS_MODULE}:\n" + "\n".join(
         found
     )
-    assert tf_internal_uses(files[TF_INTERNALS_MODULE].read_text()), "the finder finds nothing"
+    own = module_files()[TF_INTERNALS_MODULE].read_text()
+    assert tf_internal_uses(own), "the finder finds nothing"
 
 
 # --- named steps: no long functions ------------------------------------------------------------
