@@ -1,6 +1,9 @@
 """npyio's native reader, in a room of its own: a TensorFlow-free C++ core (``src/npy_read.cc``:
 one file read into a caller's buffer, or doubted), thin TensorFlow ops over it
 (``src/op.cc``: ``NpyioReadFiles``, a batch of paths into one tensor and an ``ok`` per file;
+``NpyioReadFile``, one file of any shape, its header parsed by the core (``src/npy_header.cc``);
+``NpyioReadShapes`` and ``NpyioReadCaseWindows``, each file's shape from its header, then its
+window, placed in the graph by that shape;
 ``NpyioReadRanges``, byte ranges of files for rows and packs; ``NpyioReadWindows``, a window of
 each file's array, only its bytes read),
 a fuzz and benchmark driver (``src/driver.cc``), and one Python module that builds, caches
@@ -28,8 +31,11 @@ from npyio._native.library import (
     build,
     ops,
     preload,
+    read_case_windows,
+    read_file,
     read_files,
     read_ranges,
+    read_shapes,
     read_windows,
     status,
 )
@@ -39,8 +45,11 @@ __all__ = [
     "build",
     "ops",
     "preload",
+    "read_case_windows",
+    "read_file",
     "read_files",
     "read_ranges",
+    "read_shapes",
     "read_windows",
     "status",
 ]

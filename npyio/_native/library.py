@@ -75,10 +75,21 @@ MODE_ENV = "NPYIO_NATIVE"
 _MODES = {"": "auto", "0": "off", "1": "required"}
 SOURCE_DIR = Path(__file__).with_name("src")
 #: What the library is compiled from (the header is hashed too: it changes what compiles).
-SOURCES = ("npy_read.h", "npy_read.cc", "budget.h", "remote.h", "remote.cc", "op.cc")
+SOURCES = (
+    "npy_header.h",
+    "npy_header.cc",
+    "npy_read.h",
+    "npy_read.cc",
+    "budget.h",
+    "remote.h",
+    "remote.cc",
+    "op.cc",
+)
 #: The bench driver's sources beside the core (TensorFlow-free; hashed into the key too).
 DRIVER_SOURCES = ("driver.cc",)
 LIBRARY = "npyio_native.so"
+#: The TensorFlow-free core the driver links (the op's sources but the op and remote reads).
+_CORE = ("npy_read.cc", "npy_header.cc")
 #: The core's bench driver, built beside the library (`build_driver`).
 DRIVER = "npyio_driver"
 #: Written beside the library once it loaded in a child process.
@@ -138,7 +149,7 @@ class Toolchain:
 
     def driver_command(self, out: str) -> list[str]:
         """The compiler's command line that builds the core's bench driver into ``out``."""
-        sources = [str(SOURCE_DIR / s) for s in (*DRIVER_SOURCES, "npy_read.cc")]
+        sources = [str(SOURCE_DIR / s) for s in (*DRIVER_SOURCES, *_CORE)]
         return [*shlex.split(self.compiler), *sources, "-o", out, *_DRIVER_FLAGS]
 
 
@@ -587,6 +598,89 @@ def read_files(paths: Any, dtype: Any, shape: Sequence[int], header: bytes) -> t
         paths=paths, dtype=dtype, shape=list(shape), header=header
     )
     return values, ok
+
+
+def _parsed(
+    dtype: Any, shape: Sequence[int | None] | None, max_header_size: int, max_file_size: int | None
+) -> dict[str, Any]:
+    """The attrs of the ops that parse each file's header: what the file must hold, and the
+    limits it is read under (``max_file_size`` None: none)."""
+    import tensorflow as tf
+
+    return {
+        "dtype": dtype,
+        "shape": tf.TensorShape(shape),
+        "max_header_size": max_header_size,
+        "max_file_size": -1 if max_file_size is None else max_file_size,
+    }
+
+
+def read_file(
+    path: Any,
+    dtype: Any,
+    shape: Sequence[int | None] | None,
+    max_header_size: int,
+    max_file_size: int | None,
+) -> tuple[Any, Any]:
+    """The op ``NpyioReadFile`` over a scalar string ``path``: the file whatever its shape,
+    its header parsed by the core. Gives ``value`` (the file's array, of ``dtype`` in native
+    order and C order) and ``ok`` (a bool scalar: false where the kernel doubts the file, and
+    ``value`` is empty; send it through the graph path). ``shape`` is what the file must hold:
+    ``None`` for any rank, ``None`` dims for any size.
+
+    Raises:
+        BackendUnavailableError: where the native reader cannot be had (or is off).
+    """
+    limits = _parsed(dtype, shape, max_header_size, max_file_size)
+    value, ok = _module().npyio_read_file(path=path, **limits)
+    return value, ok
+
+
+def read_shapes(
+    paths: Any,
+    dtype: Any,
+    shape: Sequence[int | None],
+    max_header_size: int,
+    max_file_size: int | None,
+) -> tuple[Any, Any]:
+    """The op ``NpyioReadShapes`` over a [B] string tensor of ``paths``: each file's shape from
+    its own header, checked as `read_file` checks it (``shape``: its rank, ``None`` dims for
+    any size), reading no payload. Gives ``dims`` ([B, rank] int64, 0 where doubted) and ``ok``
+    ([B] bool: false where the kernel doubts the file; send it through the graph path).
+
+    Raises:
+        BackendUnavailableError: where the native reader cannot be had (or is off).
+    """
+    limits = _parsed(dtype, shape, max_header_size, max_file_size)
+    dims, ok = _module().npyio_read_shapes(paths=paths, **limits)
+    return dims, ok
+
+
+def read_case_windows(
+    paths: Any,
+    dims: Any,
+    starts: Any,
+    dtype: Any,
+    shape: Sequence[int | None],
+    window: Sequence[int],
+    max_header_size: int,
+    max_file_size: int | None,
+    fill: bytes = b"",
+) -> tuple[Any, Any, Any]:
+    """The op ``NpyioReadCaseWindows``: `read_windows` for files of per-case shapes. ``dims``
+    ([B, rank] int64) is the shape each file's ``starts`` were placed by (`read_shapes`'); the
+    kernel parses each header again and doubts a file that does not hold exactly that shape
+    (of ``dtype``, fitting ``shape``, within the limits). Gives ``values`` ([B, *window]),
+    ``ok`` and ``nbytes`` ([B] each), as `read_windows` does.
+
+    Raises:
+        BackendUnavailableError: where the native reader cannot be had (or is off).
+    """
+    limits = _parsed(dtype, shape, max_header_size, max_file_size)
+    values, ok, nbytes = _module().npyio_read_case_windows(
+        paths=paths, dims=dims, starts=starts, window=list(window), fill=fill, **limits
+    )
+    return values, ok, nbytes
 
 
 def read_windows(

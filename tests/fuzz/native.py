@@ -31,7 +31,8 @@ def build_driver(out: Path) -> Path:
     exe = out / "driver"
     compiler = os.environ.get("CXX") or "g++"
     command = [compiler, "-std=c++17", *SANITIZE, "-pthread", "-o", str(exe)]
-    subprocess.run([*command, str(SRC / "driver.cc"), str(SRC / "npy_read.cc")], check=True)
+    sources = [str(SRC / name) for name in ("driver.cc", "npy_read.cc", "npy_header.cc")]
+    subprocess.run([*command, *sources], check=True)
     return exe
 
 

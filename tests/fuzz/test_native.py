@@ -24,6 +24,9 @@ def test_the_native_fuzz_driver_runs_clean_and_agrees_with_the_graph_path(tmp_pa
     for status in ("OK", "NO_MEMORY", "SIZE_MISMATCH", "NOT_REGULAR"):
         assert counts[f"status range_into {status}"] > 0, counts
     assert counts["status race range_into OK"] > 0 and counts["status budget races"] > 0, counts
+    # the read of a file of any shape, its header parsed by the core (issue 52)
+    for status in ("OK", "HEADER_MISMATCH", "SIZE_MISMATCH", "NO_MEMORY", "BAD_BOOL"):
+        assert counts[f"status parsed {status}"] > 0, counts
     read, doubted = native.differential(tmp_path / "run" / "cases")
     assert read + doubted == counts["sampled"]
 

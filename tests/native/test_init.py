@@ -11,8 +11,11 @@ def test_the_room_exports_what_the_readers_use():
         "build",
         "ops",
         "preload",
+        "read_case_windows",
+        "read_file",
         "read_files",
         "read_ranges",
+        "read_shapes",
         "read_windows",
         "status",
     }

@@ -7,6 +7,10 @@
 //   driver bench THREADS [LIST]       read the .npy files listed in LIST (or on stdin), one
 //                                     path a line, all of one header, with THREADS threads;
 //                                     prints files/s and bytes/s: the kernel's own read loop
+//   driver headers MAX IN OUT         parse_header (npy_header.h) on each file head in IN (a
+//                                     4-byte little-endian length, then the bytes), with the
+//                                     header text limited to MAX bytes; one verdict a line in
+//                                     OUT, for the differential check (tests/fuzz/headers.py)
 //
 // The invariant: read_npy is OK exactly when the file is a regular file of exactly
 // header_len + payload_len bytes that starts with the expected header and, for bools, whose
@@ -21,7 +25,11 @@
 // valid and the file is good (regular, of the shape's size, the header, bools 0 or 1 where the
 // window reads), and then the output is the slice of a whole read of the file, padded with the
 // fill; racing files read through a window give the bytes A or B hold there. read_window's
-// bounce buffer never outlives its call (bounce_bytes_held() is 0 after each). read_range_into
+// bounce buffer never outlives its call (bounce_bytes_held() is 0 after each). By
+// read_npy_parsed (a file of any shape, its own header parsed): its allocator asked only for a
+// file of exactly the parsed header plus its payload, an intact file of the wanted shape OK, and
+// OK only with the file's payload for a shape that fits the wanted one; read_header's verdict
+// the same up to the payload. read_range_into
 // (the op's range read, which allocates once the file is checked) on every input and on racing
 // files: its allocator is asked exactly when read_range would be OK but for the bytes, for
 // exactly the range's length, and sometimes fails (NO_MEMORY, nothing written); racing, an OK
@@ -43,6 +51,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <string>
@@ -50,6 +59,7 @@
 #include <vector>
 
 #include "budget.h"
+#include "npy_header.h"
 #include "npy_read.h"
 
 namespace {
@@ -286,7 +296,87 @@ struct Fuzzer {
     if (d < DIRECTORY && verdicts.is_open() && pick(1000) == 0) sample(file, header, kind, shape, s);
     if (d < DIRECTORY && !check_memory(d, file, header, payload, kind.is_bool)) return false;
     return check_range(path, d, file, header.size() + payload) &&
-           check_window(path, d, file, header, kind, shape);
+           check_window(path, d, file, header, kind, shape) &&
+           check_parsed(path, d, file, expect_ok(file, header, payload, kind.is_bool), kind,
+                        shape);
+  }
+
+  // read_npy_parsed's room: what it was asked for, and whether it fails.
+  struct ParsedRoom {
+    Bytes data;
+    bool fail = false;
+    long asked = 0;
+    uint64_t offset = 0, payload = 0;
+    static uint8_t* allocate(const npyio::NpyHeader& h, void* context) {
+      auto* room = static_cast<ParsedRoom*>(context);
+      ++room->asked;
+      room->offset = h.data_offset;
+      room->payload = h.payload_bytes;
+      if (room->fail) return nullptr;
+      room->data.assign(h.payload_bytes, 0xAB);  // exact: ASan sees an overrun
+      return room->data.data();
+    }
+  };
+
+  // read_npy_parsed (the op's read of a file of any shape, its header parsed by the core) on
+  // the input, asked for its kind and its shape, an unknown rank, some dims unknown, or a
+  // wrong dim. The allocator is asked only for a file of exactly the parsed header plus its
+  // payload (a header that lies allocates nothing); an undamaged file of the wanted kind and
+  // shape is OK; OK means a file of exactly that size whose payload is the output.
+  bool check_parsed(const std::string& path, Damage d, const Bytes& file, bool intact,
+                    const Kind& kind, const std::vector<size_t>& shape) {
+    std::vector<int64_t> dims(shape.begin(), shape.end());
+    const size_t how = pick(4);
+    int rank = static_cast<int>(dims.size());
+    bool fits = true;
+    if (how == 1) rank = -1;
+    if (how == 2) {
+      for (auto& dim : dims) dim = pick(2) ? -1 : dim;
+    }
+    if (how == 3 && !dims.empty()) {
+      dims[pick(dims.size())] += 1;
+      fits = false;
+    }
+    ParsedRoom room;
+    room.fail = pick(8) == 0;
+    npyio::Wanted want{kind.descr + 1, rank, dims.data(), 10000, UINT64_MAX};
+    npyio::NpyHeader h;
+    const auto s = npyio::read_npy_parsed(path.c_str(), want, kind.is_bool,
+                                          &ParsedRoom::allocate, &room, &h);
+    ++counts[std::string("parsed ") + npyio::status_name(s)];
+    if (room.asked > 1) return fail("parsed: allocator asked twice", d, s);
+    if (room.asked == 1 && file.size() != room.offset + room.payload) {
+      return fail("parsed: allocated for a header that lies about the size", d, s);
+    }
+    if (d >= DIRECTORY && s == npyio::ReadStatus::OK) return fail("parsed: OK, no file", d, s);
+    const bool no_memory = room.asked == 1 && room.fail && room.payload > 0;
+    if (no_memory != (s == npyio::ReadStatus::NO_MEMORY)) {
+      return fail("parsed: NO_MEMORY differs", d, s);
+    }
+    if (d < DIRECTORY && intact && fits && !room.fail && s != npyio::ReadStatus::OK) {
+      return fail("parsed: an intact file doubted", d, s);
+    }
+    // read_header: the same verdict up to the payload (which it does not read)
+    npyio::NpyHeader only;
+    const auto header_status = npyio::read_header(path.c_str(), want, &only);
+    ++counts[std::string("header ") + npyio::status_name(header_status)];
+    const bool later = s == npyio::ReadStatus::OK || s == npyio::ReadStatus::NO_MEMORY ||
+                       s == npyio::ReadStatus::BAD_BOOL;
+    if ((header_status == npyio::ReadStatus::OK) != later ||
+        (later && (only.data_offset != room.offset || only.payload_bytes != room.payload))) {
+      return fail("read_header differs from read_npy_parsed", d, header_status);
+    }
+    if (s != npyio::ReadStatus::OK) return true;
+    if (file.size() != h.data_offset + h.payload_bytes ||
+        (h.payload_bytes > 0 && std::memcmp(room.data.data(), file.data() + h.data_offset,
+                                            h.payload_bytes) != 0)) {
+      return fail("parsed: OK, but the output is not the file's payload", d, s);
+    }
+    if (!fits || (rank >= 0 && h.rank != rank)) return fail("parsed: OK for another shape", d, s);
+    for (int i = 0; rank >= 0 && i < h.rank; ++i) {
+      if (dims[i] >= 0 && dims[i] != h.shape[i]) return fail("parsed: OK, other dims", d, s);
+    }
+    return true;
   }
 
   // check_npy (the verdict on an object already read whole, remote.cc) on the same bytes:
@@ -644,6 +734,36 @@ int bench(int threads, std::istream& list) {
 
 }  // namespace
 
+// The headers mode: each head's verdict, "OK code little fortran offset payload rank dims...",
+// "SHORT offset" or "DOUBT". Exit status 1 if IN is not whole.
+int headers(size_t max_header_size, const char* in_path, const char* out_path) {
+  std::ifstream in(in_path, std::ios::binary);
+  std::ofstream out(out_path);
+  Bytes head;
+  uint8_t len[4];
+  while (in.read(reinterpret_cast<char*>(len), 4)) {
+    const size_t n = len[0] | (len[1] << 8) | (len[2] << 16) | (size_t{len[3]} << 24);
+    head.resize(n);
+    if (n > 0 && !in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(n))) {
+      return 1;
+    }
+    // A copy of exactly n bytes on the heap: the sanitizer sees any read past the head's end.
+    std::unique_ptr<uint8_t[]> exact(new uint8_t[n == 0 ? 1 : n]);
+    if (n > 0) std::memcpy(exact.get(), head.data(), n);
+    npyio::NpyHeader h;
+    const npyio::HeaderStatus status = npyio::parse_header(exact.get(), n, max_header_size, &h);
+    out << npyio::header_status_name(status);
+    if (status == npyio::HeaderStatus::SHORT) out << ' ' << h.data_offset;
+    if (status == npyio::HeaderStatus::OK) {
+      out << ' ' << h.code << ' ' << h.little_endian << ' ' << h.fortran_order << ' '
+          << h.data_offset << ' ' << h.payload_bytes << ' ' << h.rank;
+      for (int i = 0; i < h.rank; ++i) out << ' ' << h.shape[i];
+    }
+    out << '\n';
+  }
+  return in.eof() && in.gcount() == 0 ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "fuzz" && argc >= 4) {
@@ -656,6 +776,11 @@ int main(int argc, char** argv) {
     }
     return bench(std::atoi(argv[2]), std::cin);
   }
-  std::fprintf(stderr, "usage: driver fuzz SECONDS DIR [SEED] | driver bench THREADS [LIST]\n");
+  if (mode == "headers" && argc == 5) {
+    return headers(std::strtoull(argv[2], nullptr, 10), argv[3], argv[4]);
+  }
+  std::fprintf(stderr,
+               "usage: driver fuzz SECONDS DIR [SEED] | driver bench THREADS [LIST] | "
+               "driver headers MAX IN OUT\n");
   return 2;
 }

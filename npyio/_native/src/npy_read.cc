@@ -111,9 +111,9 @@ class HeaderScratch {
 
 }  // namespace
 
-// Opens `path` into `fd` and stats it into `st`: OK if it is a regular file of exactly `size`
-// bytes. O_NONBLOCK: opening a FIFO with no writer must not wait for one.
-ReadStatus open_sized(const char* path, uint64_t size, Fd& fd, struct stat& st) {
+// Opens `path` into `fd` and stats it into `st`: OK if it is a regular file. O_NONBLOCK:
+// opening a FIFO with no writer must not wait for one.
+ReadStatus open_regular(const char* path, Fd& fd, struct stat& st) {
   int raw;
   do {
     raw = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -121,10 +121,15 @@ ReadStatus open_sized(const char* path, uint64_t size, Fd& fd, struct stat& st) 
   if (raw < 0) return ReadStatus::OPEN_FAILED;
   fd.set(raw);
   if (fstat(fd.get(), &st) != 0) return ReadStatus::READ_FAILED;
-  if (!S_ISREG(st.st_mode)) return ReadStatus::NOT_REGULAR;
-  if (st.st_size < 0 || static_cast<uint64_t>(st.st_size) != size) {
-    return ReadStatus::SIZE_MISMATCH;
-  }
+  if (!S_ISREG(st.st_mode) || st.st_size < 0) return ReadStatus::NOT_REGULAR;
+  return ReadStatus::OK;
+}
+
+// open_regular, and OK only for a file of exactly `size` bytes.
+ReadStatus open_sized(const char* path, uint64_t size, Fd& fd, struct stat& st) {
+  const ReadStatus status = open_regular(path, fd, st);
+  if (status != ReadStatus::OK) return status;
+  if (static_cast<uint64_t>(st.st_size) != size) return ReadStatus::SIZE_MISMATCH;
   return ReadStatus::OK;
 }
 
@@ -175,6 +180,84 @@ ReadStatus read_npy(const char* path, const uint8_t* header, size_t header_len, 
   if (fstat(fd.get(), &after) != 0) return ReadStatus::READ_FAILED;
   if (!same_file(before, after)) return ReadStatus::CHANGED;
   if (check_bool && !bools_ok(out, payload_len)) return ReadStatus::BAD_BOOL;
+  return ReadStatus::OK;
+}
+
+// --- read_npy_parsed ----------------------------------------------------------------------------
+namespace {
+
+// Whether a parsed header is what the caller wants (read_npy_parsed's `want`).
+bool wanted(const NpyHeader& h, const Wanted& want) {
+  static const uint16_t kOne = 1;
+  const bool machine_little = *reinterpret_cast<const uint8_t*>(&kOne) == 1;
+  if (std::strcmp(h.code, want.code) != 0 || h.fortran_order) return false;
+  if (h.itemsize > 1 && h.little_endian != machine_little) return false;
+  if (want.rank >= 0 && h.rank != want.rank) return false;
+  for (int i = 0; want.rank >= 0 && i < h.rank; ++i) {
+    if (want.dims[i] >= 0 && want.dims[i] != h.shape[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// Opens `path` (open_regular), reads and parses its header and checks it against `want`, and
+// that the file is exactly the header plus its payload: OK with `fd` open, `before` its stat
+// and `h` its header. `head_bytes` (if not null) gets the bytes read.
+ReadStatus open_parsed(const char* path, const Wanted& want, Fd& fd, struct stat& before,
+                       NpyHeader& h, uint64_t* head_bytes) {
+  ReadStatus status = open_regular(path, fd, before);
+  if (status != ReadStatus::OK) return status;
+  const uint64_t size = static_cast<uint64_t>(before.st_size);
+  if (size > want.max_file_size) return ReadStatus::SIZE_MISMATCH;
+  // The head: 4 KiB holds every header numpy writes; a longer one is read whole, once its
+  // length field (within max_header_size and the file) says how long.
+  uint8_t small[4096];
+  const size_t first = size < sizeof(small) ? static_cast<size_t>(size) : sizeof(small);
+  status = read_all(fd.get(), small, first, nullptr, 0);
+  if (status != ReadStatus::OK) return status;
+  if (head_bytes != nullptr) *head_bytes = first;
+  HeaderStatus parsed = parse_header(small, first, want.max_header_size, &h);
+  if (parsed == HeaderStatus::SHORT) {
+    if (h.data_offset > size) return ReadStatus::HEADER_MISMATCH;  // the graph path words it
+    std::unique_ptr<uint8_t[]> big(new (std::nothrow) uint8_t[h.data_offset]);
+    if (big == nullptr) return ReadStatus::NO_MEMORY;
+    status = read_all(fd.get(), big.get(), h.data_offset, nullptr, 0);
+    if (status != ReadStatus::OK) return status;
+    if (head_bytes != nullptr) *head_bytes += h.data_offset;
+    parsed = parse_header(big.get(), h.data_offset, want.max_header_size, &h);
+  }
+  if (parsed != HeaderStatus::OK || !wanted(h, want)) return ReadStatus::HEADER_MISMATCH;
+  // data_offset is at most 12 + 2**32 and the payload under 2**62: no overflow
+  if (h.data_offset + h.payload_bytes != size) return ReadStatus::SIZE_MISMATCH;
+  return ReadStatus::OK;
+}
+
+ReadStatus read_header(const char* path, const Wanted& want, NpyHeader* header) {
+  Fd fd;
+  struct stat before;
+  NpyHeader h;
+  const ReadStatus status = open_parsed(path, want, fd, before, h, nullptr);
+  if (status == ReadStatus::OK) *header = h;
+  return status;
+}
+
+ReadStatus read_npy_parsed(const char* path, const Wanted& want, bool check_bool,
+                           AllocateFor allocate, void* context, NpyHeader* header) {
+  Fd fd;
+  struct stat before;
+  NpyHeader h;
+  ReadStatus status = open_parsed(path, want, fd, before, h, nullptr);
+  if (status != ReadStatus::OK) return status;
+  uint8_t* out = allocate(h, context);
+  if (out == nullptr && h.payload_bytes > 0) return ReadStatus::NO_MEMORY;
+  status = read_all(fd.get(), nullptr, 0, out, h.payload_bytes, h.data_offset);
+  if (status != ReadStatus::OK) return status;
+  struct stat after;
+  if (fstat(fd.get(), &after) != 0) return ReadStatus::READ_FAILED;
+  if (!same_file(before, after)) return ReadStatus::CHANGED;
+  if (check_bool && !bools_ok(out, h.payload_bytes)) return ReadStatus::BAD_BOOL;
+  *header = h;
   return ReadStatus::OK;
 }
 
@@ -451,6 +534,39 @@ ReadStatus check_npy(const uint8_t* data, size_t size, const uint8_t* header, si
   if (std::memcmp(data, header, header_len) != 0) return ReadStatus::HEADER_MISMATCH;
   if (check_bool && !bools_ok(data + header_len, payload_len)) return ReadStatus::BAD_BOOL;
   return ReadStatus::OK;
+}
+
+
+ReadStatus read_window_parsed(const char* path, const Wanted& want, const int64_t* start,
+                              const int64_t* window, size_t itemsize, const uint8_t* fill,
+                              uint8_t* out, bool check_bool, uint64_t* bytes_read) {
+  if (bytes_read != nullptr) *bytes_read = 0;
+  if (want.rank < 0 || want.rank > kMaxRank) return ReadStatus::BAD_WINDOW;
+  for (int i = 0; i < want.rank; ++i) {
+    if (want.dims[i] < 0) return ReadStatus::BAD_WINDOW;  // the dims the caller placed it by
+  }
+  uint8_t head[4096 + 16];
+  uint64_t head_bytes = 0;
+  NpyHeader h;
+  {
+    Fd fd;
+    struct stat before;
+    const ReadStatus status = open_parsed(path, want, fd, before, h, &head_bytes);
+    if (status != ReadStatus::OK) {
+      if (bytes_read != nullptr) *bytes_read = head_bytes;
+      return status;
+    }
+    // the header's own bytes, for read_window to compare: the file must not change between
+    if (h.data_offset > sizeof(head)) return ReadStatus::HEADER_MISMATCH;
+    const ReadStatus got = read_all(fd.get(), head, h.data_offset, nullptr, 0);
+    if (got != ReadStatus::OK) return got;
+  }
+  uint64_t window_bytes = 0;
+  const ReadStatus status =
+      read_window(path, head, h.data_offset, want.dims, start, window, want.rank, itemsize, fill,
+                  out, check_bool, &window_bytes);
+  if (bytes_read != nullptr) *bytes_read = head_bytes + window_bytes;
+  return status;
 }
 
 }  // namespace npyio

@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "npy_header.h"
+
 namespace npyio {
 
 enum class ReadStatus : int {
@@ -65,6 +67,37 @@ ReadStatus read_range_into(const char* path, uint64_t file_size, uint64_t offset
 ReadStatus check_npy(const uint8_t* data, size_t size, const uint8_t* header, size_t header_len,
                      size_t payload_len, bool check_bool);
 
+// What read_npy_parsed requires of a file's own header: the dtype (its grammar code, "f4") in
+// the machine's byte order and C order, `rank` dims (negative: any rank), each entry of `dims`
+// that is not negative, a header text of at most max_header_size bytes and a file of at most
+// max_file_size bytes.
+struct Wanted {
+  const char* code;
+  int rank;
+  const int64_t* dims;
+  size_t max_header_size;
+  uint64_t max_file_size;
+};
+
+// The room for a file's payload, asked once its header is parsed and checked and the file's
+// size is exactly its header plus that payload (so a header that lies allocates nothing); a
+// null for a payload of some bytes is NO_MEMORY, with nothing read.
+using AllocateFor = uint8_t* (*)(const NpyHeader& header, void* context);
+
+// Reads the file at `path` whatever its shape: its header parsed here (parse_header), checked
+// against `want`, then its payload read into the room allocate() gives, with the checks of
+// read_npy (bools 0 or 1 with check_bool, the file unchanged while read). `header` gets the
+// parsed header when the result is OK. HEADER_MISMATCH where the parser doubts the header or it
+// is not what `want` says; SIZE_MISMATCH where the file is not exactly header plus payload, or
+// passes max_file_size. Never throws, never blocks on a FIFO.
+ReadStatus read_npy_parsed(const char* path, const Wanted& want, bool check_bool,
+                           AllocateFor allocate, void* context, NpyHeader* header);
+
+// The header of the file at `path` (parse_header), checked against `want` as read_npy_parsed
+// checks it, and the file's size against it; reads no payload. For a caller that places a
+// window by each file's own shape before it reads the window (read_window_parsed).
+ReadStatus read_header(const char* path, const Wanted& want, NpyHeader* header);
+
 // The longest header the core compares (a .npy header is at most a few KiB unless a writer
 // pads it; a longer one is simply doubted and left to the graph path).
 constexpr size_t kMaxHeader = 65536;
@@ -92,6 +125,15 @@ ReadStatus read_window(const char* path, const uint8_t* header, size_t header_le
                        const int64_t* shape, const int64_t* start, const int64_t* window,
                        int rank, size_t itemsize, const uint8_t* fill, uint8_t* out,
                        bool check_bool, uint64_t* bytes_read);
+
+// read_window of a file whose header is its own: the header parsed (parse_header) and checked
+// against `want`, whose rank and dims must be exact (the shape the caller placed `start` by,
+// from read_header; negative dims are BAD_WINDOW), then the window read as read_window reads it,
+// its header compared byte for byte with the one parsed (a file changed in between is doubted).
+// Headers longer than 4 KiB are doubted here. `bytes_read` counts both reads.
+ReadStatus read_window_parsed(const char* path, const Wanted& want, const int64_t* start,
+                              const int64_t* window, size_t itemsize, const uint8_t* fill,
+                              uint8_t* out, bool check_bool, uint64_t* bytes_read);
 
 // The largest gap between two runs of a window that one preadv reads through (a page).
 constexpr size_t kWindowGap = 4096;

@@ -1,5 +1,7 @@
 // npyio's native reader as TensorFlow ops, a thin layer over npy_read.h: NpyioReadFiles (a
-// batch of .npy files) and NpyioReadRanges (byte ranges of files, for rows and packs).
+// batch of .npy files of one shape), NpyioReadFile (one file of any shape, its header parsed
+// here), NpyioReadWindows (a window of each file) and NpyioReadRanges (byte ranges of files,
+// for rows and packs).
 //
 // A batch of paths becomes one [B, *shape] tensor, each file read straight into its slice, and
 // a [B] bool `ok`: false where the core doubted the file (its slice is then zeros), which the
@@ -438,6 +440,387 @@ class NpyioReadRangesOp : public OpKernel {
 
 REGISTER_KERNEL_BUILDER(Name("NpyioReadRanges").Device(tensorflow::DEVICE_CPU), NpyioReadRangesOp);
 
+// The windows of a batch, row by row: read_row(i, slice, &bytes) reads row i's window into its
+// slice (null for an empty window) and says whether it is good; a row it doubts is zeroed. Rows
+// are read on TF's CPU workers where the batch's windows are large, else in the calling thread.
+template <typename ReadRow>
+void read_window_rows(OpKernelContext* ctx, int64_t n, size_t window_bytes, Tensor* values,
+                      Tensor* ok, Tensor* bytes, const ReadRow& read_row) {
+  auto oks = ok->flat<bool>();
+  auto counts = bytes->flat<int64_t>();
+  uint8_t* base = window_bytes == 0 ? nullptr : static_cast<uint8_t*>(values->data());
+  auto read = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      uint8_t* slice = base == nullptr ? nullptr : base + i * window_bytes;
+      uint64_t got = 0;
+      bool good = false;
+      const bool ran = no_bad_alloc([&] { good = read_row(i, slice, &got); });
+      good = good && ran;
+      if (!good && slice != nullptr) std::memset(slice, 0, window_bytes);
+      oks(i) = good;
+      counts(i) = static_cast<int64_t>(got);
+    }
+  };
+  auto* workers = ctx->device()->tensorflow_cpu_worker_threads();
+  // n * window_bytes >= kParallelBytes, without the product (which may overflow)
+  const bool large = window_bytes != 0 &&
+                     static_cast<size_t>(n) >= static_cast<size_t>(kParallelBytes) / window_bytes;
+  if (n > 1 && large && workers != nullptr && workers->num_threads > 1) {
+    // The cost per file, in Shard's units (about a cycle each): a copy of its window.
+    tensorflow::Shard(workers->num_threads, workers->workers, n,
+                      static_cast<int64_t>(window_bytes) + 10000, read);
+  } else {
+    read(0, n);
+  }
+}
+
+// The grammar's type code of a dtype ("f4"), or null for one npyio does not read.
+const char* grammar_code(DataType dtype) {
+  switch (dtype) {
+    case tensorflow::DT_BOOL: return "b1";
+    case tensorflow::DT_INT8: return "i1";
+    case tensorflow::DT_INT16: return "i2";
+    case tensorflow::DT_INT32: return "i4";
+    case tensorflow::DT_INT64: return "i8";
+    case tensorflow::DT_UINT8: return "u1";
+    case tensorflow::DT_UINT16: return "u2";
+    case tensorflow::DT_UINT32: return "u4";
+    case tensorflow::DT_UINT64: return "u8";
+    case tensorflow::DT_HALF: return "f2";
+    case tensorflow::DT_FLOAT: return "f4";
+    case tensorflow::DT_DOUBLE: return "f8";
+    case tensorflow::DT_COMPLEX64: return "c8";
+    case tensorflow::DT_COMPLEX128: return "c16";
+    default: return nullptr;
+  }
+}
+
+// The core's Wanted for a dtype, a partial shape (-1 dims) and the limits, from an op's attrs
+// `dtype`, `shape`, `max_header_size` and `max_file_size` (`dims` keeps the dims it points to).
+absl::Status wanted_from_attrs(OpKernelConstruction* ctx, const char* op, bool rank_known,
+                               DataType* dtype, std::vector<int64_t>* dims,
+                               npyio::Wanted* want) {
+  TF_RETURN_IF_ERROR(ctx->GetAttr("dtype", dtype));
+  const char* code = grammar_code(*dtype);
+  if (code == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        op, ": dtype ", tensorflow::DataTypeString(*dtype), " is not one npyio reads"));
+  }
+  PartialTensorShape shape;
+  TF_RETURN_IF_ERROR(ctx->GetAttr("shape", &shape));
+  if (shape.dims() > npyio::kMaxRank || (rank_known && shape.dims() < 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": shape ", shape.DebugString(),
+                                                   " must have a known rank of at most ",
+                                                   npyio::kMaxRank));
+  }
+  for (int i = 0; i < shape.dims(); ++i) dims->push_back(shape.dim_size(i));
+  int64_t header = 0, file = 0;
+  TF_RETURN_IF_ERROR(ctx->GetAttr("max_header_size", &header));
+  TF_RETURN_IF_ERROR(ctx->GetAttr("max_file_size", &file));
+  if (header < 0) return absl::InvalidArgumentError(absl::StrCat(op, ": max_header_size < 0"));
+  *want = {code, shape.dims(), dims->data(), static_cast<size_t>(header),
+           file < 0 ? UINT64_MAX : static_cast<uint64_t>(file)};
+  return absl::OkStatus();
+}
+
+// A local path of a batch as the core takes it, or "" where the core must doubt it (a NUL in
+// it, or a scheme: the graph path reads objects).
+std::string local_path(const tstring& name) {
+  std::string path(name.data(), name.size());
+  if (path.find('\0') != std::string::npos || npyio::has_scheme(path)) return "";
+  return path;
+}
+
+// NpyioReadFile: one .npy file of any shape. The core parses the file's own header
+// (npy_header.h) and reads it if it holds `dtype` in the machine's byte order and C order, with
+// `shape`'s rank and known dims (a partial shape: -1 dims, or an unknown rank), within the
+// limits; `value` then has the file's shape. Otherwise `ok` is false and `value` is empty (the
+// known dims, 0 for the others), and the caller sends the file through the graph path, which
+// decides. The output is allocated only once the file's size is exactly its header plus the
+// payload that header declares. A path with a scheme is always doubted (the graph path reads
+// objects). For per-case shapes: whole arrays, one element at a time.
+REGISTER_OP("NpyioReadFile")
+    .Input("path: string")
+    .Output("value: dtype")
+    .Output("ok: bool")
+    .Attr("dtype: type")
+    .Attr("shape: shape")
+    .Attr("max_header_size: int")
+    .Attr("max_file_size: int")
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      ShapeHandle path;
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 0, &path));
+      PartialTensorShape shape;
+      TF_RETURN_IF_ERROR(c->GetAttr("shape", &shape));
+      ShapeHandle value;
+      TF_RETURN_IF_ERROR(c->MakeShapeFromPartialTensorShape(shape, &value));
+      c->set_output(0, value);
+      c->set_output(1, c->Scalar());
+      return absl::OkStatus();
+    });
+
+class NpyioReadFileOp : public OpKernel {
+ public:
+  explicit NpyioReadFileOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, wanted_from_attrs(ctx, "NpyioReadFile", false, &dtype_, &dims_, &want_));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    guarded(ctx, "NpyioReadFile", [&] { read(ctx); });
+  }
+
+ private:
+  struct Room {
+    OpKernelContext* ctx;
+    DataType dtype;
+    Tensor value;
+  };
+
+  // The value, of the header's shape (which the core checked against the file's size); made
+  // the output only once the file is read whole.
+  static uint8_t* allocate(const npyio::NpyHeader& h, void* context) {
+    auto* room = static_cast<Room*>(context);
+    TensorShape shape;
+    for (int i = 0; i < h.rank; ++i) {
+      if (!shape.AddDimWithStatus(h.shape[i]).ok()) return nullptr;
+    }
+    if (!room->ctx->allocate_temp(room->dtype, shape, &room->value).ok()) return nullptr;
+    return room->value.NumElements() == 0 ? nullptr
+                                          : static_cast<uint8_t*>(room->value.data());
+  }
+
+  void read(OpKernelContext* ctx) {
+    const Tensor& path_tensor = ctx->input(0);
+    OP_REQUIRES(ctx, path_tensor.dims() == 0,
+                absl::InvalidArgumentError(absl::StrCat("NpyioReadFile: path must be a scalar, got shape ",
+                                                        path_tensor.shape().DebugString())));
+    const std::string path = local_path(path_tensor.scalar<tstring>()());
+    Room room{ctx, dtype_, Tensor()};
+    npyio::NpyHeader header;
+    bool good = false;
+    const bool ran = no_bad_alloc([&] {
+      good = !path.empty() &&
+             npyio::read_npy_parsed(path.c_str(), want_, dtype_ == tensorflow::DT_BOOL,
+                                    &NpyioReadFileOp::allocate, &room,
+                                    &header) == npyio::ReadStatus::OK;
+    });
+    good = good && ran;
+    Tensor* ok = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({}), &ok));
+    ok->scalar<bool>()() = good;
+    if (good) {
+      ctx->set_output(0, room.value);
+      return;
+    }
+    // Doubted: an empty value, whatever the core allocated (a file that changed after).
+    TensorShape empty;
+    for (int64_t d : dims_) OP_REQUIRES_OK(ctx, empty.AddDimWithStatus(d < 0 ? 0 : d));
+    if (empty.num_elements() != 0) {
+      if (empty.dims() == 0) {
+        OP_REQUIRES_OK(ctx, empty.AddDimWithStatus(0));
+      } else {
+        empty.set_dim(0, 0);
+      }
+    }
+    Tensor* value = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, empty, &value));
+  }
+
+  DataType dtype_;
+  std::vector<int64_t> dims_;
+  npyio::Wanted want_{};
+};
+
+REGISTER_KERNEL_BUILDER(Name("NpyioReadFile").Device(tensorflow::DEVICE_CPU), NpyioReadFileOp);
+
+// NpyioReadShapes: each file's shape, from its own header (the core's read_header: parsed,
+// checked against `dtype` in the machine's order and C order, `shape`'s known rank and dims and
+// the limits, and the file's size against it): `dims` [B, rank] and `ok` [B], false (dims 0)
+// where the core doubts the file. Reads no payload. With NpyioReadCaseWindows, the windows of
+// files of per-case shapes, placed in the graph by each file's own dims.
+REGISTER_OP("NpyioReadShapes")
+    .Input("paths: string")
+    .Output("dims: int64")
+    .Output("ok: bool")
+    .Attr("dtype: type")
+    .Attr("shape: shape")
+    .Attr("max_header_size: int")
+    .Attr("max_file_size: int")
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      ShapeHandle paths;
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &paths));
+      PartialTensorShape shape;
+      TF_RETURN_IF_ERROR(c->GetAttr("shape", &shape));
+      c->set_output(0, c->Matrix(c->Dim(paths, 0), shape.dims() < 0 ? c->UnknownDim()
+                                                                   : c->MakeDim(shape.dims())));
+      c->set_output(1, paths);
+      return absl::OkStatus();
+    });
+
+class NpyioReadShapesOp : public OpKernel {
+ public:
+  explicit NpyioReadShapesOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, wanted_from_attrs(ctx, "NpyioReadShapes", true, &dtype_, &dims_, &want_));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    guarded(ctx, "NpyioReadShapes", [&] {
+      const Tensor& paths = ctx->input(0);
+      OP_REQUIRES(ctx, paths.dims() == 1,
+                  absl::InvalidArgumentError("NpyioReadShapes: paths must be a vector"));
+      const int64_t n = paths.dim_size(0);
+      const int rank = want_.rank;
+      Tensor* dims = nullptr;
+      Tensor* ok = nullptr;
+      OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({n, rank}), &dims));
+      OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &ok));
+      auto names = paths.flat<tstring>();
+      auto out = dims->matrix<int64_t>();
+      auto oks = ok->flat<bool>();
+      for (int64_t i = 0; i < n; ++i) {
+        const std::string path = local_path(names(i));
+        npyio::NpyHeader h;
+        const bool good =
+            !path.empty() && npyio::read_header(path.c_str(), want_, &h) == npyio::ReadStatus::OK;
+        oks(i) = good;
+        for (int a = 0; a < rank; ++a) out(i, a) = good ? h.shape[a] : 0;
+      }
+    });
+  }
+
+ private:
+  DataType dtype_;
+  std::vector<int64_t> dims_;
+  npyio::Wanted want_{};
+};
+
+REGISTER_KERNEL_BUILDER(Name("NpyioReadShapes").Device(tensorflow::DEVICE_CPU),
+                        NpyioReadShapesOp);
+
+// NpyioReadCaseWindows: NpyioReadWindows for files of per-case shapes. Per file i, `dims[i]`
+// is the shape it was placed by (NpyioReadShapes'), and the core (read_window_parsed) parses
+// its header again and doubts it unless it holds exactly that shape, `dtype` in the machine's
+// order and C order, within the limits; then reads the window [starts[i, a], starts[i, a] +
+// window[a]) as NpyioReadWindows does. `values` [B, *window] (static: never sized by a file),
+// `ok` [B], `bytes` [B] (both header reads included).
+REGISTER_OP("NpyioReadCaseWindows")
+    .Input("paths: string")
+    .Input("dims: int64")
+    .Input("starts: int64")
+    .Output("values: dtype")
+    .Output("ok: bool")
+    .Output("bytes: int64")
+    .Attr("dtype: type")
+    .Attr("shape: shape")
+    .Attr("window: shape")
+    .Attr("max_header_size: int")
+    .Attr("max_file_size: int")
+    .Attr("fill: string")
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      ShapeHandle paths;
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &paths));
+      PartialTensorShape window;
+      TF_RETURN_IF_ERROR(c->GetAttr("window", &window));
+      ShapeHandle element, values;
+      TF_RETURN_IF_ERROR(c->MakeShapeFromPartialTensorShape(window, &element));
+      TF_RETURN_IF_ERROR(c->Concatenate(paths, element, &values));
+      c->set_output(0, values);
+      c->set_output(1, paths);
+      c->set_output(2, paths);
+      return absl::OkStatus();
+    });
+
+class NpyioReadCaseWindowsOp : public OpKernel {
+ public:
+  explicit NpyioReadCaseWindowsOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx,
+                   wanted_from_attrs(ctx, "NpyioReadCaseWindows", true, &dtype_, &dims_, &want_));
+    itemsize_ = static_cast<size_t>(tensorflow::DataTypeSize(dtype_));
+    PartialTensorShape window;
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("window", &window));
+    OP_REQUIRES(ctx, window.IsFullyDefined() && window.dims() == want_.rank,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "NpyioReadCaseWindows: window ", window.DebugString(),
+                    " must be fully defined, of the shape's rank ", want_.rank)));
+    OP_REQUIRES(ctx, window.AsTensorShape(&window_),
+                absl::InvalidArgumentError("NpyioReadCaseWindows: window is not a tensor shape"));
+    int64_t bytes = 0;
+    OP_REQUIRES(ctx,
+                !__builtin_mul_overflow(window_.num_elements(), static_cast<int64_t>(itemsize_),
+                                        &bytes),
+                absl::InvalidArgumentError(absl::StrCat("NpyioReadCaseWindows: window ",
+                                                        window.DebugString(), " is too large")));
+    window_bytes_ = static_cast<size_t>(bytes);
+    for (int i = 0; i < window.dims(); ++i) window_dims_.push_back(window.dim_size(i));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("fill", &fill_));
+    OP_REQUIRES(ctx, fill_.empty() || fill_.size() == itemsize_,
+                absl::InvalidArgumentError(absl::StrCat("NpyioReadCaseWindows: fill must be "
+                                                        "empty or one element, got ",
+                                                        fill_.size(), " bytes")));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    guarded(ctx, "NpyioReadCaseWindows", [&] { read(ctx); });
+  }
+
+ private:
+  void read(OpKernelContext* ctx) {
+    const Tensor& paths = ctx->input(0);
+    const Tensor& dims = ctx->input(1);
+    const Tensor& starts = ctx->input(2);
+    const int rank = want_.rank;
+    OP_REQUIRES(ctx,
+                paths.dims() == 1 && dims.dims() == 2 && starts.dims() == 2 &&
+                    dims.dim_size(0) == paths.dim_size(0) &&
+                    starts.dim_size(0) == paths.dim_size(0) && dims.dim_size(1) == rank &&
+                    starts.dim_size(1) == rank,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "NpyioReadCaseWindows: paths must be [B], dims and starts [B, ", rank,
+                    "], got ", paths.shape().DebugString(), ", ", dims.shape().DebugString(),
+                    " and ", starts.shape().DebugString())));
+    const int64_t n = paths.dim_size(0);
+    TensorShape out_shape({n});
+    OP_REQUIRES_OK(ctx, out_shape.AppendShapeWithStatus(window_));
+    Tensor *values = nullptr, *ok = nullptr, *bytes = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &values));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &ok));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(2, TensorShape({n}), &bytes));
+    auto names = paths.flat<tstring>();
+    auto shapes = dims.matrix<int64_t>();
+    auto begins = starts.matrix<int64_t>();
+    const auto* fill = fill_.empty() ? nullptr : reinterpret_cast<const uint8_t*>(fill_.data());
+    read_window_rows(ctx, n, window_bytes_, values, ok, bytes,
+                     [&](int64_t i, uint8_t* slice, uint64_t* got) {
+                       std::vector<int64_t> shape(rank), start(rank);
+                       bool fits = true;  // the caller's dims within the ones it declared
+                       for (int a = 0; a < rank; ++a) {
+                         shape[a] = shapes(i, a);
+                         start[a] = begins(i, a);
+                         fits = fits && (dims_[a] < 0 || dims_[a] == shape[a]);
+                       }
+                       npyio::Wanted want = want_;
+                       want.dims = shape.data();
+                       const std::string path = local_path(names(i));
+                       return fits && !path.empty() &&
+                              npyio::read_window_parsed(
+                                  path.c_str(), want, start.data(), window_dims_.data(),
+                                  itemsize_, fill, slice, dtype_ == tensorflow::DT_BOOL,
+                                  got) == npyio::ReadStatus::OK;
+                     });
+  }
+
+  DataType dtype_;
+  size_t itemsize_ = 0;
+  std::vector<int64_t> dims_, window_dims_;
+  npyio::Wanted want_{};
+  TensorShape window_;
+  size_t window_bytes_ = 0;
+  std::string fill_;
+};
+
+REGISTER_KERNEL_BUILDER(Name("NpyioReadCaseWindows").Device(tensorflow::DEVICE_CPU),
+                        NpyioReadCaseWindowsOp);
+
 // NpyioReadWindows: per file i, the window [starts[i, a], starts[i, a] + window[a]) on each
 // axis a of the C-order array of `shape` that `paths[i]` holds after `header`, read by the
 // core's read_window (only the window's runs, by preadv): `values` [B, *window], elements past
@@ -550,43 +933,20 @@ class NpyioReadWindowsOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &values));
     OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &ok));
     OP_REQUIRES_OK(ctx, ctx->allocate_output(2, TensorShape({n}), &bytes));
-    auto oks = ok->flat<bool>();
-    auto counts = bytes->flat<int64_t>();
-    uint8_t* base = window_bytes_ == 0 ? nullptr : static_cast<uint8_t*>(values->data());
     const auto* header = reinterpret_cast<const uint8_t*>(header_.data());
     const auto* fill = fill_.empty() ? nullptr : reinterpret_cast<const uint8_t*>(fill_.data());
     const bool check_bool = dtype_ == tensorflow::DT_BOOL;
-    auto read = [&](int64_t begin, int64_t end) {
-      std::vector<int64_t> start(rank);
-      for (int64_t i = begin; i < end; ++i) {
-        uint8_t* slice = base == nullptr ? nullptr : base + i * window_bytes_;
-        for (int a = 0; a < rank; ++a) start[a] = begins(i, a);
-        uint64_t got = 0;
-        bool good = false;
-        const bool ran = no_bad_alloc([&] {
-          std::string path(names(i).data(), names(i).size());
-          good = path.find('\0') == std::string::npos &&
-                 npyio::read_window(path.c_str(), header, header_.size(), shape_.data(),
-                                    start.data(), window_dims_.data(), rank, itemsize_, fill,
-                                    slice, check_bool, &got) == npyio::ReadStatus::OK;
-        });
-        good = good && ran;
-        if (!good && slice != nullptr) std::memset(slice, 0, window_bytes_);
-        oks(i) = good;
-        counts(i) = static_cast<int64_t>(got);
-      }
-    };
-    auto* workers = ctx->device()->tensorflow_cpu_worker_threads();
-    // n * window_bytes_ >= kParallelBytes, without the product (which may overflow)
-    const bool large = window_bytes_ != 0 &&
-                       static_cast<size_t>(n) >= static_cast<size_t>(kParallelBytes) / window_bytes_;
-    if (n > 1 && large && workers != nullptr && workers->num_threads > 1) {
-      // The cost per file, in Shard's units (about a cycle each): a copy of its window.
-      tensorflow::Shard(workers->num_threads, workers->workers, n,
-                        static_cast<int64_t>(window_bytes_) + 10000, read);
-    } else {
-      read(0, n);
-    }
+    read_window_rows(ctx, n, window_bytes_, values, ok, bytes,
+                     [&](int64_t i, uint8_t* slice, uint64_t* got) {
+                       std::vector<int64_t> start(rank);
+                       for (int a = 0; a < rank; ++a) start[a] = begins(i, a);
+                       std::string path(names(i).data(), names(i).size());
+                       return path.find('\0') == std::string::npos &&
+                              npyio::read_window(path.c_str(), header, header_.size(),
+                                                 shape_.data(), start.data(),
+                                                 window_dims_.data(), rank, itemsize_, fill,
+                                                 slice, check_bool, got) == npyio::ReadStatus::OK;
+                     });
   }
 
   DataType dtype_;
