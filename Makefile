@@ -55,6 +55,7 @@ TF216_TESTS := tests/test_tf.py tests/test_errors.py tests/test_install.py tests
 	tests/format/test_header_styles.py tests/data/test_dataset_errors.py tests/data/test_map.py \
 	tests/data/test_capabilities.py tests/data/test_directory_keras.py \
 	"tests/data/test_shuffle.py::test_a_seed_gives_the_same_orders_on_every_tensorflow" \
+	"tests/data/test_dataset_crop.py::test_windows_of_per_case_shapes_are_the_kernels_in_the_plain_form" \
 	"tests/cli/test_bench.py::test_an_installed_peer_reads_every_sample_in_its_worker[tfio]"
 
 ## make test: the lint, the strict docs build, the whole suite on the current TensorFlow, then
@@ -92,13 +93,17 @@ bench: $(STAMP)
 ## make fuzz: fuzz the parsers against np.load for FUZZ_SECONDS (default 300), randomly;
 ## failures are saved under tests/fuzz/regressions/ (FUZZERS=damaged,batch picks targets);
 ## then the native reader's C++ core, built with ASan and UBSan, for NATIVE_FUZZ_SECONDS (a
-## fifth of FUZZ_SECONDS by default), differential against the graph path on a sample
+## fifth of FUZZ_SECONDS by default), differential against the graph path on a sample; then
+## HEADER_FUZZ_COUNT (default 1,000,000) headers through the core's header parser, differential
+## against the grammar (all) and the graph parser (a sample)
 FUZZ_SECONDS ?= 300
 NATIVE_FUZZ_SECONDS ?= $(shell expr $(FUZZ_SECONDS) / 5)
+HEADER_FUZZ_COUNT ?= 1000000
 FUZZERS ?=
 fuzz: $(DEV_STAMP)
 	$(PY) -m tests.fuzz --seconds $(FUZZ_SECONDS) $(if $(FUZZERS),--fuzzers $(FUZZERS))
 	$(PY) -m tests.fuzz.native --seconds $(NATIVE_FUZZ_SECONDS)
+	$(PY) -m tests.fuzz.headers --count $(HEADER_FUZZ_COUNT)
 
 clean:
 	rm -rf $(VENV) $(TFIO_VENV) site .pytest_cache .hypothesis .mypy_cache .ruff_cache

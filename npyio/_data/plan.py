@@ -34,12 +34,12 @@ from npyio._data.structure import LEAF, flatten, label_values, leaf_names, per_p
 from npyio._format import npy
 from npyio._format.header import Checked, Limits
 from npyio._format.spec import Spec
-from npyio._format.window import CENTER, PAD, RANDOM, SAME, Crop
+from npyio._format.window import CENTER, PAD, RANDOM, SAME, TRIM, Crop
 from npyio._format.window import resolve as resolve_window
 from npyio._io.header import read_checked
 from npyio._io.spec import derive_spec
+from npyio._read import Capabilities, choose_backend
 from npyio._read import capabilities as reader_capabilities
-from npyio._read import choose_backend
 from npyio.errors import NpyFormatError
 
 __all__ = [
@@ -82,11 +82,17 @@ def choose_strategy(
         (batch_size is not None or doubting)
         and can.decodes_batches
         and (doubting or not ignore_errors)
-        and all(spec.file.static for spec in specs)
+        and all(spec.file.static or _case_windows(can, spec) for spec in specs)
     )
     limit = can.batch_limit
     fits = limit is None or all(spec.hint is not None and spec.hint.size < limit for spec in specs)
     return BATCH_THEN_DECODE if possible and fits else DECODE_THEN_BATCH
+
+
+def _case_windows(can: Capabilities, spec: Spec) -> bool:
+    """Whether a reader that ``can`` reads ``spec``'s windows of files of per-case shapes in
+    batches: windows of one static size, each placed by its file's own header."""
+    return can.headers and spec.crop is not None and spec.output.static
 
 
 @dataclass(frozen=True)
@@ -316,6 +322,11 @@ def _derive_specs(parts: Parts, read: ReadOptions, paired: bool) -> tuple[Spec, 
     cropped = [crop_of(side, read)[0] is not None for side in parts.sides]
     sampled = [not rule.given for rule in rules]
     headers = [None if first is None else first.header for first in firsts]
+    windowed = _cropped(parts, specs, read)  # placed by the first files' shapes
+    specs = tuple(
+        _sized_by_each_file(spec, rule, crop_of(side, read)[0])
+        for spec, rule, side in zip(windowed, rules, parts.sides)
+    )
     check_samples(
         specs,
         parts.columns,
@@ -326,7 +337,24 @@ def _derive_specs(parts: Parts, read: ReadOptions, paired: bool) -> tuple[Spec, 
         read.ignore_errors,
         firsts=headers,
     )
-    return _cropped(parts, specs, read)
+    return specs
+
+
+def _sized_by_each_file(spec: Spec, rule: SpecRule, crop: Crop | None) -> Spec:
+    """A cropped part whose shape came from its first file, with the window's axes sized by
+    each file (``None``): a window of a static size is cut from cases of any size there, as
+    the plain ``crop=`` promises (issue 52). Not for ``"trim"`` (the window's size would then
+    vary: ``shape=`` says so), nor for sizes or starts given as fractions (of each file's
+    axis, they would vary too). The hint goes: its fast path decodes the first file's shape."""
+    window = spec.crop
+    if window is None or crop is None or rule.shape is not None or spec.file.shape is None:
+        return spec
+    extents = [*(crop.shape or ()), *(crop.end or ())]
+    extents += list(crop.start) if isinstance(crop.start, tuple) else []
+    if window.policy == TRIM or any(isinstance(e, float) for e in extents):
+        return spec
+    shape = tuple(None if i in window.axes else d for i, d in enumerate(spec.file.shape))
+    return dataclasses.replace(spec, file=dataclasses.replace(spec.file, shape=shape), hint=None)
 
 
 def shares_window(side: str, read: ReadOptions) -> Crop | None:

@@ -30,15 +30,21 @@ def draws(keys: tf.Tensor, window: Window) -> tf.Tensor:
 
 
 def starts(window: Window, dims: tf.Tensor, draw: tf.Tensor | None) -> tf.Tensor:
-    """Where the window starts on every axis of arrays of shape ``dims`` (int64 [rank]): int64
-    ``[..., rank]``, one row per row of ``draw`` (``[..., len(axes)]``, random windows only),
-    0 on the axes not cropped. Before the policy: a random window larger than the array, with
-    ``"pad"``, is placed so that the array lies inside it."""
-    lead = tf.shape(draw, out_type=tf.int64)[:-1] if draw is not None else tf.constant([], tf.int64)
+    """Where the window starts on every axis of arrays of shape ``dims`` (int64 [rank], or
+    [B, rank]: each array's own, for files of per-case shapes): int64 ``[..., rank]``, one row
+    per row of ``draw`` (``[..., len(axes)]``, random windows only) or of ``dims``, 0 on the
+    axes not cropped. Before the policy: a random window larger than the array, with ``"pad"``,
+    is placed so that the array lies inside it."""
+    if dims.shape.rank == 2:
+        lead = tf.shape(dims, out_type=tf.int64)[:-1]
+    elif draw is not None:
+        lead = tf.shape(draw, out_type=tf.int64)[:-1]
+    else:
+        lead = tf.constant([], tf.int64)
     zero = tf.zeros(lead, tf.int64)
     columns = [zero] * window.rank
     for i, (axis, size) in enumerate(zip(window.axes, window.size)):
-        dim = dims[axis]
+        dim = dims[..., axis]
         if window.start == RANDOM:
             assert draw is not None
             lo = tf.minimum(tf.constant(0, tf.int64), dim - size)

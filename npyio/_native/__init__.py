@@ -1,11 +1,10 @@
 """npyio's native reader, in a room of its own: a TensorFlow-free C++ core (``src/npy_read.cc``:
-one file read into a caller's buffer, or doubted), thin TensorFlow ops over it
-(``src/op.cc``: ``NpyioReadFiles``, a batch of paths into one tensor and an ``ok`` per file;
-``NpyioReadFile``, one file of any shape, its header parsed by the core (``src/npy_header.cc``);
-``NpyioReadShapes`` and ``NpyioReadCaseWindows``, each file's shape from its header, then its
-window, placed in the graph by that shape;
-``NpyioReadRanges``, byte ranges of files for rows and packs; ``NpyioReadWindows``, a window of
-each file's array, only its bytes read),
+one file read into a caller's buffer, or doubted; ``src/npy_header.cc``: a file's header
+parsed), thin TensorFlow ops over it (``src/op.cc``: ``NpyioReadFiles``, a batch of paths of
+one shape into one tensor and an ``ok`` per file; ``NpyioReadFile``, one file of any shape;
+``NpyioReadShapes``, each file's shape from its header; ``NpyioReadWindows``, a window of each
+file's array placed by its shape, only its bytes read; ``NpyioReadRanges``, byte ranges of
+files for rows and packs),
 a fuzz and benchmark driver (``src/driver.cc``), and one Python module that builds, caches
 and loads the op (`npyio._native.library`).
 
@@ -31,7 +30,6 @@ from npyio._native.library import (
     build,
     ops,
     preload,
-    read_case_windows,
     read_file,
     read_files,
     read_ranges,
@@ -45,7 +43,6 @@ __all__ = [
     "build",
     "ops",
     "preload",
-    "read_case_windows",
     "read_file",
     "read_files",
     "read_ranges",

@@ -1,5 +1,6 @@
 """Builds, caches and loads npyio's native reader: the ops ``NpyioReadFiles``,
-``NpyioReadRanges``, ``NpyioReadWindows`` and ``NpyioRemoteStats`` of ``src/``.
+``NpyioReadFile``, ``NpyioReadShapes``, ``NpyioReadWindows``, ``NpyioReadRanges`` and
+``NpyioRemoteStats`` of ``src/``.
 
 The library is compiled against the TensorFlow that is installed, with its own
 ``tf.sysconfig`` flags, at first use or ahead of time (`build`), into a cache directory per
@@ -645,7 +646,8 @@ def read_shapes(
 ) -> tuple[Any, Any]:
     """The op ``NpyioReadShapes`` over a [B] string tensor of ``paths``: each file's shape from
     its own header, checked as `read_file` checks it (``shape``: its rank, ``None`` dims for
-    any size), reading no payload. Gives ``dims`` ([B, rank] int64, 0 where doubted) and ``ok``
+    any size), reading no payload: by it, each file's window is placed for `read_windows`.
+    Gives ``dims`` ([B, rank] int64, 0 where doubted) and ``ok``
     ([B] bool: false where the kernel doubts the file; send it through the graph path).
 
     Raises:
@@ -656,7 +658,7 @@ def read_shapes(
     return dims, ok
 
 
-def read_case_windows(
+def read_windows(
     paths: Any,
     dims: Any,
     starts: Any,
@@ -667,51 +669,23 @@ def read_case_windows(
     max_file_size: int | None,
     fill: bytes = b"",
 ) -> tuple[Any, Any, Any]:
-    """The op ``NpyioReadCaseWindows``: `read_windows` for files of per-case shapes. ``dims``
-    ([B, rank] int64) is the shape each file's ``starts`` were placed by (`read_shapes`'); the
-    kernel parses each header again and doubts a file that does not hold exactly that shape
-    (of ``dtype``, fitting ``shape``, within the limits). Gives ``values`` ([B, *window]),
-    ``ok`` and ``nbytes`` ([B] each), as `read_windows` does.
+    """The op ``NpyioReadWindows`` over a [B] string tensor of ``paths``: the window
+    ``[starts[i, a], starts[i, a] + window[a])`` on each axis ``a`` of each file's C-order
+    array, reading only the window's bytes. ``dims`` ([B, rank] int64) is the shape each file's
+    ``starts`` were placed by (the plan's static shape, or `read_shapes`'); the kernel parses
+    each header and doubts a file that does not hold exactly that shape (of ``dtype``, fitting
+    ``shape``, within the limits). Gives ``values`` ([B, *window] of ``dtype``; elements past
+    the array's edges are ``fill``, one element's bytes, or zeros for ``b""``), ``ok`` ([B]
+    bool: false where the file or its window is doubted, and its slice is zeros; send that
+    file through the graph path) and ``nbytes`` ([B] int64: the bytes asked of the file system
+    for each file, the header's included).
 
     Raises:
         BackendUnavailableError: where the native reader cannot be had (or is off).
     """
     limits = _parsed(dtype, shape, max_header_size, max_file_size)
-    values, ok, nbytes = _module().npyio_read_case_windows(
-        paths=paths, dims=dims, starts=starts, window=list(window), fill=fill, **limits
-    )
-    return values, ok, nbytes
-
-
-def read_windows(
-    paths: Any,
-    starts: Any,
-    dtype: Any,
-    shape: Sequence[int],
-    window: Sequence[int],
-    header: bytes,
-    fill: bytes = b"",
-) -> tuple[Any, Any, Any]:
-    """The op ``NpyioReadWindows`` over a [B] string tensor of ``paths`` and a [B, rank] int64
-    tensor of ``starts``: the window ``[starts[i, a], starts[i, a] + window[a])`` on each axis
-    ``a`` of each file's C-order array of the static ``shape``, reading only the window's bytes.
-    Gives ``values`` ([B, *window] of ``dtype``; elements past the array's edges are ``fill``,
-    one element's bytes, or zeros for ``b""``), ``ok`` ([B] bool: false where the file or its
-    window is doubted, and its slice is zeros; send that file through the graph path) and
-    ``nbytes`` ([B] int64: the bytes asked of the file system for each file, header included).
-    ``header`` is the bytes every file must start with.
-
-    Raises:
-        BackendUnavailableError: where the native reader cannot be had (or is off).
-    """
     values, ok, nbytes = _module().npyio_read_windows(
-        paths=paths,
-        starts=starts,
-        dtype=dtype,
-        shape=list(shape),
-        window=list(window),
-        header=header,
-        fill=fill,
+        paths=paths, dims=dims, starts=starts, window=list(window), fill=fill, **limits
     )
     return values, ok, nbytes
 

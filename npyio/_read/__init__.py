@@ -69,6 +69,9 @@ class Capabilities:
         windows: Reads a crop's window of a local file (`npyio._format.window.Window`) and no
             other byte of its payload. Every reader crops: one without it cuts the window out
             of the whole array.
+        headers: Parses each local file's own header, so it reads whole arrays of per-case
+            shapes (``None`` dims, or an unknown rank) one file at a time, though it has no
+            ``any_shape``.
     """
 
     fetches: bool
@@ -85,6 +88,7 @@ class Capabilities:
     autotune: bool = True
     rows: bool = False
     windows: bool = False
+    headers: bool = False
 
 
 #: Each backend's capabilities, by name (`npyio._read.backends.reader` builds its reader).
@@ -102,6 +106,7 @@ CAPABILITIES = {
         autotune=False,
         rows=True,
         windows=True,
+        headers=True,
     ),
     "graph": Capabilities(
         fetches=True,
@@ -172,13 +177,28 @@ def serves(
         return False
     if can.any_shape:
         return True
-    hints = [spec.usable_hint() for spec in specs]
-    return all(
+    cropped = [spec.file.static for spec in specs if spec.crop is not None]
+    if not all(cropped) and any(cropped):  # windows placed by a static shape and by a file's
+        return False
+    return all(_serves_part(can, spec, remote, ignore_errors) for spec in specs)
+
+
+def _serves_part(can: Capabilities, spec: Spec, remote: bool, ignore_errors: bool) -> bool:
+    """Whether a reader without ``any_shape`` that ``can`` reads one part: of one static
+    shape with a native-order C-order hint, whole or windowed; or of per-case shapes from
+    local files, each header parsed by the kernel: whole, or windows of a static size (not of
+    bools, see `_reads_window`); not with ``ignore_errors``, whose skipping reads batches of
+    one shape."""
+    if not spec.file.static:
+        if not can.headers or remote or ignore_errors:
+            return False
+        return spec.crop is None or (_reads_window(can, spec) and spec.output.static)
+    hint = spec.usable_hint()
+    return (
         hint is not None
         and _native_order(hint)
         and hint.size <= MAX_STATIC_FILE
         and (spec.output == spec.file or (_reads_window(can, spec) and not remote))
-        for hint, spec in zip(hints, specs)
     )
 
 

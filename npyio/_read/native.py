@@ -20,28 +20,38 @@ is doubted: it goes through the graph parser, which reads it again (on ``gs://``
 or refuses it with the graph path's own error naming the file. So the native path cannot accept
 what the graph path refuses, nor word an error differently.
 
+A part of per-case shapes (``None`` dims, local files, whole arrays, not with
+``ignore_errors``) is read one file at a time by ``NpyioReadFile`` (`read_one`): the core parses
+each file's own header (``src/npy_header.cc``, a strict subset of npyio's grammar, held to it by
+a differential fuzz) and reads the file if it holds the part's dtype in native order and C
+order and fits the part's shape; it doubts any other file, which the graph parser decides.
+
 A cropped part (``spec.crop``, local files, not of bools) is read by ``NpyioReadWindows``: each
 file's window alone, its starts computed in the graph (`npyio._graph.window.starts`, from the
-element's draws); a file the kernel doubts is read whole by the graph parser and its window
-cut there.
+element's draws) from the plan's static shape or, where the window's axes are sized by each
+file (per-case shapes), from each file's own (``NpyioReadShapes``, `_windows`); the kernel
+parses each header and reads the window's runs. A file the kernel doubts is read whole by the
+graph parser and its window cut there (`read_cases`: with the pair checks of shared windows).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import tensorflow as tf
 
 from npyio._format.header import Hint
 from npyio._format.spec import Spec
-from npyio._format.window import PAD, Window
+from npyio._format.window import CENTER, ERROR, PAD, RANDOM
 from npyio._graph.decode import Fetched, decode_group
 from npyio._graph.window import cut_batch, starts
-from npyio._native import read_files, read_windows
+from npyio._native import read_file as read_parsed
+from npyio._native import read_files, read_shapes, read_windows
 from npyio._read import CAPABILITIES
 from npyio._read.objects import read_sized
-from npyio._read.part import Reader, read_file
+from npyio._read.part import Reader, cut_parts, read_file
 
 __all__ = ["NativeReader"]
 
@@ -65,8 +75,13 @@ class NativeReader(Reader):
         batched: bool = False,
         draws: Sequence[tf.Tensor | None] | None = None,
     ) -> list[tf.Tensor]:
+        if any(_case_window(spec) for spec in specs):
+            return read_cases(fetched, specs, batched, draws)
         out = []
         for f, spec, draw in zip(fetched, specs, draws or [None] * len(specs)):
+            if not spec.file.static and not batched:  # per-case shapes: one file at a time
+                out.append(read_one(f.contents, spec))
+                continue
             paths = f.contents if batched else tf.reshape(f.contents, [1])
             if spec.crop is None:
                 values = read_batch(paths, spec, self.one_get)
@@ -137,9 +152,8 @@ def _kernel_windows(
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """The kernel's read of the windows (``spec.crop``) of ``paths`` ([B]) alone: [B, *window]
     values and [B] ``ok``, false where it doubted the file or its window."""
-    values, ok, _, out_dims = _windows(paths, spec, draw)
-    values.set_shape(paths.shape.concatenate(out_dims))
-    return values, ok
+    read = _windows(paths, spec, draw)
+    return read.values, read.ok
 
 
 def read_batch(paths: tf.Tensor, spec: Spec, one_get: bool = False) -> tf.Tensor:
@@ -174,25 +188,176 @@ def read_batch(paths: tf.Tensor, spec: Spec, one_get: bool = False) -> tf.Tensor
     return out
 
 
-def _windows(
-    paths: tf.Tensor, spec: Spec, draw: tf.Tensor | None
-) -> tuple[tf.Tensor, tf.Tensor, Window, tuple[int, ...]]:
-    """``NpyioReadWindows`` of ``spec.crop`` over ``paths`` ([B]): the kernel's values and
-    ``ok``, the window, and its static dims."""
-    hint, dims = _static(spec)
-    window = spec.crop
-    if window is None:  # the reader sends only cropped parts here
+def read_one(path: tf.Tensor, spec: Spec) -> tf.Tensor:
+    """The file ``path`` (a scalar) of a part of per-case shapes, whole: the kernel parses its
+    header and reads it if it holds the part's dtype in native order and C order and fits the
+    part's shape; any other file is decoded (or refused, naming it) by the graph parser."""
+    if spec.crop is not None:  # the plan sends only whole parts here
+        raise ValueError("the native reader reads per-case shapes whole only")
+    limits = spec.limits
+    value, ok = read_parsed(
+        path,
+        tf.as_dtype(spec.file.dtype),
+        spec.file.shape,
+        limits.max_header_size,
+        limits.max_file_size,
+    )
+
+    def graph() -> tf.Tensor:
+        return decode_group([Fetched(path, read_file(path))], [spec], batched=False)[0]
+
+    out = tf.cond(ok, lambda: tf.identity(value), graph)
+    out.set_shape(tf.TensorShape(spec.file.shape))
+    return out
+
+
+def _case_window(spec: Spec) -> bool:
+    """Whether ``spec`` is a window of files of per-case shapes (the plan sends only those of a
+    static window size): placed by each file's own shape, read by the kernel."""
+    return spec.crop is not None and not spec.file.static
+
+
+class Windows(NamedTuple):
+    """A batch's windows of one part, as the kernel read them."""
+
+    values: tf.Tensor  # [B, *window]
+    dims: tf.Tensor  # [B, rank]: each file's shape (the plan's, or from its header)
+    ok: tf.Tensor  # [B]: read, and the window lies where its policy allows
+
+
+def _windows(paths: tf.Tensor, spec: Spec, draw: tf.Tensor | None) -> Windows:
+    """The windows (``spec.crop``) of ``paths`` ([B]), read by ``NpyioReadWindows``: placed
+    (`starts`, as the graph path places them) by the plan's static shape, or, for files of
+    per-case shapes, by each file's own, from its header (``NpyioReadShapes``); the kernel
+    parses each header and reads only the window. A file it doubts, or whose window passes its
+    edge under ``"error"``, is not ok: the graph path decides it."""
+    window, shape = spec.crop, spec.file.shape
+    if window is None or shape is None:  # the reader sends only cropped parts of known rank
         raise ValueError("the native reader reads windows of cropped parts only")
-    out_dims = tuple(int(d) for d in window.sizes(dims) if d is not None)
+    dtype, limits = tf.as_dtype(spec.file.dtype), spec.limits
     n = tf.shape(paths, out_type=tf.int64)[0]
-    start = starts(window, tf.constant(dims, tf.int64), draw)
-    start = tf.broadcast_to(start, tf.stack([n, len(dims)]))
-    if window.policy != PAD:  # trimmed (or, checked when planned, inside the array)
+    if spec.file.static:
+        dims = tf.broadcast_to(tf.constant(shape, tf.int64), tf.stack([n, len(shape)]))
+        known = tf.ones([n], tf.bool)
+    else:
+        dims, known = read_shapes(paths, dtype, shape, limits.max_header_size, limits.max_file_size)
+    start = starts(window, dims, draw)
+    sizes = tuple(int(d) for d in spec.output.shape or () if d is not None)  # static
+    inside = tf.reduce_all(tf.logical_and(start >= 0, start + sizes <= dims), axis=1)
+    if window.policy != PAD:  # trimmed (or inside the array)
         start = tf.maximum(start, 0)
     fill = np.asarray(window.fill, spec.file.dtype).tobytes() if window.policy == PAD else b""
-    dtype = tf.as_dtype(spec.file.dtype)
-    values, ok, _ = read_windows(paths, start, dtype, dims, out_dims, hint.header, fill)
-    return values, ok, window, out_dims
+    values, read, _ = read_windows(
+        paths, dims, start, dtype, shape, sizes, limits.max_header_size, limits.max_file_size, fill
+    )
+    ok = tf.logical_and(known, read)
+    if window.policy == ERROR:
+        ok = tf.logical_and(ok, inside)
+    values.set_shape(paths.shape.concatenate(sizes))
+    return Windows(values, dims, ok)
+
+
+def read_cases(
+    fetched: Sequence[Fetched],
+    specs: Sequence[Spec],
+    batched: bool,
+    draws: Sequence[tf.Tensor | None] | None,
+) -> list[tf.Tensor]:
+    """The parts of a batch (or, without ``batched``, an element) with windows of per-case
+    shapes: the windows read by the kernel (`_windows`), the other parts as the reader
+    reads them. Where any window is not ok, or two parts that share a window disagree on its
+    axes, that element's windowed parts are decoded whole and cut by the graph path, which
+    reads them or refuses them with its own words (naming the file, or both files)."""
+    draws = list(draws or [None] * len(specs))
+    rows = [f if batched else _one_row(f) for f in fetched]
+    row_draws = [d if batched or d is None else d[None] for d in draws]
+    out: list[tf.Tensor | None] = []
+    cases: dict[int, Windows] = {}
+    for i, (f, spec, draw) in enumerate(zip(rows, specs, row_draws)):
+        if _case_window(spec):
+            cases[i] = _windows(f.contents, spec, draw)
+        out.append(None if _case_window(spec) else _read_rows(f.contents, spec, draw))
+    ok = tf.reduce_all(tf.stack([c.ok for c in cases.values()]), axis=0)
+    ok = tf.logical_and(ok, _agree(specs, cases))
+    windowed = sorted(cases)
+
+    def native() -> list[tf.Tensor]:
+        return [tf.identity(cases[i].values) for i in windowed]
+
+    def graph() -> list[tf.Tensor]:
+        def one(r: tf.Tensor) -> list[tf.Tensor]:
+            return tf.cond(
+                ok[r],
+                lambda: [cases[i].values[r] for i in windowed],
+                lambda: _graph_windows(rows, specs, row_draws, windowed, r),
+            )
+
+        signature = [tf.TensorSpec(specs[i].output.shape, specs[i].output.dtype) for i in windowed]
+        n = tf.shape(ok)[0]
+        return tf.map_fn(one, tf.range(n), fn_output_signature=signature)
+
+    read = tf.cond(tf.reduce_all(ok), native, graph)
+    for i, values in zip(windowed, read):
+        values.set_shape(tf.TensorShape([None]).concatenate(specs[i].output.shape))
+        out[i] = values
+    done = [v for v in out if v is not None]
+    assert len(done) == len(out)
+    return done if batched else [v[0] for v in done]
+
+
+def _read_rows(paths: tf.Tensor, spec: Spec, draw: tf.Tensor | None) -> tf.Tensor:
+    """A part without windows of per-case shapes, [B] files of it, as the reader reads it."""
+    if not spec.file.static:  # per-case shapes, whole: one file at a time
+        signature = tf.TensorSpec(spec.file.shape, spec.file.dtype)
+        return tf.map_fn(lambda p: read_one(p, spec), paths, fn_output_signature=signature)
+    return read_batch(paths, spec) if spec.crop is None else read_window_batch(paths, spec, draw)
+
+
+def _row(draw: tf.Tensor | None, r: tf.Tensor) -> tf.Tensor | None:
+    return None if draw is None else draw[r]
+
+
+def _one_row(f: Fetched) -> Fetched:
+    """An element's fetch as a batch of one."""
+    return f._replace(contents=f.contents[None], name=None if f.name is None else f.name[None])
+
+
+def _agree(specs: Sequence[Spec], cases: dict[int, Windows]) -> tf.Tensor:
+    """[B]: whether the parts that share a random or centred window (its group) have the same
+    sizes on its axes, row by row (else the graph path refuses the pair, naming both files)."""
+    first: dict[int, int] = {}
+    agree = [tf.ones_like(c.ok) for c in cases.values()][:1]
+    for i in sorted(cases):
+        window = specs[i].crop
+        assert window is not None
+        if window.start not in (RANDOM, CENTER):
+            continue
+        j = first.setdefault(window.group, i)
+        if j == i:
+            continue
+        other = specs[j].crop
+        assert other is not None
+        mine = tf.gather(cases[i].dims, list(window.axes), axis=1)
+        theirs = tf.gather(cases[j].dims, list(other.axes), axis=1)
+        agree.append(tf.reduce_all(tf.equal(mine, theirs), axis=1))
+    return tf.reduce_all(tf.stack(agree), axis=0)
+
+
+def _graph_windows(
+    rows: Sequence[Fetched],
+    specs: Sequence[Spec],
+    draws: Sequence[tf.Tensor | None],
+    windowed: Sequence[int],
+    r: tf.Tensor,
+) -> list[tf.Tensor]:
+    """Row ``r``'s windowed parts, read whole and cut by the graph path (`cut_parts`: pairs
+    checked, windows past the edge refused or trimmed, each error naming its file)."""
+    paths = [rows[i].contents[r] for i in windowed]
+    whole = [specs[i].read_whole() for i in windowed]
+    fetched = [Fetched(name=p, contents=read_file(p)) for p in paths]
+    values = decode_group(fetched, whole, batched=False)
+    row_draws = [_row(draws[i], r) for i in windowed]
+    return cut_parts(values, fetched, [specs[i] for i in windowed], row_draws, batched=False)
 
 
 def read_window_batch(paths: tf.Tensor, spec: Spec, draw: tf.Tensor | None) -> tf.Tensor:
@@ -200,7 +365,9 @@ def read_window_batch(paths: tf.Tensor, spec: Spec, draw: tf.Tensor | None) -> t
     serves, as one [B, *window] tensor: the kernel reads each window's runs and nothing else of
     the payload; the files it doubts are read whole by the graph parser and cut there (or
     refused, naming the file). ``draw``: [B, axes] for a random window."""
-    values, ok, window, out_dims = _windows(paths, spec, draw)
+    values, _, ok = _windows(paths, spec, draw)
+    window = spec.crop
+    assert window is not None  # _windows refuses others
 
     def graph() -> tf.Tensor:
         doubted = tf.where(tf.logical_not(ok))
@@ -213,5 +380,5 @@ def read_window_batch(paths: tf.Tensor, spec: Spec, draw: tf.Tensor | None) -> t
         return tf.tensor_scatter_nd_update(values, doubted, cut)
 
     out = tf.cond(tf.reduce_all(ok), lambda: tf.identity(values), graph)
-    out.set_shape(paths.shape.concatenate(out_dims))
+    out.set_shape(values.shape)
     return out

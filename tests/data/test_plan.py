@@ -224,7 +224,9 @@ for backend in ("native", "graph"):
 
 def test_the_plan_says_which_reader_it_chose(tmp_path):
     """The native reader serves local files of one static native-order C-order shape, read
-    strictly; everything else is read by its fallback, the graph parser, as the plan says."""
+    strictly, and local files of per-case shapes whole (each header parsed by the kernel, the
+    files it doubts decided by the graph parser); everything else is read by its fallback, the
+    graph parser, as the plan says."""
     x = save(tmp_path / "x" / "0.npy", np.zeros((2, 3), np.float32))
     big = save(tmp_path / "be" / "0.npy", np.zeros((2, 3), ">f4"))
     fortran = save(tmp_path / "f" / "0.npy", np.asfortranarray(np.zeros((2, 3), np.float32)))
@@ -232,7 +234,8 @@ def test_the_plan_says_which_reader_it_chose(tmp_path):
     code = """
 cases = [
     (x, {}),
-    (x, {"shape": (None, 3)}),
+    (x, {"shape": (None, 3)}),  # per-case shapes: one file at a time, its header parsed
+    (x, {"shape": (None, 3), "ignore_errors": True}),  # skipping reads batches of one shape
     (x, {"ignore_errors": True}),  # read in batches; the files it doubts, by the graph
     (x, {"max_file_size": 10, "dtype": "float32", "shape": (2, 3)}),  # no file read
     (big, {}),
@@ -244,7 +247,7 @@ cases = [
 out = [plan(path, **kwargs).backend for path, kwargs in cases]
 """
     out = plan_json(code, x=x, big=big, fortran=fortran, npz=str(tmp_path / "a.npz"))
-    assert out == ["native", "graph", "native"] + ["graph"] * 5 + ["py_function"]
+    assert out == ["native", "native", "graph", "native"] + ["graph"] * 5 + ["py_function"]
 
 
 def test_npz_members(tmp_path):

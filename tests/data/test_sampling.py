@@ -120,24 +120,28 @@ def test_files_that_vary_are_refused_with_the_shapes_that_read_them(tmp_path):
     assert [x.shape[1] for x in ds] == [9, 11, 12]
 
 
-def test_per_case_crops_are_told_both_shapes(tmp_path):
-    """The segmentation user's plain form: volumes of per-case shapes and their masks, cropped
-    alike, are told the shape= and label_shape= that read them (issue 52 drops the need)."""
+def test_per_case_crops_read_in_the_plain_form(tmp_path):
+    """The segmentation user's plain form (issue 52): volumes of per-case shapes and their
+    masks, cropped alike, read with no shape given. A trimmed window (whose size would vary),
+    or an axis not cropped that varies, is still told the shape= and label_shape= that read
+    them."""
     (tmp_path / "x").mkdir()
     (tmp_path / "y").mkdir()
     for i, d in enumerate((20, 24, 28)):
         write(tmp_path / "x" / f"{i}.npy", np.zeros((d, 20 + i, 16, 1), np.float32))
         write(tmp_path / "y" / f"{i}.npy", np.zeros((d, 20 + i, 16), np.uint8))
     x, y = str(tmp_path / "x"), str(tmp_path / "y")
-    with pytest.raises(npyio.NpyFormatError) as e:
-        npyio.dataset(x, y, crop=(8, 8, 8), batch_size=2)
-    assert "pass shape=(None, None, 16, 1) and label_shape=(None, None, 16)" in str(e.value)
-    assert "the crops keep a static shape" in str(e.value)
-    ds = npyio.dataset(
-        x, y, crop=(8, 8, 8), batch_size=3, shape=(None, None, 16, 1), label_shape=(None, None, 16)
-    )
+    ds = npyio.dataset(x, y, crop=(8, 8, 8), batch_size=3)
     xb, yb = next(iter(ds))
     assert xb.shape == (3, 8, 8, 8, 1) and yb.shape == (3, 8, 8, 8)
+    trimmed = npyio.Crop((8, 8, 8), out_of_bounds="trim")
+    with pytest.raises(npyio.NpyFormatError) as e:
+        npyio.dataset(x, y, crop=trimmed, batch_size=2)
+    assert "pass shape=(None, None, 16, 1) and label_shape=(None, None, 16)" in str(e.value)
+    assert "the crops keep a static shape" in str(e.value)
+    with pytest.raises(npyio.NpyFormatError) as e:  # axis 1 varies, and is not cropped
+        npyio.dataset(x, y, crop=npyio.Crop((8,), axes=(0,)), batch_size=2)
+    assert "pass shape=(None, None, 16, 1) and label_shape=(None, None, 16)" in str(e.value)
 
 
 @pytest.mark.parametrize("backend", ["native", "graph"])

@@ -11,7 +11,6 @@ def test_the_room_exports_what_the_readers_use():
         "build",
         "ops",
         "preload",
-        "read_case_windows",
         "read_file",
         "read_files",
         "read_ranges",

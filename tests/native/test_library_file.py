@@ -165,7 +165,7 @@ def test_windows_placed_by_each_files_shape(native_ops, tmp_path):
     assert ok.numpy().all()
     start = np.stack([rng.integers(-2, 4, 6), rng.integers(-2, 4, 6)], axis=1)
     fill = np.float32(-1).tobytes()
-    values, ok, nbytes = library.read_case_windows(
+    values, ok, nbytes = library.read_windows(
         paths, dims, tf.constant(start), tf.float32, (None, None), (4, 5), 10_000, None, fill
     )
     assert ok.numpy().all() and values.shape == (6, 4, 5)
@@ -175,7 +175,7 @@ def test_windows_placed_by_each_files_shape(native_ops, tmp_path):
         np.testing.assert_array_equal(got, want)
         assert n <= 2 * 4096 + 4 * 5 * 4 + 4 * 4096  # two header reads, a page per run
     wrong = tf.constant(dims.numpy() + np.array([[1, 0]] + [[0, 0]] * 5))  # the first: a row more
-    _, ok, _ = library.read_case_windows(
+    _, ok, _ = library.read_windows(
         paths, wrong, tf.constant(start), tf.float32, (None, None), (4, 5), 10_000, None, fill
     )
     assert ok.numpy().tolist() == [False] + [True] * 5

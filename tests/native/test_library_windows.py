@@ -1,5 +1,7 @@
-"""The op `NpyioReadWindows` (``npyio/_native/src/op.cc`` over the core's ``read_window``),
-through `npyio._native.library.read_windows`: each window is numpy's slice of the file's array,
+"""The op `NpyioReadWindows` (``npyio/_native/src/op.cc`` over the core's
+``read_window_parsed``), through `npyio._native.library.read_windows`, with windows placed by a
+static shape (the files' shapes per case: tests/native/test_library_file.py): each window is
+numpy's slice of the file's array,
 padded with the fill where it passes the edges, whatever the rank, dtype, start or size; only
 the window's runs are read (the op's byte count and the process's ``rchar`` both show it); a
 file the kernel must doubt gives ``ok=False`` and a zero slice; attrs that do not fit are op
@@ -7,6 +9,7 @@ errors."""
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -18,13 +21,6 @@ from npyio._native import library
 
 DTYPES = ["bool", "uint8", "int16", "float16", "float32", "int64", "float64", "complex128"]
 PAGE = 4096
-
-
-def _header(path: Path | str) -> bytes:
-    """The file's header bytes: magic, version, length field and the dict text."""
-    data = Path(path).read_bytes()[:65536]
-    field = 2 if data[6] == 1 else 4
-    return data[: 8 + field + int.from_bytes(data[8 : 8 + field], "little")]
 
 
 def _array(dtype: str, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
@@ -62,17 +58,31 @@ def _planned_bytes(shape, start, window, itemsize: int) -> int:
     return elements.size * itemsize + int(gaps[gaps <= PAGE].sum())
 
 
-def _read(paths, starts, dtype, shape, window, header, fill=b""):
+def _head(path: Path | str) -> int:
+    """The bytes the kernel reads first, to parse the header: the file's first 4 KiB."""
+    return min(os.path.getsize(path), PAGE)
+
+
+def _read(paths, starts, dtype, shape, window, fill=b""):
+    """The windows at ``starts`` of ``paths``, all placed by ``shape``."""
     values, ok, nbytes = library.read_windows(
         tf.constant(paths, tf.string),
+        tf.constant(np.broadcast_to(np.asarray(shape, np.int64), (len(paths), len(shape)))),
         tf.constant(np.asarray(starts, np.int64).reshape(len(paths), len(shape))),
         tf.as_dtype(dtype),
         shape,
         window,
-        header,
+        10_000,
+        None,
         fill,
     )
     return values.numpy(), ok.numpy(), nbytes.numpy()
+
+
+def _saved(a: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, a)
+    return buf.getvalue()
 
 
 def _same_bits(got: np.ndarray, want: np.ndarray) -> bool:
@@ -101,22 +111,20 @@ def test_windows_are_numpys_slices_padded_with_the_fill(native_ops, tmp_path, dt
             tuple(d + 1 for d in shape),
         ] + [tuple(int(s) for s in rng.integers(-9, 9, rank)) for _ in range(8)]
         for f, fv in ((b"", np.zeros((), dtype)), (fill, fill_value)):
-            values, ok, nbytes = _read(
-                [path] * len(starts), starts, dtype, shape, window, _header(path), f
-            )
+            values, ok, nbytes = _read([path] * len(starts), starts, dtype, shape, window, f)
             assert ok.all(), (window, starts)
             assert values.shape == (len(starts), *window)
             for got, start in zip(values, starts, strict=True):
                 assert _same_bits(got, _expected(a, start, window, fv)), (window, start)
-            assert (nbytes <= os.path.getsize(path)).all()
+            assert (nbytes <= os.path.getsize(path) + _head(path)).all()
 
 
 def test_a_scalar_is_its_one_element(native_ops, tmp_path):
     path = str(tmp_path / "s.npy")
     np.save(path, np.float64(2.5))
-    values, ok, nbytes = _read([path], np.zeros((1, 0)), "float64", (), (), _header(path))
+    values, ok, nbytes = _read([path], np.zeros((1, 0)), "float64", (), ())
     assert ok.tolist() == [True] and values.tolist() == [2.5]
-    assert nbytes.tolist() == [os.path.getsize(path)]
+    assert nbytes.tolist() == [os.path.getsize(path) + 8]  # the head, then the element
 
 
 def test_a_window_of_many_runs_takes_several_calls_and_reads_them_all(native_ops, tmp_path):
@@ -124,9 +132,10 @@ def test_a_window_of_many_runs_takes_several_calls_and_reads_them_all(native_ops
     a = _array("float32", (3000, 4))
     path = str(tmp_path / "a.npy")
     np.save(path, a)
-    values, ok, nbytes = _read([path], [[0, 1]], "float32", a.shape, (3000, 1), _header(path))
+    values, ok, nbytes = _read([path], [[0, 1]], "float32", a.shape, (3000, 1))
     assert ok.tolist() == [True] and _same_bits(values[0], a[:, 1:2])
-    assert len(_header(path)) + a[:, 1:2].nbytes <= nbytes[0] <= os.path.getsize(path)
+    head = _head(path)
+    assert head + a[:, 1:2].nbytes <= nbytes[0] <= os.path.getsize(path) + head
 
 
 @pytest.mark.parametrize(
@@ -148,13 +157,11 @@ def test_a_window_past_the_bounce_buffer_is_read_in_several_calls_alike(
     path = str(tmp_path / "a.npy")
     np.save(path, a)
     fill = np.float32(-1)
-    values, ok, nbytes = _read(
-        [path], [start], "float32", shape, window, _header(path), fill.tobytes()
-    )
+    values, ok, nbytes = _read([path], [start], "float32", shape, window, fill.tobytes())
     assert ok.tolist() == [True] and _same_bits(values[0], _expected(a, start, window, fill))
     if min(start) >= 0:  # inside the array: the window's bytes, at most the gap rule's (a
         # gap where a call ends is not read)
-        head = len(_header(path))
+        head = _head(path)
         assert (
             head + values[0].nbytes <= nbytes[0] <= head + _planned_bytes(shape, start, window, 4)
         )
@@ -170,9 +177,7 @@ def test_a_large_batch_is_read_in_parallel_alike(native_ops, tmp_path):
     rng = np.random.default_rng(0)
     starts = rng.integers(-10, 30, (64, 3))
     which = [i % 8 for i in range(64)]
-    values, ok, _ = _read(
-        [paths[i] for i in which], starts, "float32", (40, 40, 40), (20, 20, 20), _header(paths[0])
-    )
+    values, ok, _ = _read([paths[i] for i in which], starts, "float32", (40, 40, 40), (20, 20, 20))
     assert ok.all()
     for got, i, start in zip(values, which, starts, strict=True):
         assert _same_bits(got, _expected(arrays[i], start, (20, 20, 20), np.float32(0)))
@@ -181,13 +186,13 @@ def test_a_large_batch_is_read_in_parallel_alike(native_ops, tmp_path):
 def test_each_doubted_file_gives_ok_false_and_a_zero_slice(native_ops, tmp_path):
     good = tmp_path / "good.npy"
     np.save(good, np.ones((4, 6), bool))
-    header = _header(good)
     data = good.read_bytes()
     files = {
         "good": data,
         "one byte short": data[:-1],
         "one byte long": data + b"\0",
-        "another header": data.replace(b"(4, 6)", b"(6, 4)"),
+        "another shape": data.replace(b"(4, 6)", b"(6, 4)"),
+        "another dtype": _saved(np.ones((4, 6), "u1")),
         "a bool byte 2 inside the window": data[:-8] + b"\2" + data[-7:],
     }
     paths = {}
@@ -199,7 +204,7 @@ def test_each_doubted_file_gives_ok_false_and_a_zero_slice(native_ops, tmp_path)
     paths["a NUL in the path"] = str(good) + "\0x"
     # the window covers the last row (where the bool byte 2 is), from column 1
     values, ok, _ = _read(
-        list(paths.values()), [[2, 1]] * len(paths), "bool", (4, 6), (2, 5), header, b"\1"
+        list(paths.values()), [[2, 1]] * len(paths), "bool", (4, 6), (2, 5), b"\1"
     )
     assert dict(zip(paths, ok.tolist(), strict=True)) == {name: name == "good" for name in paths}
     assert values[0].all() and not values[1:].any()
@@ -211,7 +216,7 @@ def test_a_bad_bool_byte_outside_the_window_is_not_read(native_ops, tmp_path):
     data = bytearray(path.read_bytes())
     data[-1] = 2  # the last element, outside a window of the first rows
     path.write_bytes(bytes(data))
-    values, ok, _ = _read([str(path)], [[0, 0]], "bool", (4, 6), (2, 6), _header(path))
+    values, ok, _ = _read([str(path)], [[0, 0]], "bool", (4, 6), (2, 6))
     assert ok.tolist() == [True] and not values.any()
 
 
@@ -220,7 +225,7 @@ def test_invalid_windows_are_doubted_never_read(native_ops, tmp_path):
     path = str(tmp_path / "a.npy")
     np.save(path, np.arange(8, dtype="int64"))
     big = np.iinfo(np.int64).max
-    values, ok, nbytes = _read([path, path], [[big - 1], [3]], "int64", (8,), (2,), _header(path))
+    values, ok, nbytes = _read([path, path], [[big - 1], [3]], "int64", (8,), (2,))
     assert ok.tolist() == [False, True] and values[0].tolist() == [0, 0]
     assert nbytes[0] == 0 and values[1].tolist() == [3, 4]
 
@@ -228,10 +233,10 @@ def test_invalid_windows_are_doubted_never_read(native_ops, tmp_path):
 @pytest.mark.parametrize(
     ("shape", "window", "starts", "fill", "match"),
     [
-        ((4, 4), (2,), [[0, 0]], b"", "must have one rank"),
+        ((4, 4), (2,), [[0, 0]], b"", "of the shape's rank 2"),
         ((4, 4), (2, 2), [[0]], b"", r"starts \[B, 2\]"),
-        ((4, None), (2, 2), [[0, 0]], b"", "fully defined"),
-        ((4, 4), (2, 2), [[0, 0]], b"\0\0", "fill must be empty or 4 bytes"),
+        ((4, 4), (2, None), [[0, 0]], b"", "fully defined"),
+        ((4, 4), (2, 2), [[0, 0]], b"\0\0", "fill must be empty or one element, got 2 bytes"),
         ((2,) * 33, (1,) * 33, [[0] * 33], b"", "at most 32"),
     ],
 )
@@ -241,11 +246,13 @@ def test_attrs_that_do_not_fit_are_op_errors(
     with pytest.raises((tf.errors.InvalidArgumentError, ValueError), match=match):
         library.read_windows(
             tf.constant([str(tmp_path / "a.npy")]),
+            tf.constant([[4] * len(starts[0])], tf.int64),
             tf.constant(starts, tf.int64),
             tf.float32,
             shape,
             window,
-            b"",
+            10_000,
+            None,
             fill,
         )
 
@@ -253,7 +260,14 @@ def test_attrs_that_do_not_fit_are_op_errors(
 def test_starts_of_another_batch_than_paths_are_an_op_error(native_ops, tmp_path):
     with pytest.raises((tf.errors.InvalidArgumentError, ValueError)):
         library.read_windows(
-            tf.constant(["a", "b"]), tf.zeros((3, 1), tf.int64), tf.float32, (4,), (2,), b""
+            tf.constant(["a", "b"]),
+            tf.zeros((3, 1), tf.int64),
+            tf.zeros((3, 1), tf.int64),
+            tf.float32,
+            (4,),
+            (2,),
+            10_000,
+            None,
         )
 
 
@@ -263,17 +277,17 @@ def test_bytes_read_stay_within_the_window_plus_a_page_per_run(native_ops, tmp_p
     a = _array("float32", (64, 64, 64))
     path = str(tmp_path / "a.npy")
     np.save(path, a)
-    header = _header(path)
+    head = _head(path)
     window = (16, 16, 16)
     starts = np.random.default_rng(0).integers(0, 49, (16, 3))
-    values, ok, nbytes = _read([path] * 16, starts, "float32", a.shape, window, header)
+    values, ok, nbytes = _read([path] * 16, starts, "float32", a.shape, window)
     assert ok.all()
     window_bytes, runs = 16**3 * 4, 16 * 16
     for got, start, n in zip(values, starts, nbytes, strict=True):
         assert _same_bits(got, _expected(a, start, window, np.float32(0)))
-        assert window_bytes + len(header) <= n <= 1.1 * window_bytes + PAGE * runs + len(header)
+        assert window_bytes + head <= n <= 1.1 * window_bytes + PAGE * runs + head
         assert n < os.path.getsize(path) / 4
-        assert n == len(header) + _planned_bytes(a.shape, start, window, 4)
+        assert n == head + _planned_bytes(a.shape, start, window, 4)
 
 
 def _rchar() -> int:
@@ -290,20 +304,20 @@ def test_the_file_system_sees_the_window_read_not_the_file(native_ops, tmp_path)
     MiB, not 64 MiB. One file, read in the calling thread (below the op's parallel threshold)."""
     shape, window = (256, 256, 256), (96, 96, 96)
     path = tmp_path / "volume.npy"
-    np.save(path, np.zeros((1, 1, 1), "float32"))
-    header = _header(path).replace(b"(1, 1, 1)", b"(256, 256, 256)")
     with open(path, "wb") as f:
-        f.write(header)
-        f.truncate(len(header) + 4 * 256**3)
-    args = ([str(path)], [[80, 80, 80]], "float32", shape, window, header)
+        np.lib.format.write_array_header_1_0(
+            f, {"descr": "<f4", "fortran_order": False, "shape": shape}
+        )
+        f.truncate(f.tell() + 4 * 256**3)
+    args = ([str(path)], [[80, 80, 80]], "float32", shape, window)
     _read(*args)  # the op's kernel made and the function traced before counting
     before = _rchar()
     values, ok, nbytes = _read(*args)
     read = _rchar() - before
     assert ok.tolist() == [True] and values.shape == (1, *window)
     window_bytes = 96**3 * 4
-    assert nbytes[0] == len(header) + _planned_bytes(shape, (80, 80, 80), window, 4)
-    assert window_bytes <= nbytes[0] <= 1.1 * window_bytes + PAGE * 96 * 96 + len(header)
+    assert nbytes[0] == PAGE + _planned_bytes(shape, (80, 80, 80), window, 4)
+    assert window_bytes <= nbytes[0] <= 1.1 * window_bytes + PAGE * 96 * 96 + PAGE
     assert nbytes[0] <= read < nbytes[0] + (1 << 20), (read, nbytes[0])
     assert read < os.path.getsize(path) / 4
     print(f"window {window_bytes} B, op's count {nbytes[0]} B, rchar delta {read} B")
@@ -314,7 +328,10 @@ def test_starts_of_another_rank_are_refused_when_traced(native_ops):
 
     @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.int64)])
     def read(starts):
-        return library.read_windows(tf.constant(["a"]), starts, tf.float32, (4, 4), (2, 2), b"")
+        dims = tf.constant([[4, 4]], tf.int64)
+        return library.read_windows(
+            tf.constant(["a"]), dims, starts, tf.float32, (4, 4), (2, 2), 10_000, None
+        )
 
-    with pytest.raises(ValueError, match=r"starts must be \[B, 2\]"):
+    with pytest.raises(ValueError, match=r"dims and starts must be \[B, 2\]"):
         read.get_concrete_function()

@@ -83,7 +83,11 @@ def test_tfio_is_no_backend_any_more():
         ((spec((2,)), spec(())), ("/d/0.npy", "/e/0.npy"), False, "native"),
         ((spec((2,)),), ("gs://b/0.npy",), False, "native"),
         ((spec((2,)),), ("ram://d/0.npy",), False, "native"),
-        ((spec((2,)), spec((None,))), ("/d/0.npy", "/e/0.npy"), False, "graph"),
+        # per-case shapes: local files, whole, each header parsed by the kernel
+        ((spec((2,)), spec((None,))), ("/d/0.npy", "/e/0.npy"), False, "native"),
+        ((Spec.whole(np.dtype("float32"), None),), ("/d/0.npy",), False, "native"),
+        ((spec((None,)),), ("gs://b/0.npy",), False, "graph"),
+        ((spec((None,)),), ("/d/0.npy",), True, "graph"),
         ((spec((2,)),), ("/d/0.npy",), True, "native"),
         ((Spec.whole(np.dtype("float32"), (2,)),), ("/d/0.npy",), False, "graph"),  # no hint
         ((spec((2,), ">f4"),), ("/d/0.npy",), False, "graph"),
@@ -95,6 +99,9 @@ def test_tfio_is_no_backend_any_more():
         "gcs",
         "ram",
         "one-side-variable",
+        "any-rank",
+        "variable-gcs",
+        "variable-ignore_errors",
         "ignore_errors",
         "no-hint",
         "byte-swapped",

@@ -58,8 +58,8 @@ def _tree(root: Path, n: int = 19) -> tuple[str, str]:
     return str(xs), str(ys)
 
 
-def _uses_native(ds: tf.data.Dataset) -> bool:
-    return "NpyioReadFiles" in str(graph_def(ds))
+def _uses_native(ds: tf.data.Dataset, op: str = "NpyioReadFiles") -> bool:
+    return op in str(graph_def(ds))
 
 
 def _batches(ds: tf.data.Dataset) -> list[tuple[bytes, ...]]:
@@ -78,6 +78,54 @@ def test_doubted_files_read_as_the_graph_path_reads_them(tmp_path, batch_size):
     expected = np.arange(12, dtype=np.float32).reshape(SHAPE) + 100 * np.arange(19)[:, None, None]
     np.testing.assert_array_equal(x.numpy(), expected)
     assert y.numpy().tolist() == list(range(19))
+
+
+def _cases(root: Path) -> tuple[str, str]:
+    """x/ float32 (D, H, 1) and y/ uint8 (D, H) of a shape per case, unpadded names, with files
+    the kernel doubts among them (big-endian, Fortran order, format 2.0, a Python 2 header)."""
+    xs, ys = root / "x", root / "y"
+    xs.mkdir()
+    ys.mkdir()
+    rng = np.random.default_rng(0)
+    for i in range(11):
+        x = rng.random((int(rng.integers(2, 9)), int(rng.integers(1, 5)), 1)).astype(np.float32)
+        np.save(xs / f"{i}.npy", x)
+        np.save(ys / f"{i}.npy", (x[..., 0] > 0.5).astype(np.uint8))
+    x = np.load(xs / "3.npy")
+    np.save(xs / "3.npy", x.astype(">f4"))
+    np.save(xs / "5.npy", np.asfortranarray(np.load(xs / "5.npy")))
+    (ys / "7.npy").write_bytes(_v2(np.load(ys / "7.npy")))
+    y = np.load(ys / "8.npy")
+    d, h = y.shape
+    text = f"{{'descr': '|u1', 'fortran_order': False, 'shape': ({d}L, {h}L), }}\n"
+    head = b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text.encode()
+    (ys / "8.npy").write_bytes(head + y.tobytes())  # numpy on Python 2, on Windows
+    return str(xs), str(ys)
+
+
+@pytest.mark.parametrize("batch_size", [None, 3])
+def test_per_case_shapes_are_read_by_the_kernel_as_the_graph_path_reads_them(tmp_path, batch_size):
+    """Issue 52: files of a shape per case are read by the kernel, one at a time, each header
+    parsed there (``NpyioReadFile``); whole arrays, or padded batches."""
+    xs, ys = _cases(tmp_path)
+    kwargs = dict(shape=(None, None, 1), label_shape=(None, None), batch_size=batch_size)
+    native = npyio.dataset(xs, ys, shuffle=True, seed=3, **kwargs)
+    graph = npyio.dataset(xs, ys, shuffle=True, seed=3, backend="graph", **kwargs)
+    assert _uses_native(native, 'NpyioReadFile"') and not _uses_native(graph, "NpyioRead")
+    assert native.element_spec == graph.element_spec
+    assert _batches(native) == _batches(graph)
+
+
+@pytest.mark.parametrize("how", ["truncated", "grown", "replaced", "emptied"])
+def test_a_case_changed_after_the_build_is_refused_as_the_graph_path_refuses_it(tmp_path, how):
+    xs, ys = _cases(tmp_path)
+    kwargs = dict(shape=(None, None, 1), label_shape=(None, None), batch_size=None)
+    native = npyio.dataset(xs, ys, **kwargs)
+    graph = npyio.dataset(xs, ys, backend="graph", **kwargs)
+    _change(Path(xs) / "9.npy", how)
+    got, expected = _refusal(native), _refusal(graph)
+    assert got == expected
+    assert "9.npy" in got[1], got
 
 
 def test_bools_the_graph_decodes_differently_are_doubted(tmp_path):

@@ -132,11 +132,15 @@ const char* kDamageNames[] = {"none", "flip_header", "flip_payload", "insert", "
                               "missing", "race_truncate", "race_rewrite", "race_rename"};
 
 
+// The header text's limit the driver reads under (npyio's default max_header_size).
+constexpr size_t kMaxHeaderText = 10000;
+
 // A window's arithmetic as read_window must judge it, computed another way (saturating
 // products in 128 bits): whether it is valid, and its output's size in bytes.
 struct WindowCase {
   std::vector<int64_t> shape, start, window;
   size_t itemsize;
+  const char* code;  // the dtype's grammar code ("f4"), which the file's header must name
   Bytes fill;  // empty: zeros
 
   static int64_t product(const std::vector<int64_t>& dims, size_t unit, bool* fits) {
@@ -200,12 +204,31 @@ struct WindowCase {
     return true;
   }
 
-  npyio::ReadStatus read(const std::string& path, const Bytes& header, uint8_t* out,
-                         bool is_bool, uint64_t* bytes) const {
-    return npyio::read_window(path.c_str(), header.data(), header.size(), shape.data(),
-                              start.data(), window.data(), static_cast<int>(shape.size()),
-                              itemsize, fill.empty() ? nullptr : fill.data(), out, is_bool,
-                              bytes);
+  npyio::ReadStatus read(const std::string& path, uint8_t* out, bool is_bool,
+                         uint64_t* bytes) const {
+    const npyio::Wanted want{code, static_cast<int>(shape.size()), shape.data(), kMaxHeaderText,
+                             UINT64_MAX};
+    return npyio::read_window_parsed(path.c_str(), want, start.data(), window.data(), itemsize,
+                                     fill.empty() ? nullptr : fill.data(), out, is_bool, bytes);
+  }
+
+  // Where read_window_parsed finds the payload of `file` (its own header parsed, of this
+  // case's dtype and shape, native order, C order, and a file of exactly it plus the payload);
+  // false where it must doubt the header.
+  bool payload_at(const Bytes& file, size_t* offset) const {
+    npyio::NpyHeader h;
+    if (npyio::parse_header(file.data(), file.size(), kMaxHeaderText, &h) !=
+            npyio::HeaderStatus::OK ||
+        std::strcmp(h.code, code) != 0 || h.fortran_order || (h.itemsize > 1 && !h.little_endian) ||
+        h.rank != static_cast<int>(shape.size()) ||
+        file.size() != h.data_offset + h.payload_bytes) {
+      return false;
+    }
+    for (int i = 0; i < h.rank; ++i) {
+      if (h.shape[i] != shape[i]) return false;
+    }
+    *offset = h.data_offset;
+    return true;
   }
 };
 
@@ -468,9 +491,11 @@ struct Fuzzer {
 
   // A random window of the recorded shape (or, sometimes, another): mostly within a few
   // elements of the array's edges, sometimes past them, empty, or extreme.
-  WindowCase make_window(const std::vector<size_t>& shape, size_t itemsize) {
+  WindowCase make_window(const std::vector<size_t>& shape, const Kind& kind) {
     WindowCase w;
+    const size_t itemsize = kind.size;
     w.itemsize = itemsize;
+    w.code = kind.descr + 1;
     for (size_t s : shape) {
       int64_t dim = static_cast<int64_t>(s);
       if (pick(16) == 0) dim = pick(8) == 0 ? extreme() : static_cast<int64_t>(pick(12));
@@ -489,41 +514,50 @@ struct Fuzzer {
     return w;
   }
 
-  // read_window on the same input, against the whole file cut in the driver.
+  // read_window_parsed (the op's window read, the file's own header parsed) on the same
+  // input, against the whole file cut in the driver.
   bool check_window(const std::string& path, Damage d, const Bytes& file, const Bytes& header,
                     const Kind& kind, const std::vector<size_t>& shape) {
-    const WindowCase w = make_window(shape, kind.size);
+    const WindowCase w = make_window(shape, kind);
     int64_t payload = 0, out_bytes = 0;
-    const bool valid = w.valid(header.size(), &payload, &out_bytes);
+    const bool valid = w.valid(0, &payload, &out_bytes);
     if (valid && out_bytes > kMaxWindowBytes) {
       ++counts["window skipped (too large to hold)"];
       return true;
     }
     Bytes out(valid ? static_cast<size_t>(out_bytes) : 0);  // exact: ASan sees any overrun
     uint64_t bytes = 0;
-    const auto s = w.read(path, header, out.data(), kind.is_bool, &bytes);
+    const auto s = w.read(path, out.data(), kind.is_bool, &bytes);
     ++counts[std::string("window ") + npyio::status_name(s)];
     if (npyio::bounce_bytes_held() != 0) return fail("a bounce buffer outlived its call", d, s);
     if ((s == npyio::ReadStatus::BAD_WINDOW) != !valid) return fail("window arithmetic", d, s);
     if (!valid) return true;
-    const bool good = d < DIRECTORY &&
-                      static_cast<__int128>(file.size()) == header.size() + payload &&
-                      std::memcmp(file.data(), header.data(), header.size()) == 0;
-    const bool want =
-        good && (!kind.is_bool || w.bools_ok(file.data() + header.size(), out.size()));
+    // an intact file of the case's shape must be read; a damaged header that still says it
+    // (parse_header, held to the grammar by tests/fuzz/headers.py) may be
+    const bool intact = d < DIRECTORY &&
+                        std::equal(w.shape.begin(), w.shape.end(), shape.begin(), shape.end(),
+                                   [](int64_t a, size_t b) { return a == int64_t(b); }) &&
+                        static_cast<__int128>(file.size()) == header.size() + payload &&
+                        std::memcmp(file.data(), header.data(), header.size()) == 0;
+    size_t offset = header.size();
+    const bool good = d < DIRECTORY && w.payload_at(file, &offset);
+    if (intact && !good) return fail("an intact file's header not parsed", d, s);
+    const bool want = good && (!kind.is_bool || w.bools_ok(file.data() + offset, out.size()));
     if ((s == npyio::ReadStatus::OK) != want) return fail("window verdict differs", d, s);
     if (!want) return true;
-    if (w.reference(file.data() + header.size(), out.size()) != out) {
+    if (w.reference(file.data() + offset, out.size()) != out) {
       return fail("window OK, but the output is not the file's slice", d, s);
     }
-    // every byte of the window's intersection read, and never more than the file: the
-    // intersection's bytes counted by cutting the window from a payload of ones, zero-filled
+    // every byte of the window's intersection read, and never more than the file and its
+    // head read first: the intersection's bytes counted by cutting the window from a payload
+    // of ones, zero-filled
     size_t inside = 0;
     WindowCase zero_filled = w;
     zero_filled.fill.clear();
     const Bytes ones(static_cast<size_t>(payload), 1);
     for (uint8_t m : zero_filled.reference(ones.data(), out.size())) inside += m;
-    if (bytes < header.size() + inside || bytes > file.size()) {
+    const size_t head = std::min<size_t>(file.size(), 4096);
+    if (bytes < offset + inside || bytes > file.size() + head) {
       return fail("window read outside [intersection + header, file size] bytes", d, s);
     }
     return true;
@@ -539,7 +573,7 @@ struct Fuzzer {
     // a third of the others read a range of it by read_range_into (the op's range read)
     const bool ranged = pick(3) == 0;
     if (!ranged && pick(2) == 0) {
-      w = make_window(shape, kind.size);
+      w = make_window(shape, kind);
       if (!w.valid(header.size(), &ignored, &out_bytes) || ignored != int64_t(payload) ||
           out_bytes > kMaxWindowBytes) {
         out_bytes = -1;  // only a valid window of the recorded shape races
@@ -578,7 +612,7 @@ struct Fuzzer {
     Room room;
     auto s = ranged ? npyio::read_range_into(path.c_str(), a.size(), offset, length,
                                              &Room::allocate, &room)
-             : out_bytes >= 0 ? w.read(path, header, cut.data(), is_bool, &bytes)
+             : out_bytes >= 0 ? w.read(path, cut.data(), is_bool, &bytes)
                               : npyio::read_npy(path.c_str(), header.data(), header.size(),
                                                 out.data(), payload, is_bool);
     racer.join();

@@ -393,10 +393,15 @@ void fill_elements(uint8_t* out, int64_t n, size_t itemsize, const uint8_t* fill
 
 size_t bounce_bytes_held() { return bounce_held.load(); }
 
-ReadStatus read_window(const char* path, const uint8_t* header, size_t header_len,
-                       const int64_t* shape, const int64_t* start, const int64_t* window,
-                       int rank, size_t itemsize, const uint8_t* fill, uint8_t* out,
-                       bool check_bool, uint64_t* bytes_read) {
+namespace {
+
+// read_window_parsed's body: the window's arithmetic and runs, with the file opened and its
+// header read by open_head(fd, before, payload, &at, &requested): OK with `fd` open on a file
+// whose `payload` bytes start at `at`, and `requested` the bytes it read (0: nothing opened).
+template <typename OpenHead>
+ReadStatus read_window_with(const int64_t* shape, const int64_t* start, const int64_t* window,
+                            int rank, size_t itemsize, const uint8_t* fill, uint8_t* out,
+                            bool check_bool, uint64_t* bytes_read, const OpenHead& open_head) {
   if (bytes_read != nullptr) *bytes_read = 0;
   if (rank < 0 || rank > kMaxRank || itemsize == 0 || itemsize > INT64_MAX) {
     return ReadStatus::BAD_WINDOW;
@@ -414,13 +419,11 @@ ReadStatus read_window(const char* path, const uint8_t* header, size_t header_le
     runs.hi[i] = std::min(end, shape[i]);
     runs.empty = runs.empty || runs.lo[i] >= runs.hi[i];
   }
-  int64_t payload, window_bytes, file_size;
+  int64_t payload, window_bytes;
   if (!checked_product(shape, rank, unit, &payload) ||
-      !checked_product(window, rank, unit, &window_bytes) || header_len > INT64_MAX ||
-      __builtin_add_overflow(payload, static_cast<int64_t>(header_len), &file_size)) {
+      !checked_product(window, rank, unit, &window_bytes)) {
     return ReadStatus::BAD_WINDOW;
   }
-  if (header_len > kMaxHeader) return ReadStatus::HEADER_MISMATCH;
   // The runs' layout. With the intersection non-empty every dim is at least 1, so each
   // stride is at most the file's or the window's size: no overflow.
   runs.last = rank - 1;
@@ -446,17 +449,9 @@ ReadStatus read_window(const char* path, const uint8_t* header, size_t header_le
 
   Fd fd;
   struct stat before;
-  ReadStatus status = open_sized(path, static_cast<uint64_t>(file_size), fd, before);
-  if (status != ReadStatus::OK) return status;
-  HeaderScratch scratch(header_len);
-  uint8_t* head = scratch.data();
-  if (head == nullptr) return ReadStatus::READ_FAILED;
-  uint64_t requested = header_len;
-  struct iovec head_iov = {head, header_len};
-  status = preadv_all(fd.get(), &head_iov, header_len == 0 ? 0 : 1, 0);
-  if (status == ReadStatus::OK && std::memcmp(head, header, header_len) != 0) {
-    status = ReadStatus::HEADER_MISMATCH;
-  }
+  uint64_t at = 0, requested = 0;  // where the payload starts, the bytes read
+  ReadStatus status = open_head(fd, before, static_cast<uint64_t>(payload), &at, &requested);
+  if (requested == 0 && status != ReadStatus::OK) return status;  // nothing read: not opened
   // Runs at most kWindowGap apart go into one call, each gap into the sink (whose bytes
   // nobody reads: every gap of this call may share it). A call with gaps and at most
   // kWindowBounce bytes is read whole into the call's bounce buffer by one preadv and its
@@ -475,7 +470,7 @@ ReadStatus read_window(const char* path, const uint8_t* header, size_t header_le
       requested += span;
       if (gaps && bounce.get()) {  // else (out of memory) straight into out, as without gaps
         struct iovec whole = {bounce.get(), static_cast<size_t>(span)};
-        status = preadv_all(fd.get(), &whole, 1, header_len + call_start);
+        status = preadv_all(fd.get(), &whole, 1, at + call_start);
         size_t at = 0;
         for (int i = 0; i < n && status == ReadStatus::OK; at += iov[i++].iov_len) {
           if (iov[i].iov_base != sink) {
@@ -483,7 +478,7 @@ ReadStatus read_window(const char* path, const uint8_t* header, size_t header_le
           }
         }
       } else {
-        status = preadv_all(fd.get(), iov, n, header_len + call_start);
+        status = preadv_all(fd.get(), iov, n, at + call_start);
       }
     }
     n = 0;
@@ -525,6 +520,25 @@ ReadStatus read_window(const char* path, const uint8_t* header, size_t header_le
   return ReadStatus::OK;
 }
 
+
+}  // namespace
+
+ReadStatus read_window_parsed(const char* path, const Wanted& want, const int64_t* start,
+                              const int64_t* window, size_t itemsize, const uint8_t* fill,
+                              uint8_t* out, bool check_bool, uint64_t* bytes_read) {
+  auto open_head = [&](Fd& fd, struct stat& before, uint64_t payload, uint64_t* at,
+                       uint64_t* requested) {
+    NpyHeader h;
+    const ReadStatus status = open_parsed(path, want, fd, before, h, requested);
+    if (status != ReadStatus::OK) return status;
+    *at = h.data_offset;
+    // the dims are want's; an itemsize other than its dtype's would read other bytes
+    return h.payload_bytes == payload ? ReadStatus::OK : ReadStatus::HEADER_MISMATCH;
+  };
+  return read_window_with(want.dims, start, window, want.rank, itemsize, fill, out, check_bool,
+                          bytes_read, open_head);
+}
+
 ReadStatus check_npy(const uint8_t* data, size_t size, const uint8_t* header, size_t header_len,
                      size_t payload_len, bool check_bool) {
   if (header_len > kMaxHeader) return ReadStatus::HEADER_MISMATCH;
@@ -536,37 +550,5 @@ ReadStatus check_npy(const uint8_t* data, size_t size, const uint8_t* header, si
   return ReadStatus::OK;
 }
 
-
-ReadStatus read_window_parsed(const char* path, const Wanted& want, const int64_t* start,
-                              const int64_t* window, size_t itemsize, const uint8_t* fill,
-                              uint8_t* out, bool check_bool, uint64_t* bytes_read) {
-  if (bytes_read != nullptr) *bytes_read = 0;
-  if (want.rank < 0 || want.rank > kMaxRank) return ReadStatus::BAD_WINDOW;
-  for (int i = 0; i < want.rank; ++i) {
-    if (want.dims[i] < 0) return ReadStatus::BAD_WINDOW;  // the dims the caller placed it by
-  }
-  uint8_t head[4096 + 16];
-  uint64_t head_bytes = 0;
-  NpyHeader h;
-  {
-    Fd fd;
-    struct stat before;
-    const ReadStatus status = open_parsed(path, want, fd, before, h, &head_bytes);
-    if (status != ReadStatus::OK) {
-      if (bytes_read != nullptr) *bytes_read = head_bytes;
-      return status;
-    }
-    // the header's own bytes, for read_window to compare: the file must not change between
-    if (h.data_offset > sizeof(head)) return ReadStatus::HEADER_MISMATCH;
-    const ReadStatus got = read_all(fd.get(), head, h.data_offset, nullptr, 0);
-    if (got != ReadStatus::OK) return got;
-  }
-  uint64_t window_bytes = 0;
-  const ReadStatus status =
-      read_window(path, head, h.data_offset, want.dims, start, window, want.rank, itemsize, fill,
-                  out, check_bool, &window_bytes);
-  if (bytes_read != nullptr) *bytes_read = head_bytes + window_bytes;
-  return status;
-}
 
 }  // namespace npyio

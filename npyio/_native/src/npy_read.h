@@ -105,32 +105,24 @@ constexpr size_t kMaxHeader = 65536;
 // The most axes read_window takes (numpy's own limit is 64; a volume has 3 or 4).
 constexpr int kMaxRank = 32;
 
-// Reads the window of the C-order array of `rank` dims `shape` (itemsize bytes an element) held
-// by the file at `path`, which must start with `header` (header_len bytes) and be exactly
-// header_len + prod(shape) * itemsize bytes (else a doubt, as read_npy). The window is
+// Reads the window of the C-order array the file at `path` holds, its header parsed here
+// (parse_header) and checked against `want`, whose rank and dims must be exact: the shape the
+// caller placed `start` by (the plan's static shape, or read_header's), and the file exactly that
+// header plus prod(dims) * itemsize bytes (else a doubt, as read_npy_parsed). The window is
 // [start[i], start[i] + window[i]) on each axis; start may be negative and the window may pass
 // the array's edges: elements outside the array are set to `fill` (itemsize bytes; all zeros
 // if fill is null), and only the window's intersection with the array is read. `out` holds
 // prod(window) * itemsize bytes, C order. `bytes_read` (if not null) gets the bytes requested
-// from the file system (header included). With check_bool, every byte read must be 0 or 1.
+// from the file system (the head read to parse the header included). With check_bool, every
+// byte read must be 0 or 1.
 //
-// BAD_WINDOW, before anything is opened, for: rank < 0 or > kMaxRank, itemsize 0, a negative
-// shape[i] or window[i], start[i] + window[i] past int64, or a file size or window size
+// BAD_WINDOW, before anything is opened, for: want.rank < 0 or > kMaxRank, itemsize 0, a
+// negative dim or window[i], start[i] + window[i] past int64, or a payload or window size
 // (elements times itemsize) past int64. The window's contiguous runs in the file are read by
 // preadv straight into `out`; runs at most kWindowGap bytes apart share one call, read into a
 // bounce buffer (kWindowBounce bytes at most, allocated by the call and freed before it
 // returns) and copied out, so the bytes read stay within the window's, plus one gap per run,
-// plus the header. rank 0 (a scalar): the window is the whole element.
-ReadStatus read_window(const char* path, const uint8_t* header, size_t header_len,
-                       const int64_t* shape, const int64_t* start, const int64_t* window,
-                       int rank, size_t itemsize, const uint8_t* fill, uint8_t* out,
-                       bool check_bool, uint64_t* bytes_read);
-
-// read_window of a file whose header is its own: the header parsed (parse_header) and checked
-// against `want`, whose rank and dims must be exact (the shape the caller placed `start` by,
-// from read_header; negative dims are BAD_WINDOW), then the window read as read_window reads it,
-// its header compared byte for byte with the one parsed (a file changed in between is doubted).
-// Headers longer than 4 KiB are doubted here. `bytes_read` counts both reads.
+// plus the head. rank 0 (a scalar): the window is the whole element.
 ReadStatus read_window_parsed(const char* path, const Wanted& want, const int64_t* start,
                               const int64_t* window, size_t itemsize, const uint8_t* fill,
                               uint8_t* out, bool check_bool, uint64_t* bytes_read);

@@ -1,7 +1,8 @@
 // npyio's native reader as TensorFlow ops, a thin layer over npy_read.h: NpyioReadFiles (a
 // batch of .npy files of one shape), NpyioReadFile (one file of any shape, its header parsed
-// here), NpyioReadWindows (a window of each file) and NpyioReadRanges (byte ranges of files,
-// for rows and packs).
+// by the core), NpyioReadShapes (each file's shape, from its header) and NpyioReadWindows (a
+// window of each file, placed by its shape), and NpyioReadRanges (byte ranges of files, for
+// rows and packs).
 //
 // A batch of paths becomes one [B, *shape] tensor, each file read straight into its slice, and
 // a [B] bool `ok`: false where the core doubted the file (its slice is then zeros), which the
@@ -636,7 +637,7 @@ REGISTER_KERNEL_BUILDER(Name("NpyioReadFile").Device(tensorflow::DEVICE_CPU), Np
 // NpyioReadShapes: each file's shape, from its own header (the core's read_header: parsed,
 // checked against `dtype` in the machine's order and C order, `shape`'s known rank and dims and
 // the limits, and the file's size against it): `dims` [B, rank] and `ok` [B], false (dims 0)
-// where the core doubts the file. Reads no payload. With NpyioReadCaseWindows, the windows of
+// where the core doubts the file. Reads no payload. With NpyioReadWindows, the windows of
 // files of per-case shapes, placed in the graph by each file's own dims.
 REGISTER_OP("NpyioReadShapes")
     .Input("paths: string")
@@ -697,13 +698,17 @@ class NpyioReadShapesOp : public OpKernel {
 REGISTER_KERNEL_BUILDER(Name("NpyioReadShapes").Device(tensorflow::DEVICE_CPU),
                         NpyioReadShapesOp);
 
-// NpyioReadCaseWindows: NpyioReadWindows for files of per-case shapes. Per file i, `dims[i]`
-// is the shape it was placed by (NpyioReadShapes'), and the core (read_window_parsed) parses
-// its header again and doubts it unless it holds exactly that shape, `dtype` in the machine's
-// order and C order, within the limits; then reads the window [starts[i, a], starts[i, a] +
-// window[a]) as NpyioReadWindows does. `values` [B, *window] (static: never sized by a file),
-// `ok` [B], `bytes` [B] (both header reads included).
-REGISTER_OP("NpyioReadCaseWindows")
+// NpyioReadWindows: per file i, the window [starts[i, a], starts[i, a] + window[a]) on each
+// axis a of the C-order array the file holds, read by the core's read_window_parsed: the file's
+// own header parsed and checked to hold exactly `dims[i]` (the shape the window was placed by:
+// the plan's static shape, or NpyioReadShapes' for files of per-case shapes), `dtype` in the
+// machine's order and C order, within the limits; then only the window's runs read (preadv).
+// `values` [B, *window], elements past the array's edges set to `fill` (one element's bytes,
+// or "" for zeros); `ok` [B], false where the core doubted the file or the window (its slice is
+// then zeros); `bytes` [B], the bytes asked of the file system for it, header included. The
+// output's size comes from the window attr alone, never from a file. Attrs that do not fit
+// together are op errors; anything about a file is a doubt.
+REGISTER_OP("NpyioReadWindows")
     .Input("paths: string")
     .Input("dims: int64")
     .Input("starts: int64")
@@ -717,10 +722,20 @@ REGISTER_OP("NpyioReadCaseWindows")
     .Attr("max_file_size: int")
     .Attr("fill: string")
     .SetShapeFn([](InferenceContext* c) -> absl::Status {
-      ShapeHandle paths;
+      ShapeHandle paths, dims, starts;
       TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &paths));
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 2, &dims));
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(2), 2, &starts));
       PartialTensorShape window;
       TF_RETURN_IF_ERROR(c->GetAttr("window", &window));
+      for (ShapeHandle rows : {dims, starts}) {
+        if (window.dims() >= 0 && c->ValueKnown(c->Dim(rows, 1)) &&
+            c->Value(c->Dim(rows, 1)) != window.dims()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "NpyioReadWindows: dims and starts must be [B, ", window.dims(),
+              "] for a window of rank ", window.dims(), ", got ", c->DebugString(rows)));
+        }
+      }
       ShapeHandle element, values;
       TF_RETURN_IF_ERROR(c->MakeShapeFromPartialTensorShape(window, &element));
       TF_RETURN_IF_ERROR(c->Concatenate(paths, element, &values));
@@ -730,37 +745,37 @@ REGISTER_OP("NpyioReadCaseWindows")
       return absl::OkStatus();
     });
 
-class NpyioReadCaseWindowsOp : public OpKernel {
+class NpyioReadWindowsOp : public OpKernel {
  public:
-  explicit NpyioReadCaseWindowsOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+  explicit NpyioReadWindowsOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
     OP_REQUIRES_OK(ctx,
-                   wanted_from_attrs(ctx, "NpyioReadCaseWindows", true, &dtype_, &dims_, &want_));
+                   wanted_from_attrs(ctx, "NpyioReadWindows", true, &dtype_, &dims_, &want_));
     itemsize_ = static_cast<size_t>(tensorflow::DataTypeSize(dtype_));
     PartialTensorShape window;
     OP_REQUIRES_OK(ctx, ctx->GetAttr("window", &window));
     OP_REQUIRES(ctx, window.IsFullyDefined() && window.dims() == want_.rank,
                 absl::InvalidArgumentError(absl::StrCat(
-                    "NpyioReadCaseWindows: window ", window.DebugString(),
+                    "NpyioReadWindows: window ", window.DebugString(),
                     " must be fully defined, of the shape's rank ", want_.rank)));
     OP_REQUIRES(ctx, window.AsTensorShape(&window_),
-                absl::InvalidArgumentError("NpyioReadCaseWindows: window is not a tensor shape"));
+                absl::InvalidArgumentError("NpyioReadWindows: window is not a tensor shape"));
     int64_t bytes = 0;
     OP_REQUIRES(ctx,
                 !__builtin_mul_overflow(window_.num_elements(), static_cast<int64_t>(itemsize_),
                                         &bytes),
-                absl::InvalidArgumentError(absl::StrCat("NpyioReadCaseWindows: window ",
+                absl::InvalidArgumentError(absl::StrCat("NpyioReadWindows: window ",
                                                         window.DebugString(), " is too large")));
     window_bytes_ = static_cast<size_t>(bytes);
     for (int i = 0; i < window.dims(); ++i) window_dims_.push_back(window.dim_size(i));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("fill", &fill_));
     OP_REQUIRES(ctx, fill_.empty() || fill_.size() == itemsize_,
-                absl::InvalidArgumentError(absl::StrCat("NpyioReadCaseWindows: fill must be "
+                absl::InvalidArgumentError(absl::StrCat("NpyioReadWindows: fill must be "
                                                         "empty or one element, got ",
                                                         fill_.size(), " bytes")));
   }
 
   void Compute(OpKernelContext* ctx) override {
-    guarded(ctx, "NpyioReadCaseWindows", [&] { read(ctx); });
+    guarded(ctx, "NpyioReadWindows", [&] { read(ctx); });
   }
 
  private:
@@ -775,7 +790,7 @@ class NpyioReadCaseWindowsOp : public OpKernel {
                     starts.dim_size(0) == paths.dim_size(0) && dims.dim_size(1) == rank &&
                     starts.dim_size(1) == rank,
                 absl::InvalidArgumentError(absl::StrCat(
-                    "NpyioReadCaseWindows: paths must be [B], dims and starts [B, ", rank,
+                    "NpyioReadWindows: paths must be [B], dims and starts [B, ", rank,
                     "], got ", paths.shape().DebugString(), ", ", dims.shape().DebugString(),
                     " and ", starts.shape().DebugString())));
     const int64_t n = paths.dim_size(0);
@@ -816,145 +831,6 @@ class NpyioReadCaseWindowsOp : public OpKernel {
   TensorShape window_;
   size_t window_bytes_ = 0;
   std::string fill_;
-};
-
-REGISTER_KERNEL_BUILDER(Name("NpyioReadCaseWindows").Device(tensorflow::DEVICE_CPU),
-                        NpyioReadCaseWindowsOp);
-
-// NpyioReadWindows: per file i, the window [starts[i, a], starts[i, a] + window[a]) on each
-// axis a of the C-order array of `shape` that `paths[i]` holds after `header`, read by the
-// core's read_window (only the window's runs, by preadv): `values` [B, *window], elements past
-// the array's edges set to `fill` (itemsize bytes, or "" for zeros); `ok` [B], false where the
-// core doubted the file or the window (its slice is then zeros); `bytes` [B], the bytes asked
-// of the file system for it. The output's size comes from the window attr alone, never from a
-// file. Attrs that do not fit together are op errors; anything about a file is a doubt.
-REGISTER_OP("NpyioReadWindows")
-    .Input("paths: string")
-    .Input("starts: int64")
-    .Output("values: dtype")
-    .Output("ok: bool")
-    .Output("bytes: int64")
-    .Attr("dtype: type")
-    .Attr("shape: shape")
-    .Attr("window: shape")
-    .Attr("header: string")
-    .Attr("fill: string")
-    .SetShapeFn([](InferenceContext* c) -> absl::Status {
-      ShapeHandle paths, starts;
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &paths));
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 2, &starts));
-      ShapeHandle batch;
-      TF_RETURN_IF_ERROR(c->Merge(paths, c->Vector(c->Dim(starts, 0)), &batch));
-      PartialTensorShape window;
-      TF_RETURN_IF_ERROR(c->GetAttr("window", &window));
-      if (window.dims() >= 0 && c->ValueKnown(c->Dim(starts, 1)) &&
-          c->Value(c->Dim(starts, 1)) != window.dims()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "NpyioReadWindows: starts must be [B, ", window.dims(), "] for a window of rank ",
-            window.dims(), ", got ", c->DebugString(starts)));
-      }
-      ShapeHandle element, values;
-      TF_RETURN_IF_ERROR(c->MakeShapeFromPartialTensorShape(window, &element));
-      TF_RETURN_IF_ERROR(c->Concatenate(batch, element, &values));
-      c->set_output(0, values);
-      c->set_output(1, batch);
-      c->set_output(2, batch);
-      return absl::OkStatus();
-    });
-
-class NpyioReadWindowsOp : public OpKernel {
- public:
-  explicit NpyioReadWindowsOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("dtype", &dtype_));
-    const int size = tensorflow::DataTypeSize(dtype_);
-    OP_REQUIRES(ctx, size > 0,
-                absl::InvalidArgumentError(absl::StrCat("NpyioReadWindows: dtype ",
-                                                        tensorflow::DataTypeString(dtype_),
-                                                        " has no fixed size")));
-    itemsize_ = static_cast<size_t>(size);
-    PartialTensorShape shape, window;
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("shape", &shape));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("window", &window));
-    OP_REQUIRES(ctx, shape.IsFullyDefined() && window.IsFullyDefined(),
-                absl::InvalidArgumentError(absl::StrCat(
-                    "NpyioReadWindows: shape and window must be fully defined, got ",
-                    shape.DebugString(), " and ", window.DebugString())));
-    OP_REQUIRES(ctx, shape.dims() == window.dims() && window.dims() <= npyio::kMaxRank,
-                absl::InvalidArgumentError(absl::StrCat(
-                    "NpyioReadWindows: shape ", shape.DebugString(), " and window ",
-                    window.DebugString(), " must have one rank, at most ", npyio::kMaxRank)));
-    OP_REQUIRES(ctx, window.AsTensorShape(&window_),
-                absl::InvalidArgumentError("NpyioReadWindows: window is not a tensor shape"));
-    for (int i = 0; i < shape.dims(); ++i) {
-      shape_.push_back(shape.dim_size(i));
-      window_dims_.push_back(window.dim_size(i));
-    }
-    int64_t window_bytes = 0;
-    OP_REQUIRES(ctx,
-                !__builtin_mul_overflow(window_.num_elements(), static_cast<int64_t>(size),
-                                        &window_bytes),
-                absl::InvalidArgumentError(absl::StrCat("NpyioReadWindows: window ",
-                                                        window.DebugString(), " is too large")));
-    window_bytes_ = static_cast<size_t>(window_bytes);
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("header", &header_));
-    OP_REQUIRES(ctx, header_.size() <= npyio::kMaxHeader,
-                absl::InvalidArgumentError(absl::StrCat("NpyioReadWindows: header of ",
-                                                        header_.size(), " bytes is too long")));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("fill", &fill_));
-    OP_REQUIRES(ctx, fill_.empty() || fill_.size() == itemsize_,
-                absl::InvalidArgumentError(absl::StrCat(
-                    "NpyioReadWindows: fill must be empty or ", itemsize_, " bytes (one ",
-                    tensorflow::DataTypeString(dtype_), "), got ", fill_.size())));
-  }
-
-  void Compute(OpKernelContext* ctx) override {
-    guarded(ctx, "NpyioReadWindows", [&] { read_windows(ctx); });
-  }
-
- private:
-  void read_windows(OpKernelContext* ctx) {
-    const Tensor& paths = ctx->input(0);
-    const Tensor& starts = ctx->input(1);
-    const int rank = static_cast<int>(shape_.size());
-    OP_REQUIRES(ctx,
-                paths.dims() == 1 && starts.dims() == 2 &&
-                    starts.dim_size(0) == paths.dim_size(0) && starts.dim_size(1) == rank,
-                absl::InvalidArgumentError(absl::StrCat(
-                    "NpyioReadWindows: paths must be [B] and starts [B, ", rank, "], got ",
-                    paths.shape().DebugString(), " and ", starts.shape().DebugString())));
-    const int64_t n = paths.dim_size(0);
-    auto names = paths.flat<tstring>();
-    auto begins = starts.matrix<int64_t>();
-    TensorShape out_shape({n});
-    OP_REQUIRES_OK(ctx, out_shape.AppendShapeWithStatus(window_));
-    Tensor* values = nullptr;
-    Tensor* ok = nullptr;
-    Tensor* bytes = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &values));
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &ok));
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(2, TensorShape({n}), &bytes));
-    const auto* header = reinterpret_cast<const uint8_t*>(header_.data());
-    const auto* fill = fill_.empty() ? nullptr : reinterpret_cast<const uint8_t*>(fill_.data());
-    const bool check_bool = dtype_ == tensorflow::DT_BOOL;
-    read_window_rows(ctx, n, window_bytes_, values, ok, bytes,
-                     [&](int64_t i, uint8_t* slice, uint64_t* got) {
-                       std::vector<int64_t> start(rank);
-                       for (int a = 0; a < rank; ++a) start[a] = begins(i, a);
-                       std::string path(names(i).data(), names(i).size());
-                       return path.find('\0') == std::string::npos &&
-                              npyio::read_window(path.c_str(), header, header_.size(),
-                                                 shape_.data(), start.data(),
-                                                 window_dims_.data(), rank, itemsize_, fill,
-                                                 slice, check_bool, got) == npyio::ReadStatus::OK;
-                     });
-  }
-
-  DataType dtype_;
-  size_t itemsize_ = 0;
-  std::vector<int64_t> shape_, window_dims_;
-  TensorShape window_;
-  size_t window_bytes_ = 0;
-  std::string header_, fill_;
 };
 
 REGISTER_KERNEL_BUILDER(Name("NpyioReadWindows").Device(tensorflow::DEVICE_CPU),
