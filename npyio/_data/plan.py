@@ -34,7 +34,7 @@ from npyio._data.structure import LEAF, flatten, label_values, leaf_names, per_p
 from npyio._format import npy
 from npyio._format.header import Checked, Limits
 from npyio._format.spec import Spec
-from npyio._format.window import CENTER, PAD, RANDOM, SAME, TRIM, Crop
+from npyio._format.window import CENTER, PAD, RANDOM, SAME, TRIM, Crop, fill_for
 from npyio._format.window import resolve as resolve_window
 from npyio._io.header import read_checked
 from npyio._io.spec import derive_spec
@@ -327,7 +327,7 @@ def _derive_specs(parts: Parts, read: ReadOptions, paired: bool) -> tuple[Spec, 
         _sized_by_each_file(spec, rule, crop_of(side, read)[0])
         for spec, rule, side in zip(windowed, rules, parts.sides)
     )
-    check_samples(
+    uniform = check_samples(
         specs,
         parts.columns,
         parts.names,
@@ -337,7 +337,12 @@ def _derive_specs(parts: Parts, read: ReadOptions, paired: bool) -> tuple[Spec, 
         read.ignore_errors,
         firsts=headers,
     )
-    return specs
+    # a window whose axes are sized by each file keeps its first file's hint (the native
+    # reader places windows by it first) where the sampled files agree, not where they vary
+    return tuple(
+        spec if same or spec.file.static else dataclasses.replace(spec, hint=None)
+        for spec, same in zip(specs, uniform)
+    )
 
 
 def _sized_by_each_file(spec: Spec, rule: SpecRule, crop: Crop | None) -> Spec:
@@ -345,7 +350,8 @@ def _sized_by_each_file(spec: Spec, rule: SpecRule, crop: Crop | None) -> Spec:
     each file (``None``): a window of a static size is cut from cases of any size there, as
     the plain ``crop=`` promises (issue 52). Not for ``"trim"`` (the window's size would then
     vary: ``shape=`` says so), nor for sizes or starts given as fractions (of each file's
-    axis, they would vary too). The hint goes: its fast path decodes the first file's shape."""
+    axis, they would vary too). The hint stays, for the files like the first (`_derive_specs`
+    drops it where the sampled files vary)."""
     window = spec.crop
     if window is None or crop is None or rule.shape is not None or spec.file.shape is None:
         return spec
@@ -354,7 +360,7 @@ def _sized_by_each_file(spec: Spec, rule: SpecRule, crop: Crop | None) -> Spec:
     if window.policy == TRIM or any(isinstance(e, float) for e in extents):
         return spec
     shape = tuple(None if i in window.axes else d for i, d in enumerate(spec.file.shape))
-    return dataclasses.replace(spec, file=dataclasses.replace(spec.file, shape=shape), hint=None)
+    return dataclasses.replace(spec, file=dataclasses.replace(spec.file, shape=shape))
 
 
 def shares_window(side: str, read: ReadOptions) -> Crop | None:
@@ -389,7 +395,7 @@ def _fill(value: object, dt: np.dtype, name: str) -> object:
         raise ValueError(
             f"{name}: crop fill_value={value!r} is not a value of its dtype {dt.name} -- pass "
             "a fill_value that every part sharing the window holds (0 for a float image and a "
-            "uint8 mask), or give the labels a crop of their own with label_crop= (drawn apart)"
+            "uint8 mask), or one per part: fill_value={'inputs': -1.0, 'labels': 255}"
         )
     return cast.item()
 
@@ -422,7 +428,8 @@ def _cropped(parts: Parts, specs: tuple[Spec, ...], read: ReadOptions) -> tuple[
         except NpyFormatError as e:
             raise NpyFormatError(path, f"{name}: {e.reason}{remedy}") from None
         if window.policy == PAD:
-            window = dataclasses.replace(window, fill=_fill(crop.fill_value, spec.file.dtype, name))
+            value = fill_for(crop, name, side)
+            window = dataclasses.replace(window, fill=_fill(value, spec.file.dtype, name))
         dims = tuple(shape[axis] for axis in window.axes)
         first = firsts.setdefault(group, (name, path, dims))
         if window.start in (RANDOM, CENTER) and dims != first[2]:
@@ -493,6 +500,26 @@ def _padding(
     return tuple(leaves[: len(specs)])
 
 
+def _refuse_trimmed_labels_padded_unasked(
+    parts: Parts, specs: tuple[Spec, ...], padding: tuple[object, ...] | None
+) -> None:
+    """Refuses batches that would pad trimmed windows of label files (a mask) with the
+    default 0, which reads as a class: the caller says what pads them (issue 52).
+
+    Raises:
+        ValueError: naming the part.
+    """
+    for i, (spec, side, name) in enumerate(zip(specs, parts.sides, parts.names)):
+        trimmed = spec.crop is not None and spec.crop.policy == TRIM and not spec.output.static
+        if side == "labels" and trimmed and (padding is None or padding[i] is None):
+            raise ValueError(
+                f"{name}: trimmed windows of cases of varying size are padded to the batch's "
+                "largest, and the default padding, 0, reads as a class of a mask -- pass "
+                "padding_value= with the labels' ignore value (padding_value=(0.0, 255)), or "
+                "npyio.Crop(..., out_of_bounds='pad', fill_value={'inputs': 0.0, 'labels': 255})"
+            )
+
+
 def _subsets(
     columns: list[list[str]],
     values: np.ndarray | None,
@@ -537,6 +564,8 @@ def _plan_files(
     backend = choose_backend(read.backend, specs, firsts, read.ignore_errors)
     strategy = choose_strategy(specs, loader.batch_size, read.ignore_errors, backend)
     padding = _padding(parts, specs, values, loader.padding_value)
+    if loader.batch_size is not None:
+        _refuse_trimmed_labels_padded_unasked(parts, specs, padding)
     plans = [
         DatasetPlan(
             columns=tuple(tuple(col) for col in cols),

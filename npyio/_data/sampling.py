@@ -148,11 +148,13 @@ def check_samples(
     ignore_errors: bool = False,
     *,
     firsts: Sequence[npy.NpyHeader | None] = (),
-) -> None:
+) -> list[bool]:
     """Refuses specs that the sampled files of their parts contradict (`verdict`); ``sampled``
     says which parts' specs came from a header (a spec given whole is not sampled),
     ``cropped`` which parts are cropped (for the advice); ``firsts``, each part's first
     header where it was read already (not read again: on object storage, a request each).
+    Returns, per part, whether its sampled files all have one shape (True where none were
+    sampled): where a spec lets sizes vary, whether they likely do not.
 
     Raises:
         NpyFormatError: naming the odd file, or the first part's first file when the files
@@ -160,10 +162,12 @@ def check_samples(
             differ).
     """
     varying: list[tuple[str, str, bool, Verdict]] = []
+    uniform: list[bool] = []
     known = list(firsts) + [None] * (len(specs) - len(firsts))
     for spec, column, name, side, wanted, crop, first in zip(
         specs, columns, names, sides, sampled, cropped, known
     ):
+        uniform.append(True)
         if not wanted:
             continue
         samples = [
@@ -174,7 +178,9 @@ def check_samples(
         ]
         if samples[0] is None:  # the first was read when its spec was derived
             continue
-        found = verdict(spec, [s for s in samples if s is not None], ignore_errors)
+        read = [s for s in samples if s is not None]
+        uniform[-1] = len({s.header.shape for s in read}) <= 1
+        found = verdict(spec, read, ignore_errors)
         if found.odd is not None:
             raise found.odd
         if found.varies is not None:
@@ -182,6 +188,7 @@ def check_samples(
     if varying:
         first = columns[names.index(varying[0][0])][0]
         raise NpyFormatError(first, _vary_reason(varying))
+    return uniform
 
 
 def _vary_reason(varying: list[tuple[str, str, bool, Verdict]]) -> str:

@@ -99,6 +99,9 @@ class Hint:
     size: int
     little_endian: bool
     fortran_order: bool
+    #: the shape the header says: a part whose files' sizes vary (a window's axes sized by
+    #: each file) keeps its first file's hint, for the files like it
+    shape: tuple[int, ...] = ()
 
     def usable(self, limits: Limits) -> bool:
         """Whether files like this one pass ``limits`` (else the full parser says why not)."""
@@ -133,4 +136,4 @@ def make_hint(dt: np.dtype, shape: object, header: bytes | None = None) -> Hint 
         return None
     order = parsed.dtype.byteorder
     little = order == "<" or (order in "|=" and npy.NATIVE_ORDER == "<")
-    return Hint(header, len(header) + parsed.nbytes, little, parsed.fortran_order)
+    return Hint(header, len(header) + parsed.nbytes, little, parsed.fortran_order, parsed.shape)

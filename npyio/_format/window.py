@@ -17,6 +17,7 @@ bytes. No I/O, no TensorFlow.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal, cast
 
@@ -35,6 +36,7 @@ __all__ = [
     "Crop",
     "Window",
     "as_crop",
+    "fill_for",
     "named_axes",
     "resolve",
     "unequal_axes",
@@ -96,7 +98,11 @@ class Crop:
         out_of_bounds: A window past an array's edge: ``"error"`` (the default: refused,
             naming the file), ``"trim"`` (cut to the array: a smaller window) or ``"pad"``
             (filled with ``fill_value``).
-        fill_value: What pads, with ``out_of_bounds="pad"`` (0 by default).
+        fill_value: What pads, with ``out_of_bounds="pad"`` (0 by default): a number for every
+            part, or a dict of numbers by part, keyed by the part's name (``"t1"`` for named
+            inputs ``{"t1": ...}``) or its side (``"inputs"``, ``"labels"``), so that an image
+            pads with 0 and its mask with an ignore label while they share the window. A dict
+            is kept as a tuple of its ``(key, value)`` pairs.
 
     Example:
         >>> import npyio
@@ -106,6 +112,9 @@ class Crop:
         (0.5, 0.5)
         >>> npyio.Crop(start=(10, 20), end=(74, 84)).end
         (74, 84)
+        >>> pad = npyio.Crop((64, 64, 64), out_of_bounds="pad", fill_value={"labels": 255})
+        >>> pad.fill_value  # the mask pads with an ignore label; give the image its own too
+        (('labels', 255),)
     """
 
     shape: tuple[Extent, ...] | None = None
@@ -113,7 +122,7 @@ class Crop:
     end: tuple[Extent, ...] | None = None
     axes: tuple[int, ...] | None = None
     out_of_bounds: Literal["error", "trim", "pad"] = "error"
-    fill_value: int | float | bool = 0
+    fill_value: int | float | bool | Mapping[str, int | float | bool] = 0
 
     def __post_init__(self) -> None:
         if self.out_of_bounds not in POLICIES:
@@ -167,10 +176,7 @@ class Crop:
                     raise ValueError(
                         f"crop: the window is reversed on axis {i}: start {s}, end {e}"
                     )
-        if isinstance(self.fill_value, (str, bytes)) or not isinstance(
-            self.fill_value, (int, float, np.number, np.bool_)
-        ):
-            raise TypeError(f"crop: fill_value must be a number, got {self.fill_value!r}")
+        object.__setattr__(self, "fill_value", _fill_values(self.fill_value))
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "end", end)
         object.__setattr__(self, "start", start)
@@ -179,6 +185,53 @@ class Crop:
     def random(self) -> bool:
         """Whether the window is drawn anew for every element (and epoch)."""
         return self.start == RANDOM
+
+
+def _is_number(value: object) -> bool:
+    return not isinstance(value, (str, bytes)) and isinstance(
+        value, (int, float, np.number, np.bool_)
+    )
+
+
+def _fill_values(value: object) -> object:
+    """``fill_value`` checked: a number, or a dict of numbers by part as a tuple of pairs
+    (hashable, like the rest of a `Crop`)."""
+    if _is_number(value):
+        return value
+    pairs = value.items() if isinstance(value, Mapping) else value
+    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
+        raise TypeError(f"crop: fill_value must be a number or a dict of numbers, got {value!r}")
+    pairs = tuple(pairs)
+    if not pairs or not all(
+        isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) and _is_number(p[1])
+        for p in pairs
+    ):
+        raise TypeError(
+            "crop: fill_value must be a number, or a dict of numbers by part name or side "
+            f"(for example {{'inputs': 0.0, 'labels': 255}}), got {value!r}"
+        )
+    return tuple(sorted(pairs))
+
+
+def fill_for(crop: Crop, name: str, side: str) -> int | float | bool:
+    """What pads the part ``name`` (on ``side``) under ``crop``: its own value by name, else
+    its side's, where ``fill_value`` is a dict.
+
+    Raises:
+        ValueError: for a dict that gives the part none.
+    """
+    value = crop.fill_value
+    if _is_number(value):
+        return cast("int | float | bool", value)
+    given = dict(cast("tuple[tuple[str, int | float | bool], ...]", value))
+    key = name[name.rindex("['") + 2 : -2] if name.endswith("']") else name  # inputs['t1']
+    for candidate in (name, key, side):
+        if candidate in given:
+            return given[candidate]
+    raise ValueError(
+        f"crop: fill_value gives no value for {name} -- key each part by its name or by its "
+        f"side ({', '.join(sorted(given))} given)"
+    )
 
 
 def as_crop(value: object, what: str = "crop") -> Crop | None:
@@ -337,7 +390,8 @@ def resolve(crop: Crop, shape: tuple[int | None, ...], path: str, group: int = 0
     else:
         start = crop.start
         size = tuple(_fraction(x, d, "shape", path) for x, d in zip(crop.shape or (), dims))
-    window = Window(rank, axes, size, start, crop.out_of_bounds, crop.fill_value, group)
+    fill = crop.fill_value if _is_number(crop.fill_value) else 0  # per part: set when planned
+    window = Window(rank, axes, size, start, crop.out_of_bounds, fill, group)
     if crop.out_of_bounds == ERROR:
         reason = outside(window, tuple(shape))
         if reason is not None:

@@ -179,7 +179,7 @@ def _matches(f: Fetched, hint: Hint) -> tf.Tensor:
 def _decode_known(f: Fetched, spec: Spec, hint: Hint, batched: bool) -> tf.Tensor:
     """The fast path: ``f``'s files, known to have ``hint``'s header, without the parser."""
     offset, dt, contents = len(hint.header), spec.file.dtype, f.contents
-    dims = _file_shape(spec).as_list()
+    dims = list(hint.shape)  # the spec's, or, where its sizes vary, the first file's
     if not batched and offset % dt.itemsize == 0:
         # Decode the whole file and drop the header's items: slicing the front of a 1-d
         # tensor at an aligned offset shares its buffer, so the payload is copied once.

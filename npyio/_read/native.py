@@ -36,6 +36,7 @@ graph parser and its window cut there (`read_cases`: with the pair checks of sha
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -226,35 +227,55 @@ class Windows(NamedTuple):
 
 
 def _windows(paths: tf.Tensor, spec: Spec, draw: tf.Tensor | None) -> Windows:
-    """The windows (``spec.crop``) of ``paths`` ([B]), read by ``NpyioReadWindows``: placed
-    (`starts`, as the graph path places them) by the plan's static shape, or, for files of
-    per-case shapes, by each file's own, from its header (``NpyioReadShapes``); the kernel
-    parses each header and reads only the window. A file it doubts, or whose window passes its
-    edge under ``"error"``, is not ok: the graph path decides it."""
+    """The windows (``spec.crop``) of ``paths`` ([B]) as the kernel reads them first, by
+    ``NpyioReadWindows`` (which parses each header and reads only the window), placed (`starts`,
+    as the graph path places them) by the plan's static shape; or, where the window's axes are
+    sized by each file, by the first file's shape (its hint) if the sampled files agreed, else by
+    each file's own (``NpyioReadShapes``; `read_cases` reads the files unlike the first so). A
+    file the kernel doubts, or whose window passes its edge under ``"error"``, is not ok."""
+    return _placed_windows(paths, spec, draw, _placed_by(spec))
+
+
+def _placed_by(spec: Spec) -> tuple[int, ...] | None:
+    """The shape `_windows` places every file's window by first (None: each file's own)."""
+    shape, hint = spec.file.shape, spec.usable_hint()
+    if spec.file.static and shape is not None:
+        return tuple(int(d) for d in shape if d is not None)
+    return hint.shape if hint is not None and _native_layout(hint) else None
+
+
+def _native_layout(hint: Hint) -> bool:
+    """Whether files with ``hint``'s header hold native-order C-order arrays."""
+    return hint.little_endian == (sys.byteorder == "little") and not hint.fortran_order
+
+
+def _placed_windows(
+    paths: tf.Tensor, spec: Spec, draw: tf.Tensor | None, dims: tuple[int, ...] | None
+) -> Windows:
+    """`_windows` placed by ``dims`` (every file's expected shape, whose arithmetic TensorFlow
+    folds: a file of another shape is doubted), or, for None, by each file's own."""
     window, shape = spec.crop, spec.file.shape
-    if window is None or shape is None:  # the reader sends only cropped parts of known rank
-        raise ValueError("the native reader reads windows of cropped parts only")
+    assert window is not None and shape is not None
     dtype, limits = tf.as_dtype(spec.file.dtype), spec.limits
     n = tf.shape(paths, out_type=tf.int64)[0]
-    if spec.file.static:
-        dims = tf.broadcast_to(tf.constant(shape, tf.int64), tf.stack([n, len(shape)]))
-        known = tf.ones([n], tf.bool)
-    else:
-        dims, known = read_shapes(paths, dtype, shape, limits.max_header_size, limits.max_file_size)
-    start = starts(window, dims, draw)
     sizes = tuple(int(d) for d in spec.output.shape or () if d is not None)  # static
-    inside = tf.reduce_all(tf.logical_and(start >= 0, start + sizes <= dims), axis=1)
+    if dims is not None:  # the plan's shape, or its first file's: the window fits (planned)
+        start = tf.broadcast_to(starts(window, tf.constant(dims, tf.int64), draw), [n, len(dims)])
+        each = tf.broadcast_to(tf.constant(dims, tf.int64), [n, len(dims)])
+        placed = tf.ones([n], tf.bool)
+    else:
+        each, known = read_shapes(paths, dtype, shape, limits.max_header_size, limits.max_file_size)
+        start = starts(window, each, draw)
+        fits = tf.reduce_all(tf.logical_and(start >= 0, start + sizes <= each), axis=1)
+        placed = tf.logical_and(known, fits) if window.policy == ERROR else known
     if window.policy != PAD:  # trimmed (or inside the array)
         start = tf.maximum(start, 0)
     fill = np.asarray(window.fill, spec.file.dtype).tobytes() if window.policy == PAD else b""
     values, read, _ = read_windows(
-        paths, dims, start, dtype, shape, sizes, limits.max_header_size, limits.max_file_size, fill
+        paths, each, start, dtype, shape, sizes, limits.max_header_size, limits.max_file_size, fill
     )
-    ok = tf.logical_and(known, read)
-    if window.policy == ERROR:
-        ok = tf.logical_and(ok, inside)
     values.set_shape(paths.shape.concatenate(sizes))
-    return Windows(values, dims, ok)
+    return Windows(values, each, tf.logical_and(placed, read))
 
 
 def read_cases(
@@ -277,23 +298,31 @@ def read_cases(
         if _case_window(spec):
             cases[i] = _windows(f.contents, spec, draw)
         out.append(None if _case_window(spec) else _read_rows(f.contents, spec, draw))
-    ok = tf.reduce_all(tf.stack([c.ok for c in cases.values()]), axis=0)
-    ok = tf.logical_and(ok, _agree(specs, cases))
+    ok = _all_ok(specs, cases)
     windowed = sorted(cases)
 
     def native() -> list[tf.Tensor]:
         return [tf.identity(cases[i].values) for i in windowed]
 
     def graph() -> list[tf.Tensor]:
+        # the files unlike the first (placed by its hint) placed by their own shapes
+        again = {
+            i: _placed_windows(rows[i].contents, specs[i], row_draws[i], None)
+            if _placed_by(specs[i]) is not None
+            else cases[i]
+            for i in windowed
+        }
+        second = _all_ok(specs, again)
+
         def one(r: tf.Tensor) -> list[tf.Tensor]:
             return tf.cond(
-                ok[r],
-                lambda: [cases[i].values[r] for i in windowed],
+                second[r],
+                lambda: [again[i].values[r] for i in windowed],
                 lambda: _graph_windows(rows, specs, row_draws, windowed, r),
             )
 
         signature = [tf.TensorSpec(specs[i].output.shape, specs[i].output.dtype) for i in windowed]
-        n = tf.shape(ok)[0]
+        n = tf.shape(second)[0]
         return tf.map_fn(one, tf.range(n), fn_output_signature=signature)
 
     read = tf.cond(tf.reduce_all(ok), native, graph)
@@ -320,6 +349,12 @@ def _row(draw: tf.Tensor | None, r: tf.Tensor) -> tf.Tensor | None:
 def _one_row(f: Fetched) -> Fetched:
     """An element's fetch as a batch of one."""
     return f._replace(contents=f.contents[None], name=None if f.name is None else f.name[None])
+
+
+def _all_ok(specs: Sequence[Spec], cases: dict[int, Windows]) -> tf.Tensor:
+    """[B]: whether every window of the row was read, and the parts that share one agree."""
+    ok = tf.reduce_all(tf.stack([c.ok for c in cases.values()]), axis=0)
+    return tf.logical_and(ok, _agree(specs, cases))
 
 
 def _agree(specs: Sequence[Spec], cases: dict[int, Windows]) -> tf.Tensor:

@@ -412,7 +412,7 @@ def test_windows_of_per_case_shapes_beside_a_label_per_file(cases, tmp_path):
 @pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="Linux's /proc/self/io")
 def test_only_the_windows_bytes_of_per_case_shapes_are_read(tmp_path):
     """The issue's bound: bytes asked of the file system within 4x the window's plus 64 KiB
-    per patch (two header reads of 4 KiB and a page per run), far below the volumes'."""
+    per patch (two header reads and a page per run), far below the volumes'."""
     n, window = 8, (16, 16, 16)
     sizes = 0
     for i in range(n):
@@ -428,3 +428,45 @@ def test_only_the_windows_bytes_of_per_case_shapes_are_read(tmp_path):
     patch = 16**3 * 4
     assert fetched <= n * (4 * patch + 64 * 1024) + (1 << 20)  # 1 MiB: TF's own
     assert fetched < sizes / 8
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_each_part_pads_with_its_own_fill_value(cases, backend):
+    """Issue 52: an image pads with -1.0 and its mask with an ignore label, sharing the window
+    (one draw): fill_value by side, or by part name; a part given none is refused by name."""
+    for fill in ({"inputs": -1.0, "labels": 255}, {"images": -1.0, "labels": 255}):
+        crop = npyio.Crop((30, 30, 30), out_of_bounds="pad", fill_value=fill)
+        x, y = cases
+        ds = npyio.dataset(
+            {"images": x} if "images" in fill else x, y, crop=crop, seed=1, batch_size=None,
+            backend=backend,
+        )  # fmt: skip
+        for image, mask in ds:
+            image = image["images"] if isinstance(image, dict) else image
+            outside = image.numpy()[..., 0] == -1.0  # no voxel of a case is negative
+            assert outside.any()  # every case is smaller than 30 on some axis
+            assert (mask.numpy()[outside] == 255).all() and (mask.numpy()[~outside] < 7).all()
+    with pytest.raises(ValueError, match=r"fill_value gives no value for labels"):
+        npyio.dataset(*cases, crop=npyio.Crop((30, 30, 30), out_of_bounds="pad",
+                                              fill_value={"inputs": 0}))  # fmt: skip
+    with pytest.raises(TypeError, match="fill_value must be a number, or a dict"):
+        npyio.Crop((4,), fill_value={"inputs": "zero"})
+    assert npyio.Crop((4,), fill_value={"labels": 1, "inputs": 0}).fill_value == (
+        ("inputs", 0),
+        ("labels", 1),
+    )
+
+
+def test_trimmed_masks_are_never_padded_with_a_class_unasked(cases):
+    """Issue 52: trimmed windows of varying size are padded to the batch's largest; a mask's
+    padding must be asked for (0 reads as a class), and then it is what pads."""
+    x, y = cases
+    shapes = {"shape": (None, None, None, 1), "label_shape": (None, None, None)}
+    trimmed = npyio.Crop((16, 16, 16), out_of_bounds="trim")
+    with pytest.raises(ValueError, match=r"labels: trimmed windows .* reads as a class"):
+        npyio.dataset(x, y, crop=trimmed, batch_size=3, **shapes)
+    ds = npyio.dataset(x, y, crop=trimmed, batch_size=3, padding_value=(0.0, 255), **shapes)
+    masks = np.concatenate([m.numpy().ravel() for _, m in ds])
+    assert (masks == 255).any() and set(np.unique(masks)) <= set(range(7)) | {255}
+    whole = npyio.dataset(x, y, crop=trimmed, batch_size=None, **shapes)  # nothing padded
+    assert all(int(m.numpy().max()) < 7 for _, m in whole)

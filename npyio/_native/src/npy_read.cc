@@ -201,6 +201,9 @@ bool wanted(const NpyHeader& h, const Wanted& want) {
 
 }  // namespace
 
+// The bytes read first to parse a file's header.
+constexpr size_t kHead = 256;
+
 // Opens `path` (open_regular), reads and parses its header and checks it against `want`, and
 // that the file is exactly the header plus its payload: OK with `fd` open, `before` its stat
 // and `h` its header. `head_bytes` (if not null) gets the bytes read.
@@ -210,9 +213,11 @@ ReadStatus open_parsed(const char* path, const Wanted& want, Fd& fd, struct stat
   if (status != ReadStatus::OK) return status;
   const uint64_t size = static_cast<uint64_t>(before.st_size);
   if (size > want.max_file_size) return ReadStatus::SIZE_MISMATCH;
-  // The head: 4 KiB holds every header numpy writes; a longer one is read whole, once its
-  // length field (within max_header_size and the file) says how long.
-  uint8_t small[4096];
+  // The head: 256 bytes hold the headers numpy writes for up to about a dozen dims (it pads
+  // to 64; a window's reads that follow are often smaller than a page, so the head read
+  // matters); a longer one is read whole, once its length field (within max_header_size and
+  // the file) says how long.
+  uint8_t small[kHead];
   const size_t first = size < sizeof(small) ? static_cast<size_t>(size) : sizeof(small);
   status = read_all(fd.get(), small, first, nullptr, 0);
   if (status != ReadStatus::OK) return status;

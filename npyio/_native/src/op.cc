@@ -806,7 +806,7 @@ class NpyioReadWindowsOp : public OpKernel {
     const auto* fill = fill_.empty() ? nullptr : reinterpret_cast<const uint8_t*>(fill_.data());
     read_window_rows(ctx, n, window_bytes_, values, ok, bytes,
                      [&](int64_t i, uint8_t* slice, uint64_t* got) {
-                       std::vector<int64_t> shape(rank), start(rank);
+                       int64_t shape[npyio::kMaxRank], start[npyio::kMaxRank];
                        bool fits = true;  // the caller's dims within the ones it declared
                        for (int a = 0; a < rank; ++a) {
                          shape[a] = shapes(i, a);
@@ -814,11 +814,11 @@ class NpyioReadWindowsOp : public OpKernel {
                          fits = fits && (dims_[a] < 0 || dims_[a] == shape[a]);
                        }
                        npyio::Wanted want = want_;
-                       want.dims = shape.data();
+                       want.dims = shape;
                        const std::string path = local_path(names(i));
                        return fits && !path.empty() &&
                               npyio::read_window_parsed(
-                                  path.c_str(), want, start.data(), window_dims_.data(),
+                                  path.c_str(), want, start, window_dims_.data(),
                                   itemsize_, fill, slice, dtype_ == tensorflow::DT_BOOL,
                                   got) == npyio::ReadStatus::OK;
                      });
