@@ -13,7 +13,7 @@ shuffled they are not, and only the shuffled figures decide whether a pack is ad
 
 The dataset's own arguments (``dtype``, ``shape``, ``label_dtype``, ``label_shape``, ``crop``,
 ``label_crop``: the command's ``--shape``, ``--crop``, ...) go to every npyio pipeline, so that
-files of per-case shapes can be measured (``--crop 64,64,64 --shape None,None,None,1``); the
+files of per-case shapes can be measured (``--crop 64,64,64``, whose axes each file sizes); the
 py_function pipeline crops in numpy as a user's would. A pack holds rows of one shape, read
 whole: with a crop or ``None`` dims none is made, and `pack_unavailable` says why.
 

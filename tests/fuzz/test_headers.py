@@ -12,12 +12,12 @@ import pytest
 
 from npyio._format import npy
 from npyio.errors import NpyFormatError
-from tests.fuzz import headers, native
+from tests.fuzz import headers
 
 
-@pytest.fixture(scope="module")
-def driver(tmp_path_factory):
-    return native.build_driver(tmp_path_factory.mktemp("header-driver"))
+@pytest.fixture
+def driver(sanitized_driver):
+    return sanitized_driver
 
 
 def _head(text: str, version: int = 1) -> bytes:

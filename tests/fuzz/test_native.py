@@ -10,9 +10,10 @@ import pytest
 from tests.fuzz import native
 
 
-def test_the_native_fuzz_driver_runs_clean_and_agrees_with_the_graph_path(tmp_path):
-    exe = native.build_driver(tmp_path)
-    counts = native.run_driver(exe, 3.0, tmp_path / "run", seed=1)
+def test_the_native_fuzz_driver_runs_clean_and_agrees_with_the_graph_path(
+    sanitized_driver, tmp_path
+):
+    counts = native.run_driver(sanitized_driver, 3.0, tmp_path / "run", seed=1)
     assert counts["inputs"] > 1000
     for status in ("OK", "SIZE_MISMATCH", "HEADER_MISMATCH", "NOT_REGULAR", "OPEN_FAILED"):
         assert counts[f"status {status}"] > 0, counts
