@@ -16,7 +16,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from npyio._format.npy import NpyHeader
-from npyio._format.window import Crop
+from npyio._format.window import Crop, Foreground
 from npyio.errors import BackendUnavailableError, NpyFormatError, NpyioError, PackIndexError
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BackendUnavailableError",
     "Crop",
+    "Foreground",
     "NpyFormatError",
     "NpyHeader",
     "NpyioError",

@@ -576,8 +576,10 @@ def test_tensorflow_internals_are_used_in_one_module():
 
 
 # --- named steps: no long functions ------------------------------------------------------------
-#: The most lines of code a function may have (its docstring, comments and blank lines not
-#: counted; its signature and nested functions counted).
+#: The most lines of code a function's body may have (its docstring, comments and blank lines
+#: not counted; nested functions counted). The signature is not counted: a public entry point
+#: takes flat keyword arguments (Keras's convention), one line each, which are its API and not
+#: its logic.
 MAX_FUNCTION_LINES = 60
 
 
@@ -609,7 +611,7 @@ def long_functions(source: str, module: str) -> list[str]:
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            span = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+            span = set(range(node.body[0].lineno, (node.end_lineno or node.lineno) + 1))
             n = len((span & code) - _docstring_lines(node))
             if n > MAX_FUNCTION_LINES:
                 found.append(f"{module}.{node.name} (line {node.lineno}): {n} lines of code")
@@ -617,9 +619,10 @@ def long_functions(source: str, module: str) -> list[str]:
 
 
 def test_long_functions_counts_code_only():
-    body = "\n".join(f"    x{i} = {i}  # a comment" for i in range(MAX_FUNCTION_LINES - 1))
-    source = f'def f():\n    """A docstring.\n\n    more.\n    """\n\n    # a note\n{body}\n'
-    assert long_functions(source, "m") == []  # the def line and the body: at the limit
+    body = "\n".join(f"    x{i} = {i}  # a comment" for i in range(MAX_FUNCTION_LINES))
+    signature = "def f(\n    a,\n    b,\n):\n"
+    source = f'{signature}    """A docstring.\n\n    more.\n    """\n\n    # a note\n{body}\n'
+    assert long_functions(source, "m") == []  # the body: at the limit
     longer = source + "    return (\n        x0\n    )\n"
     limit = MAX_FUNCTION_LINES
     assert long_functions(longer, "m") == [f"m.f (line 1): {limit + 3} lines of code"]

@@ -150,6 +150,20 @@ TABLE: dict[str, dict[str, Use]] = {
         _honoured("the inputs' window by default, `None` for whole labels, or a window of its own"),
         _not_for_pack("label_crop", "a pack's rows are read whole; crop the loose files"),
     ),
+    "crops_per_file": _same(
+        _honoured(
+            "k random windows of each file per epoch, each a unit of the epoch's stream "
+            "(shuffled with the rest)"
+        ),
+        _not_for_pack("crops_per_file", "a pack's rows are read whole; crop the loose files"),
+    ),
+    "foreground": _same(
+        _honoured(
+            "a share of the random windows centred on a labelled voxel of the mask "
+            "(`npyio.Foreground`), from an index cached per mask"
+        ),
+        _not_for_pack("foreground", "a pack's rows are read whole; crop the loose files"),
+    ),
     "label_key": {
         FILES: _NEEDS_KEY,
         NPZ: _honoured("the labels' member"),

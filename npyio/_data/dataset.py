@@ -42,7 +42,7 @@ from npyio._format.packed import structure_from_json
 from npyio._format.spec import Spec
 from npyio._graph.decode import Fetched
 from npyio._graph.ops import require_tf2
-from npyio._graph.window import draws
+from npyio._graph.window import draws, foreground_centres
 from npyio._read import DEFAULT_BACKEND, capabilities
 from npyio._read.backends import Reader, reader, usable
 from npyio._tf import print_to_stderr, rebatch_dataset, unbatch_dataset
@@ -68,8 +68,8 @@ Finish = Callable[[tf.data.Dataset], tf.data.Dataset]
 class Unit(NamedTuple):
     """One element before its files are read: a path per file part, the label values
     (``(values,)`` when labels are values, else ``()``), and the key its random windows are
-    drawn from (``(key,)``: int64 [2], this epoch's value and the element's index; ``()``
-    without a random crop)."""
+    drawn from (``(key,)``: int64 [3], this epoch's value, the unit's index and its position in
+    the epoch; ``()`` without a random crop)."""
 
     paths: tuple[tf.Tensor, ...]
     values: tuple[tf.Tensor, ...]
@@ -159,25 +159,48 @@ def _keyed_units(plan: DatasetPlan, units: Unit) -> UnitSource:
         keyed=True,
     )
 
-    def gather(indices: tf.Tensor, key: tf.Tensor) -> Unit:  # a block of units: one op per part
-        # the key's first two 32-bit words as one int64: the window's seed with the index
+    files = plan.files
+
+    def gather(indices: tf.Tensor, key: tf.Tensor, positions: tf.Tensor) -> Unit:
+        # a block of units: one op per part. The key's first two 32-bit words as one int64:
+        # the window's seed with the unit's index (unit u reads file u % files: its window
+        # is its own among the file's crops_per_file); the position places it in its batch
         epoch = tf.fill(tf.shape(indices), key[0] * (1 << 32) + key[1])
+        cases = indices % files if plan.read.crops_per_file > 1 else indices
         return Unit(
-            tuple(tf.gather(column, indices) for column in units.paths),
-            tuple(tf.gather(values, indices) for values in units.values),
-            (tf.stack([epoch, indices], axis=1),),
+            tuple(tf.gather(column, cases) for column in units.paths),
+            tuple(tf.gather(values, cases) for values in units.values),
+            (tf.stack([epoch, indices, positions], axis=1),),
         )
 
     return UnitSource(shuffle.indices(gather), shuffle.anchor)
 
 
 def _draws(plan: DatasetPlan, key: tuple[tf.Tensor, ...]) -> list[tf.Tensor | None]:
-    """Each part's random numbers for its window, from the element's (or batch's) key; None
-    for a part without a random window."""
+    """Each part's numbers for its window, from the element's (or batch's) key (`Unit`'s:
+    the seed's two words, then the position); None for a part without a random window. With
+    ``foreground``, the windows that share the inputs' draw carry the centres too."""
     out: list[tf.Tensor | None] = []
+    centres = None
+    if plan.foreground is not None and key:
+        index = plan.foreground
+        mask = plan.specs[plan.n_inputs].crop  # the labels' window: their cropped axes
+        assert mask is not None and plan.read.foreground is not None
+        centres = foreground_centres(
+            key[0],
+            (index.first, index.classes, index.starts, index.counts, index.coords),
+            plan.files,
+            mask.axes,
+            plan.read.foreground.fraction,
+            plan.loader.batch_size,
+        )
     for spec in plan.specs:
         window = spec.crop
-        out.append(draws(key[0], window) if window is not None and window.random else None)
+        if window is None or not window.random:
+            out.append(None)
+            continue
+        seeds = key[0][..., :2]
+        out.append(draws(seeds, window, centres if window.group == 0 else None))
     return out
 
 
@@ -519,6 +542,8 @@ def dataset(
     label_key: str | None = None,
     crop: object = None,
     label_crop: object = "same",
+    crops_per_file: int = 1,
+    foreground: object = None,
     max_file_size: int | None = None,
     max_header_size: int = npy.MAX_HEADER_SIZE,
     validation_split: float | None = None,
@@ -590,6 +615,14 @@ def dataset(
         label_crop: The labels' window, when labels are files: ``"same"`` (the default: the
             inputs' window, the same one for an image and its mask), ``None`` (labels whole),
             or a crop of their own, drawn separately.
+        crops_per_file: With a random ``crop``, read this many windows of each file per
+            epoch (MONAI's ``num_samples``): each is a unit of the epoch, shuffled with the
+            rest, so a batch mixes cases; the epoch has ``files * crops_per_file`` elements.
+        foreground: Patch sampling for segmentation, with a random ``crop`` and the masks as
+            ``labels``: the share of windows centred on a labelled voxel (nnU-Net's
+            ``oversample_foreground_percent``: 1/3), or an `npyio.Foreground` (which classes,
+            how many locations to keep). The locations come from an index built from the masks
+            once and cached (docs/layouts.md, "3-D segmentation").
         max_file_size: Refuse files larger than this many bytes (not with ``key``).
         max_header_size: Refuse headers longer than this many bytes (10,000, as numpy).
         validation_split, subset: Hold out ``int(validation_split * n)`` files (Keras's
@@ -651,6 +684,8 @@ def dataset(
         label_key=label_key,
         crop=crop,  # type: ignore[arg-type]  # its check makes a Crop of it
         label_crop=label_crop,  # type: ignore[arg-type]
+        crops_per_file=crops_per_file,
+        foreground=foreground,  # type: ignore[arg-type]  # its check makes a Foreground of it
         backend=backend,
         ignore_errors=ignore_errors,
         max_file_size=max_file_size,

@@ -41,7 +41,7 @@ from npyio._data import capabilities
 from npyio._data.paths import parse_shard
 from npyio._format import npy
 from npyio._format.header import Limits
-from npyio._format.window import SAME, Crop, as_crop
+from npyio._format.window import SAME, Crop, Foreground, as_crop, as_foreground
 from npyio._read import BACKENDS, DEFAULT_BACKEND
 from npyio._read import capabilities as reader_capabilities
 
@@ -171,6 +171,13 @@ def _crop(value: object, what: str) -> Crop | None:
     return as_crop(value, what)
 
 
+def _crops_per_file(value: object, what: str) -> int:
+    count = positive(value, what)
+    if count is None:
+        raise ValueError(f"{what} must be a positive int, got None")
+    return count
+
+
 def _label_crop(value: object, what: str) -> Crop | str | None:
     """``label_crop``: ``"same"`` (the inputs' window), None (labels whole) or a crop of the
     labels' own."""
@@ -293,6 +300,8 @@ def entry_points() -> dict[str, frozenset[str]]:
         "label_dtype",
         "label_shape",
         "label_crop",
+        "crops_per_file",
+        "foreground",
         "max_file_size",
     }
     not_directory |= {"max_header_size", "reshuffle_each_iteration", "inputs"}
@@ -301,7 +310,7 @@ def entry_points() -> dict[str, frozenset[str]]:
         "dataset_from_directory": (dataset - not_directory) | SOURCES - {"inputs"},
         "rows": _fields(RowsOptions) | sources,
         "pack": _fields(PackOptions, ReadOptions)
-        - {"backend", "ignore_errors", "crop", "label_crop"}
+        - {"backend", "ignore_errors", "crop", "label_crop", "crops_per_file", "foreground"}
         | sources
         | {"out", "progress"},
     }
@@ -370,6 +379,8 @@ class ReadOptions:
     label_key: str | None = field(default=None, metadata=checked_by(_name))
     crop: Crop | None = field(default=None, metadata=checked_by(_crop))
     label_crop: Crop | str | None = field(default=SAME, metadata=checked_by(_label_crop))
+    crops_per_file: int = field(default=1, metadata=checked_by(_crops_per_file))
+    foreground: Foreground | None = field(default=None, metadata=checked_by(as_foreground))
     backend: str = field(default=DEFAULT_BACKEND, metadata=checked_by(_backend))
     ignore_errors: bool = field(default=False, metadata=checked_by(_flag))
     max_file_size: int | None = field(default=None, metadata=checked_by(_limit))

@@ -17,6 +17,7 @@ from typing import cast
 import numpy as np
 
 from npyio._data import capabilities
+from npyio._data.foreground import ForegroundIndex, build_index
 from npyio._data.options import DatasetOptions, LoaderOptions, ReadOptions, split
 from npyio._data.pack_plan import PackPlan, is_packed, plan_packed
 from npyio._data.paths import (
@@ -117,9 +118,11 @@ class DatasetPlan:
     padding: tuple[object, ...] | None = None
     loader: LoaderOptions = field(default_factory=LoaderOptions)
     read: ReadOptions = field(default_factory=ReadOptions)
-    #: Under ``shard=`` with ``drop_remainder``: the elements every shard reads each epoch,
+    #: Under ``shard=`` with ``drop_remainder``: the files every shard reads each epoch,
     #: ``files // num_shards`` (`_subsets`); None: all of this shard's.
     shard_count: int | None = None
+    #: Where the labels' classes lie in each case, with ``foreground=`` (`_sampling`).
+    foreground: ForegroundIndex | None = None
 
     @property
     def kind(self) -> str:
@@ -128,13 +131,21 @@ class DatasetPlan:
 
     @property
     def epoch_count(self) -> int:
-        """Elements read in one epoch: `count`, or `shard_count` of them (a different choice
-        each shuffled epoch), so that every shard yields the same batches."""
-        return self.count if self.shard_count is None else self.shard_count
+        """Elements read in one epoch: `count`, or those of `shard_count` files (a different
+        choice each shuffled epoch), so that every shard yields the same batches."""
+        if self.shard_count is None:
+            return self.count
+        return self.shard_count * self.read.crops_per_file
 
     @property
     def count(self) -> int:
-        """Elements in one epoch (before ``ignore_errors`` skips any)."""
+        """Elements in one epoch (before ``ignore_errors`` skips any): the units, each file
+        ``crops_per_file`` times (unit ``u`` reads file ``u % files``)."""
+        return self.files * self.read.crops_per_file
+
+    @property
+    def files(self) -> int:
+        """The files of each part (after the split and shard)."""
         return len(self.columns[0])
 
     @property
@@ -559,6 +570,7 @@ def _plan_files(
     read, loader = options.read, options.loader
     parts = paired(resolve_parts(inputs, labels, read))
     values = _checked_values(labels, parts, read)
+    _refuse_sampling_unfit(parts, read, values is not None)
     specs = _derive_specs(parts, read, paired=parts.labels is not None or values is not None)
     firsts = tuple(column[0] for column in parts.columns)
     backend = choose_backend(read.backend, specs, firsts, read.ignore_errors)
@@ -566,6 +578,7 @@ def _plan_files(
     padding = _padding(parts, specs, values, loader.padding_value)
     if loader.batch_size is not None:
         _refuse_trimmed_labels_padded_unasked(parts, specs, padding)
+    _refuse_masks_unfit(parts, specs, read)
     plans = [
         DatasetPlan(
             columns=tuple(tuple(col) for col in cols),
@@ -579,10 +592,81 @@ def _plan_files(
             loader=loader,
             read=read,
             shard_count=shard_count,
+            foreground=_foreground_index(cols, parts, specs, read),
         )
         for cols, vals, shard_count in _subsets(parts.columns, values, options, strata)
     ]
     return plans[0] if options.split.subset != "both" else (plans[0], plans[1])
+
+
+def _refuse_sampling_unfit(parts: Parts, read: ReadOptions, label_values: bool) -> None:
+    """Refuses patch sampling (``crops_per_file``, ``foreground``) where it cannot mean what
+    it says: without a random window (every crop of a file would be the same), and, for the
+    foreground, without one mask per case that takes the inputs' window.
+
+    Raises:
+        ValueError: naming the option and what it needs.
+    """
+    many, foreground = read.crops_per_file > 1, read.foreground is not None
+    if not (many or foreground):
+        return
+    what = f"crops_per_file={read.crops_per_file}" if many else "foreground"
+    if read.crop is None or not read.crop.random:
+        raise ValueError(
+            f"{what} samples random windows: pass crop= with sizes (crop=(64, 64, 64): a random "
+            "window of each file, drawn anew for each unit); a centred or fixed window would be "
+            "the same every time"
+        )
+    if not foreground:
+        return
+    labels = [i for i, side in enumerate(parts.sides) if side == "labels"]
+    if len(labels) != 1:
+        got = "label values" if label_values else f"{len(labels)} label parts"
+        raise ValueError(
+            f"foreground centres windows on the labels' classes: pass the masks as labels= "
+            f"(one label file per case), got {got}"
+        )
+    if read.label_crop != SAME:
+        raise ValueError(
+            "foreground centres the inputs' window on a voxel of the mask, so the mask takes "
+            f"that window: leave label_crop='same' (got {read.label_crop!r})"
+        )
+
+
+def _refuse_masks_unfit(parts: Parts, specs: tuple[Spec, ...], read: ReadOptions) -> None:
+    """Refuses masks of floats for ``foreground``, naming the first: its classes are labels.
+
+    Raises:
+        NpyFormatError: naming the mask.
+    """
+    if read.foreground is None:
+        return
+    i = parts.sides.index("labels")
+    if specs[i].file.dtype.kind not in "biu":
+        raise NpyFormatError(
+            parts.columns[i][0],
+            f"foreground: a mask holds integer class labels, not {specs[i].file.dtype.name}",
+        )
+
+
+def _foreground_index(
+    columns: list[list[str]], parts: Parts, specs: tuple[Spec, ...], read: ReadOptions
+) -> ForegroundIndex | None:
+    """The foreground index of the masks of one subset's (and shard's) cases, with
+    ``foreground`` (`npyio._data.foreground`: built once, cached)."""
+    if read.foreground is None:
+        return None
+    i = parts.sides.index("labels")
+    window = specs[i].crop
+    assert window is not None  # the labels take the inputs' window (`_refuse_sampling_unfit`)
+    return build_index(
+        columns[i],
+        parts.members[i],
+        read.foreground,
+        window.rank,
+        read.limits,
+        skip_bad=read.ignore_errors,
+    )
 
 
 def _refuse(kind: str, labels: PathSpec | None, options: DatasetOptions, where: str | None) -> None:

@@ -237,7 +237,8 @@ class IndexShuffle:
         # at most ``gather_size`` positions a gather, and a divisor of the count
         self.gather_size = _gather_size(self.count, max(gather_size, 1))
         # ``permuted=False``: the indices in order, with the keys all the same (for other
-        # random ops, `keyed`: ``gather(indices, key)`` gets the iteration's key, int64 [3])
+        # random ops, `keyed`: ``gather(indices, key, positions)`` gets the iteration's key,
+        # int64 [3], and the positions)
         self.permuted, self.keyed = permuted, keyed
         seed = shard_seed(resolve_seed(seed), shard)  # each shard its own keys (module docstring)
         self.values = tf.data.Dataset.random(
@@ -257,9 +258,10 @@ class IndexShuffle:
         Asserting the count instead would fail on tf.data service workers under dynamic
         sharding, each of which reads only some gathers. Every key is drawn when the iterator
         starts, by the one key stream (module docstring, "Gathers", says why there is no tail
-        gather). With ``keyed``, ``gather`` is called with the gather's indices and this
-        iteration's key (int64 [3]). ``parallelism``: gathers made at once (None: one at a
-        time), for a ``gather`` that reads.
+        gather). With ``keyed``, ``gather`` is called with the gather's indices, this
+        iteration's key (int64 [3]) and the indices' positions in the epoch (int64: where each
+        falls in its batch, for patch sampling's foreground share). ``parallelism``: gathers
+        made at once (None: one at a time), for a ``gather`` that reads.
         """
         if self.n <= 1 and not self.keyed:  # nothing to permute, and no key to draw
             return self.indices_of(None, gather, parallelism)
@@ -314,7 +316,7 @@ class IndexShuffle:
         def gather_of(index: tf.Tensor, key: tf.Tensor) -> Any:
             positions = index * size + tf.range(size, dtype=tf.int64)  # of a static size
             indices = permute(positions, key, n) if self.permuted and n >= 2 else positions
-            return take(indices, key) if self.keyed else take(indices)
+            return take(indices, key, positions) if self.keyed else take(indices)
 
         return gather_of
 

@@ -7,6 +7,9 @@ whole), and what happens past the array's edge (``out_of_bounds``: ``"error"``, 
 ``"pad"`` with ``fill_value``). An int is a number of elements; a float in ``[0, 1]`` a
 fraction of the axis.
 
+`Foreground` (``foreground=``) centres a share of the random windows on a labelled voxel of the
+case's mask, for 3-D segmentation; `npyio._data.foreground` indexes the masks.
+
 `resolve` turns it into a part's `Window`, against the first file's shape, when the dataset is
 built: axes made absolute, fractions made sizes, and a window that the files' static shape
 cannot hold refused there, naming the file. A `Window` is what every reader takes: the graph
@@ -28,14 +31,17 @@ from npyio.errors import NpyFormatError
 __all__ = [
     "CENTER",
     "ERROR",
+    "FOREGROUND_SAMPLES",
     "PAD",
     "POLICIES",
     "RANDOM",
     "SAME",
     "TRIM",
     "Crop",
+    "Foreground",
     "Window",
     "as_crop",
+    "as_foreground",
     "fill_for",
     "named_axes",
     "resolve",
@@ -251,6 +257,88 @@ def as_crop(value: object, what: str = "crop") -> Crop | None:
     )
 
 
+#: The foreground voxels an index keeps per class and case: nnU-Net's 10,000.
+FOREGROUND_SAMPLES = 10_000
+
+
+@dataclass(frozen=True)
+class Foreground:
+    """Patch sampling for segmentation (``foreground=`` of `npyio.dataset`): a share of the
+    random windows centred on a voxel of a class present in the case's mask (the label file),
+    as nnU-Net's sampler does; the rest are drawn uniformly, as without it.
+
+    For each such window a class is chosen uniformly among those present in the case, then a
+    voxel uniformly among that class's locations, and the window is centred on it (moved inside
+    the range random windows take, so the voxel is always in it). A case without any of the
+    classes gets a uniform window. The locations come from an index that npyio builds once per
+    mask and caches (docs/layouts.md, "3-D segmentation").
+
+    Args:
+        fraction: The share of windows centred on the foreground, in [0, 1]: with batches, the
+            last ``ceil(fraction * batch_size)`` of each batch (nnU-Net's
+            ``oversample_foreground_percent``, 1/3 by default); without, each window with that
+            probability. MONAI's ``RandCropByPosNegLabeld(pos, neg)`` is
+            ``pos / (pos + neg)``, except that the other windows are uniform, not centred on
+            the background.
+        classes: The label values sampled; by default every value but 0 present in the mask
+            (leave out an ignore label by listing the classes).
+        samples: The most voxels kept per class and case (nnU-Net keeps 10,000): the index's
+            size, and the variety of centres.
+
+    Example:
+        >>> import npyio
+        >>> npyio.Foreground(0.33, classes=(1, 2)).classes
+        (1, 2)
+        >>> npyio.Foreground().fraction
+        0.3333333333333333
+    """
+
+    fraction: float = 1 / 3
+    classes: tuple[int, ...] | None = None
+    samples: int = FOREGROUND_SAMPLES
+
+    def __post_init__(self) -> None:
+        fraction = self.fraction
+        if isinstance(fraction, (bool, np.bool_)) or not isinstance(
+            fraction, (int, float, np.integer, np.floating)
+        ):
+            raise TypeError(f"foreground: fraction must be a number in [0, 1], got {fraction!r}")
+        if not 0.0 <= float(fraction) <= 1.0:
+            raise ValueError(f"foreground: fraction must be in [0, 1], got {fraction!r}")
+        object.__setattr__(self, "fraction", float(fraction))
+        if self.classes is not None:
+            classes = self.classes
+            if isinstance(classes, (str, bytes)) or not isinstance(classes, (tuple, list)):
+                raise TypeError(f"foreground: classes must be a tuple of ints, got {classes!r}")
+            if not classes or not all(
+                isinstance(c, (int, np.integer)) and not isinstance(c, bool) for c in classes
+            ):
+                raise TypeError(
+                    f"foreground: classes must be a non-empty tuple of ints, got {classes!r}"
+                )
+            object.__setattr__(self, "classes", tuple(sorted({int(c) for c in classes})))
+        samples = self.samples
+        if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
+            raise ValueError(f"foreground: samples must be a positive int, got {samples!r}")
+        object.__setattr__(self, "samples", int(samples))
+
+
+def as_foreground(value: object, what: str = "foreground") -> Foreground | None:
+    """``foreground=`` as given: None (or 0: no centred windows), a fraction, or a
+    `Foreground`.
+
+    Raises:
+        TypeError: for anything else.
+    """
+    if value is None or isinstance(value, Foreground):
+        return value
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return None if float(value) == 0.0 else Foreground(float(value))
+    raise TypeError(
+        f"{what} must be a fraction in [0, 1] (e.g. 1/3) or an npyio.Foreground, got {value!r}"
+    )
+
+
 @dataclass(frozen=True)
 class Window:
     """A `Crop` made concrete for one part: what its readers take (`resolve` makes it).
@@ -285,13 +373,19 @@ class Window:
         """The window's start on every axis of an array of shape ``dims`` (0 where not
         cropped), before the policy trims it: the reference that the graph's
         `npyio._graph.window.starts` computes too (``draw``: one number in [0, 1) per cropped
-        axis, for a random window)."""
+        axis, for a random window; then, for a window centred on a foreground voxel, that
+        voxel's index on each cropped axis, or -1 for a uniform window)."""
         out = [0] * self.rank
+        k = len(self.axes)
         for i, (axis, size) in enumerate(zip(self.axes, self.size)):
             dim = dims[axis]
             if self.start == RANDOM:
                 assert draw is not None
                 lo, hi = min(0, dim - size), max(0, dim - size)
+                centre = int(draw[k + i]) if len(draw) > k else -1
+                if centre >= 0:  # the voxel at the centre, moved into the random range
+                    out[axis] = min(max(centre - size // 2, lo), hi)
+                    continue
                 out[axis] = lo + min(int(draw[i] * (hi - lo + 1)), hi - lo)
             elif self.start == CENTER:
                 out[axis] = (dim - size) // 2

@@ -1,27 +1,39 @@
 """Crops in the graph: where each element's window starts (`starts`), drawn from its key for a
-random window (`draws`), and the window cut out of a whole array (`cut`): the graph path's crop,
+random window (`draws`), or centred on a foreground voxel of its case (`foreground_centres`,
+for patch sampling), and the window cut out of a whole array (`cut`): the graph path's crop,
 and what the native reader's windows must equal (`npyio._format.window.Window.starts` is the
 same arithmetic in Python, for the tests).
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import tensorflow as tf
 
 from npyio._format.window import CENTER, ERROR, PAD, RANDOM, Window, unequal_axes
 from npyio._graph.ops import assert_verdict, fmt
 
-__all__ = ["cut", "cut_batch", "draws", "same_sizes", "starts"]
+__all__ = [
+    "FOREGROUND_SALT",
+    "cut",
+    "cut_batch",
+    "draws",
+    "foreground_centres",
+    "same_sizes",
+    "starts",
+    "uniforms",
+]
 
 
-def draws(keys: tf.Tensor, window: Window) -> tf.Tensor:
-    """The random numbers in [0, 1) that place ``window`` for each element: float64
-    ``[..., len(window.axes)]`` from its key (``keys``: int64 ``[..., 2]``, the epoch's value
-    and the element's index). Windows of one group draw alike."""
-    k = len(window.axes)
+def uniforms(keys: tf.Tensor, salt: int, k: int) -> tf.Tensor:
+    """``k`` random numbers in [0, 1) for each element: float64 ``[..., k]`` from its key
+    (``keys``: int64 ``[..., 2]``, the epoch's value and the element's index) folded with
+    ``salt``, so that each use draws its own."""
 
     def one(key: tf.Tensor) -> tf.Tensor:
-        seed = tf.random.experimental.stateless_fold_in(key, window.group)
+        seed = tf.random.experimental.stateless_fold_in(key, salt)
         return tf.random.stateless_uniform([k], seed=seed, dtype=tf.float64)
 
     if keys.shape.rank == 1:
@@ -29,12 +41,26 @@ def draws(keys: tf.Tensor, window: Window) -> tf.Tensor:
     return tf.map_fn(one, keys, fn_output_signature=tf.TensorSpec([k], tf.float64))
 
 
+def draws(keys: tf.Tensor, window: Window, centres: tf.Tensor | None = None) -> tf.Tensor:
+    """The numbers that place ``window`` for each element, from its key (``keys``: int64
+    ``[..., 2]``): float64 ``[..., k]`` (k: ``len(window.axes)``) in [0, 1), drawn alike by the
+    windows of one group. With ``centres`` (int64 ``[..., k]``: a foreground voxel's index on
+    each cropped axis, or -1 for a uniform window), float64 ``[..., 2k]``, the draws then the
+    centres: one tensor, so that every reader that takes rows of the draws (a batch's, a
+    doubted file's) takes each row's centre with it."""
+    drawn = uniforms(keys, window.group, len(window.axes))
+    if centres is None:
+        return drawn
+    return tf.concat([drawn, tf.cast(centres, tf.float64)], axis=-1)
+
+
 def starts(window: Window, dims: tf.Tensor, draw: tf.Tensor | None) -> tf.Tensor:
     """Where the window starts on every axis of arrays of shape ``dims`` (int64 [rank], or
     [B, rank]: each array's own, for files of per-case shapes): int64 ``[..., rank]``, one row
-    per row of ``draw`` (``[..., len(axes)]``, random windows only) or of ``dims``, 0 on the
-    axes not cropped. Before the policy: a random window larger than the array, with ``"pad"``,
-    is placed so that the array lies inside it."""
+    per row of ``draw`` (`draws`'s, random windows only) or of ``dims``, 0 on the axes not
+    cropped. Before the policy: a random window larger than the array, with ``"pad"``, is
+    placed so that the array lies inside it. A window centred on a foreground voxel is moved
+    into the same range as the random ones, so the voxel always lies in it (nnU-Net's rule)."""
     if dims.shape.rank == 2:
         lead = tf.shape(dims, out_type=tf.int64)[:-1]
     elif draw is not None:
@@ -43,6 +69,7 @@ def starts(window: Window, dims: tf.Tensor, draw: tf.Tensor | None) -> tf.Tensor
         lead = tf.constant([], tf.int64)
     zero = tf.zeros(lead, tf.int64)
     columns = [zero] * window.rank
+    k = len(window.axes)
     for i, (axis, size) in enumerate(zip(window.axes, window.size)):
         dim = dims[..., axis]
         if window.start == RANDOM:
@@ -51,6 +78,10 @@ def starts(window: Window, dims: tf.Tensor, draw: tf.Tensor | None) -> tf.Tensor
             span = tf.abs(dim - size)  # hi - lo
             step = tf.cast(tf.floor(draw[..., i] * tf.cast(span + 1, tf.float64)), tf.int64)
             columns[axis] = lo + tf.minimum(step, span)
+            if draw.shape[-1] == 2 * k:  # centred on a foreground voxel where one is given
+                centre = tf.cast(draw[..., k + i], tf.int64)
+                centred = tf.clip_by_value(centre - size // 2, lo, lo + span)
+                columns[axis] = tf.where(centre >= 0, centred, columns[axis])
         elif window.start == CENTER:
             columns[axis] = zero + tf.math.floordiv(dim - size, 2)
         else:
@@ -153,3 +184,49 @@ def cut_batch(
     return tf.map_fn(
         lambda a: cut(a[0], window, a[1], a[2]), (arrays, draw, names), fn_output_signature=spec
     )
+
+
+#: What the foreground's random numbers are folded with: numbers of their own, apart from every
+#: window group's (`draws` folds the group, a small int).
+FOREGROUND_SALT = 0xF09E
+
+
+def foreground_centres(
+    keys: tf.Tensor,
+    index: tuple[np.ndarray, ...],
+    files: int,
+    axes: tuple[int, ...],
+    fraction: float,
+    batch_size: int | None,
+) -> tf.Tensor:
+    """Where each element's window is centred: int64 ``[..., len(axes)]``, a foreground voxel's
+    index on each of the mask's cropped ``axes``, or -1 for a uniform window (`draws` carries
+    it to `starts`).
+
+    ``keys``: int64 ``[..., 3]``, the epoch's value, the unit's index (its case: the index
+    modulo ``files``) and its position in the epoch. With ``batch_size``, the last
+    ``ceil(fraction * batch_size)`` positions of each batch are centred (nnU-Net's rule); without,
+    each element with probability ``fraction``. ``index``: a
+    `npyio._data.foreground.ForegroundIndex`'s ``first, classes, starts, counts, coords``. A
+    class is chosen uniformly among the case's, then a location among the class's; a case with
+    none gets a uniform window.
+    """
+    first, classes, starts_, counts, coords = (tf.constant(a) for a in index)
+    u = uniforms(keys[..., :2], FOREGROUND_SALT, 3)
+    if batch_size is not None:
+        share = math.ceil(round(fraction * batch_size, 9))
+        centred = keys[..., 2] % batch_size >= batch_size - share
+    else:
+        centred = u[..., 0] < fraction
+    case = keys[..., 1] % files
+    present = tf.gather(classes, case)
+    centred = tf.logical_and(centred, present > 0)
+
+    def pick(u: tf.Tensor, n: tf.Tensor) -> tf.Tensor:  # uniform in [0, n), n >= 1
+        return tf.minimum(tf.cast(tf.floor(u * tf.cast(n, tf.float64)), tf.int64), n - 1)
+
+    class_range = tf.gather(first, case) + pick(u[..., 1], tf.maximum(present, 1))
+    class_range = tf.where(centred, class_range, 0)  # a case without classes reads range 0
+    at = tf.gather(starts_, class_range) + pick(u[..., 2], tf.gather(counts, class_range))
+    voxel = tf.gather(tf.cast(tf.gather(coords, at), tf.int64), list(axes), axis=-1)
+    return tf.where(centred[..., None], voxel, tf.constant(-1, tf.int64))

@@ -35,13 +35,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from npyio._io.cache import cache_root, locked
 from npyio.errors import BackendUnavailableError
 
 __all__ = [
@@ -104,7 +104,6 @@ LOCK_TIMEOUT_S = 600.0
 #: minute on two cores); `COMPILE_TIMEOUT_ENV` overrides it, in seconds.
 COMPILE_TIMEOUT_S = 300.0
 COMPILE_TIMEOUT_ENV = "NPYIO_COMPILE_TIMEOUT_S"
-_POLL_S = 0.1
 _EXTRA_FLAGS = ("-shared", "-fPIC", "-O2", "-DNDEBUG")
 #: The driver's flags: the core optimized as in the op, and threads (it links no TensorFlow).
 _DRIVER_FLAGS = ("-std=c++17", "-O2", "-DNDEBUG", "-pthread")
@@ -168,15 +167,6 @@ def mode() -> str:
     if value not in _MODES:
         raise ValueError(f"{MODE_ENV} must be 0, 1 or unset, got {value!r}")
     return _MODES[value]
-
-
-def cache_root() -> Path:
-    """``$NPYIO_CACHE``, else ``$XDG_CACHE_HOME/npyio``, else ``~/.cache/npyio``: where the
-    libraries go (in ``native/KEY/``), as the command line's sample data does."""
-    if os.environ.get("NPYIO_CACHE"):
-        return Path(os.environ["NPYIO_CACHE"])
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "npyio"
 
 
 def sources_hash() -> str:
@@ -280,26 +270,13 @@ def _key_dir(tools: Toolchain) -> Path:
 # --- building ---------------------------------------------------------------------------------
 @contextlib.contextmanager
 def _locked(path: Path, timeout_s: float) -> Iterator[None]:
-    """Holds an exclusive ``flock`` on ``path``, polled until ``timeout_s``. The kernel drops
-    it when its holder dies, however it dies: no lock outlives a killed builder."""
-    import fcntl
-
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise _Unavailable(
-                        f"another process held {path} for over {timeout_s:g} s (still building?)"
-                    ) from None
-                time.sleep(_POLL_S)
+    """`npyio._io.cache.locked`, its timeout an unavailable library."""
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(locked(path, timeout_s))
+        except TimeoutError as e:
+            raise _Unavailable(str(e)) from None
         yield
-    finally:
-        os.close(fd)  # releases the lock
 
 
 def _last_lines(text: str, n: int = 3) -> str:

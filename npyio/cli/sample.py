@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from npyio._io.cache import cache_root
 from npyio.cli.progress import Progress
 
 __all__ = ["DEMO", "PROFILES", "USER_SAMPLE", "Profile", "default_cache", "ensure", "paths"]
@@ -70,12 +71,8 @@ USER_SAMPLE = 512
 
 
 def default_cache() -> str:
-    """Where sample data goes: ``$NPYIO_CACHE``, else ``$XDG_CACHE_HOME/npyio``, else
-    ``~/.cache/npyio``."""
-    if os.environ.get("NPYIO_CACHE"):
-        return os.environ["NPYIO_CACHE"]
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "npyio")
+    """Where sample data goes: the cache directory (`npyio._io.cache.cache_root`)."""
+    return str(cache_root())
 
 
 def paths(profile: Profile, where: str) -> tuple[list[str], list[str]]:

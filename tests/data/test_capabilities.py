@@ -45,6 +45,8 @@ SAMPLES: dict[str, dict[str, object]] = {
     "label_key": {"label_key": "y"},
     "crop": {"crop": (2,)},
     "label_crop": {"label_crop": (2,)},
+    "crops_per_file": {"crops_per_file": 2},
+    "foreground": {"foreground": 0.5},
     "backend": {"backend": "py_function"},
     "ignore_errors": {"ignore_errors": True},
     "max_file_size": {"max_file_size": 10**6},
@@ -259,6 +261,24 @@ def _label_crop(open_: Open, kind: str, tmp: Path) -> None:
     assert both[0] == [2, 2] and both[-1] == [3]
 
 
+def _crops_per_file(open_: Open, kind: str, tmp: Path) -> None:
+    # each file (all i) three times an epoch, each unit with its own window
+    files = [int(s[0]) for s in sigs(open_(crop=(2,), crops_per_file=3, seed=0))]
+    assert sorted(files) == sorted(list(range(N)) * 3)
+
+
+def _foreground(open_: Open, kind: str, tmp: Path) -> None:
+    # windows of one row: file 0's labels are [0, 1, 2], so a uniform window is labelled 0 a
+    # third of the time; one centred on the foreground never is
+    masks = {"label_key": "y"} if kind == NPZ else {}
+
+    def labels(**kw: object) -> list[float]:
+        ds = open_(crop=(1,), crops_per_file=8, seed=0, **masks, **kw)
+        return [s[-1] for s in sigs(ds)]
+
+    assert 0.0 in labels() and 0.0 not in labels(foreground=1.0)
+
+
 def _label_key(open_: Open, kind: str, tmp: Path) -> None:
     plain, labelled = open_(), open_(label_key="y")
     assert len(tf.nest.flatten(plain.element_spec)) == 1
@@ -356,6 +376,8 @@ EFFECTS: dict[str, Check] = {
     "label_key": _label_key,
     "crop": _crop,
     "label_crop": _label_crop,
+    "crops_per_file": _crops_per_file,
+    "foreground": _foreground,
     "backend": _backend,
     "ignore_errors": _ignore_errors,
     "max_file_size": _limit("max_file_size", _file_size),

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from npyio._format.window import Window
-from npyio._graph.window import cut, cut_batch, draws, starts
+from npyio._graph.window import cut, cut_batch, draws, foreground_centres, starts
 
 
 def reference(array: np.ndarray, window: Window, draw=None) -> np.ndarray:
@@ -55,16 +55,47 @@ def test_error_policy_names_the_file_when_shapes_vary():
         f(tf.zeros([6]))
 
 
-def test_graph_starts_equal_the_python_reference():
+@pytest.mark.parametrize("centred", [False, True], ids=["uniform", "centred"])
+def test_graph_starts_equal_the_python_reference(centred):
     rng = np.random.default_rng(1)
     for _ in range(50):
         dims = tuple(int(d) for d in rng.integers(1, 40, 3))
         size = tuple(int(s) for s in rng.integers(0, 45, 2))
         window = Window(3, (2, 0), size, "random", "pad")
         draw = rng.random((6, 2))
+        if centred:  # a voxel on each cropped axis (anywhere in the array), or -1: uniform
+            voxels = [[int(rng.integers(0, dims[a])) for a in window.axes] for _ in range(6)]
+            voxels[0] = [-1, -1]
+            draw = np.concatenate([draw, np.asarray(voxels, np.float64)], axis=1)
         got = starts(window, tf.constant(dims, tf.int64), tf.constant(draw)).numpy()
         want = [window.starts(dims, tuple(row)) for row in draw]
         np.testing.assert_array_equal(got, want)
+        if centred:  # the voxel lies in its window, wherever it was moved to fit
+            for row, start in zip(draw[1:], got[1:]):
+                for i, (axis, s) in enumerate(zip(window.axes, window.size)):
+                    assert start[axis] <= row[2 + i] < start[axis] + max(s, 1) or s == 0
+
+
+def test_foreground_centres_pick_a_class_then_a_voxel_and_the_last_of_each_batch():
+    # case 0: classes 1 (one voxel) and 2 (three); case 1: none; case 2: class 5 (one voxel)
+    index = (
+        np.array([0, 2, 2], np.int64),  # first range of each case
+        np.array([2, 0, 1], np.int64),  # classes present
+        np.array([0, 1, 4], np.int64),  # each range's first location
+        np.array([1, 3, 1], np.int64),  # its locations
+        np.array([[1, 1, 1], [2, 2, 2], [3, 3, 3], [4, 4, 4], [7, 8, 9]], np.int32),
+    )
+    units = np.arange(3 * 400)
+    keys = tf.constant(np.stack([np.full_like(units, 11), units, units], axis=1), tf.int64)
+    got = foreground_centres(keys, index, 3, (2, 0), 0.5, 4).numpy()
+    case, at = units % 3, units % 4
+    assert (got[at < 2] == -1).all()  # the first half of each batch: uniform
+    assert (got[(at >= 2) & (case == 1)] == -1).all()  # a case without classes: uniform
+    np.testing.assert_array_equal(got[(at >= 2) & (case == 2)], [[9, 7]] * 200)  # axes (2, 0)
+    zero = got[(at >= 2) & (case == 0)]
+    ones = (zero == [1, 1]).all(axis=1).mean()  # class 1's one voxel: half the class draws
+    assert 0.4 < ones < 0.6, ones
+    assert {tuple(v) for v in zero} == {(1, 1), (2, 2), (3, 3), (4, 4)}
 
 
 def test_draws_are_the_keys_and_the_group_alone():
