@@ -400,7 +400,7 @@ def crop_options() -> tuple[Option, ...]:
             type=crop_arg,
             metavar="DIMS",
             help="read a random window of each input, as npyio.dataset(crop=...): 64,64,64\n"
-            "(the leading axes); files whose shapes differ then need --shape with None dims",
+            "(the leading axes, sized by each file where their shapes differ)",
         ),
         option(
             "--label-crop",

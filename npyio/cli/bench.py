@@ -57,6 +57,8 @@ NATIVE = "npyio native"
 #: The native kernel's own read loop over the same files, outside tf.data (`native_drain`).
 BARE = "native bare read loop (no tf.data)"
 PY_FUNCTION = "py_function"
+#: The py_function pipeline over mapped files (``np.load(mmap_mode="r")``), for crops.
+MMAP = "py_function, mmap"
 FLOOR = "floor (read only)"
 GENERATOR = "from_generator"
 GENERATOR_INTERLEAVED = f"from_generator x{GENERATORS} interleave"
@@ -83,6 +85,10 @@ NOTES = {
         "npyio.dataset in a worker process of its own that raised glibc's mmap and trim "
         "thresholds first (mallopt: 256 MiB mmap, 1 GiB trim, 256 MiB top pad): freed blocks "
         "stay for reuse, and the process holds more memory (its peak RSS is reported)"
+    ),
+    MMAP: (
+        "the py_function pipeline with np.load(mmap_mode='r'): only the pages a crop touches "
+        "are read (page faults), then the window is copied; local files, with --crop"
     ),
     NUMPY_LOOP: (
         "not a tf.data pipeline: np.load of each pair in a plain Python loop, no batching, "
@@ -679,7 +685,7 @@ def command(args: argparse.Namespace) -> int:
     plot) the results."""
     given = [f"--{o}" for o in ("sample", "batch_size", "pack_dir") if getattr(args, o, None)]
     # npyio.dataset's arguments (--shape, --crop, ...) are for the user's files too.
-    spec = ("dtype", "shape", "label_dtype", "label_shape", "crop")
+    spec = ("dtype", "shape", "label_dtype", "label_shape", "crop", "crops_per_file")
     given += [f"--{o}" for o in spec if getattr(args, o, None) is not None]
     given += ["--label_crop"] if getattr(args, "label_crop", "same") != "same" else []
     if given:

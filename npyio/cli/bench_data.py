@@ -9,18 +9,24 @@ and the np.load loop (the builders of `npyio.cli.pipelines`), then ``npyio.datas
 the sample (`npyio.pack` into a temporary directory, removed afterwards) and the read-only floor
 over that pack's shards. ``npyio.dataset`` of the loose files and of the pack also run with
 ``shuffle=True``, the way training reads: a pack's rows read in order are one long read, but
-shuffled they are not, and only the shuffled figures decide whether a pack is advised.
+shuffled they are not, and only the shuffled figures decide whether a pack is advised. Each
+round reads each pipeline through a new Python iterator (`npyio.cli.pipelines.iterate`), as
+``model.fit`` reads an epoch and as the peers (``--peers dali,grain``, in workers of their own,
+with the same crop) run their own loops; ``Dataset.reduce``, which the profile bench drains
+with, redoes tf.data's graph rewrites each time, tens of ms that a short sample's round would
+be mostly.
 
 The dataset's own arguments (``dtype``, ``shape``, ``label_dtype``, ``label_shape``, ``crop``,
 ``label_crop``: the command's ``--shape``, ``--crop``, ...) go to every npyio pipeline, so that
 files of per-case shapes can be measured (``--crop 64,64,64``, whose axes each file sizes); the
-py_function pipeline crops in numpy as a user's would. A pack holds rows of one shape, read
+py_function pipeline crops in numpy as a user's would, also over mapped files. With a crop,
+each file is read `crops_per_file` times a round. A pack holds rows of one shape, read
 whole: with a crop or ``None`` dims none is made, and `pack_unavailable` says why.
 
 **Files or bytes.** The two floors read the same bytes, loose and packed in a few shards; what
 the loose floor spends beyond the packed one is per-file cost (opening, a request per object).
 `files_share` is that share of the loose floor's time, both less the fixed cost of an epoch (a
-``Dataset.reduce`` finalizes the pipeline each time: the floor over one sample measures it),
+new iterator's start: the floor over one sample measures it),
 which would otherwise hide the per-file cost of a short sample's epoch; at `FILES_BOUND` or
 more the pipeline is files-bound (a pack can help), below it bytes-bound (a pack will not
 help much). `suggest` turns the ratios into advice; it is
@@ -40,7 +46,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -51,7 +57,7 @@ import npyio
 from npyio._data.paths import pair, resolve
 from npyio._format.files import is_local
 from npyio._io.packed import load_index
-from npyio.cli import bench, pipelines, sample
+from npyio.cli import bench, peers, pipelines, sample
 from npyio.cli.args import crop_arguments, print_json, spec_arguments, usage_error
 from npyio.errors import NpyioError
 
@@ -90,8 +96,15 @@ PACKED_SHUFFLED = f"{PACKED}, shuffled"
 SEED = 0
 #: The floor over the sample's first pair alone: the fixed cost of an epoch (not a row).
 FIXED = "floor over one sample"
+#: With a crop, the windows a round reads at least: each sampled file is read
+#: ``ceil(CROP_WINDOWS / files)`` times a round (`crops_per_file`), so that the round of a few
+#: volumes is not the pipelines' start-up alone, as a training epoch of patches is not.
+CROP_WINDOWS = 256
 #: The profile bench's options, refused with sources (and this mode's, refused without).
-PROFILE_OPTIONS = ("profiles", "count", "cache", "plot", "peers", "mallopt")
+PROFILE_OPTIONS = ("profiles", "count", "cache", "plot", "mallopt")
+#: The peers that read a user's files (``--peers`` with INPUTS and LABELS): those whose
+#: builders take a crop (`npyio.cli.peers`).
+CROPPING_PEERS = ("dali", "grain")
 
 
 @dataclass
@@ -303,21 +316,33 @@ def _as_sample(drain: Callable[[], tuple[int, float]], count: int) -> tuple[int,
     return count, drain()[1]
 
 
+def crops_per_file(arguments: Mapping[str, Any], files: int) -> int:
+    """How many times a round reads each sampled file: with a crop, ``--crops-per-file`` or
+    enough for `CROP_WINDOWS` windows; else once."""
+    if arguments.get("crop") is None:
+        return 1
+    return int(arguments.get("crops_per_file") or max(1, -(-CROP_WINDOWS // max(files, 1))))
+
+
 def _loose_runs(
     xs: list[str], ys: list[str] | None, batch_size: int, arguments: Mapping[str, Any]
 ) -> tuple[dict[str, Callable[[], tuple[int, float]]], list[tf.TensorSpec], tf.data.Dataset]:
     """The drains of the loose files (npyio in order on each backend and shuffled, the
-    py_function pipeline, the read-only floor, the np.load loop), the elements' specs, and
-    the floor's dataset."""
+    py_function pipeline, mapped too with a crop of local files, the read-only floor, the
+    np.load loop), the elements' specs, and the floor's dataset. npyio reads each file
+    ``crops_per_file`` times (its argument), the others each file of the list repeated."""
+    repeat = int(arguments.get("crops_per_file", 1))
+    rx, ry = xs * repeat, None if ys is None else ys * repeat
     loose = npyio.dataset(xs, ys, batch_size=batch_size, backend="graph", **arguments)
     assert isinstance(loose, tf.data.Dataset), "no validation_split: one dataset"
     default = npyio.dataset(xs, ys, batch_size=batch_size, **arguments)  # native where it serves
     shuffled = npyio.dataset(xs, ys, batch_size=batch_size, shuffle=True, seed=SEED, **arguments)
     specs = tf.nest.flatten(loose.element_spec)
     shapes = [s.shape[1:] for s in specs]
-    py_function = pipelines.py_function_pipeline(
-        xs,
-        ys,
+    py_function = functools.partial(
+        pipelines.py_function_pipeline,
+        rx,
+        ry,
         shapes[0],
         shapes[-1] if ys else None,
         batch_size,
@@ -325,15 +350,17 @@ def _loose_runs(
         crop=arguments.get("crop"),
         label_crop=arguments.get("label_crop", "same"),
     )
-    floor = pipelines.floor_pipeline(xs, ys, batch_size)
+    floor = pipelines.floor_pipeline(rx, ry, batch_size)
     runs: dict[str, Callable[[], tuple[int, float]]] = {
-        bench.NPYIO: functools.partial(pipelines.drain, loose),
-        bench.NATIVE: functools.partial(pipelines.drain, default),
-        SHUFFLED: functools.partial(pipelines.drain, shuffled),
-        bench.PY_FUNCTION: functools.partial(pipelines.drain, py_function),
-        bench.FLOOR: functools.partial(pipelines.drain, floor),
-        bench.NUMPY_LOOP: functools.partial(bench.timed, pipelines.numpy_loop, xs, ys),
+        bench.NPYIO: functools.partial(pipelines.iterate, loose),
+        bench.NATIVE: functools.partial(pipelines.iterate, default),
+        SHUFFLED: functools.partial(pipelines.iterate, shuffled),
+        bench.PY_FUNCTION: functools.partial(pipelines.iterate, py_function()),
     }
+    if arguments.get("crop") is not None and all(is_local(p) for p in xs + (ys or [])):
+        runs[bench.MMAP] = functools.partial(pipelines.iterate, py_function(mmap=True))
+    runs[bench.FLOOR] = functools.partial(pipelines.iterate, floor)
+    runs[bench.NUMPY_LOOP] = functools.partial(bench.timed, pipelines.numpy_loop, rx, ry)
     return runs, specs, floor
 
 
@@ -354,14 +381,14 @@ def _pack_runs(
     shards = [path for i in range(len(index.parts) - 1) for path in index.paths(i)]
     packed = npyio.dataset(where, batch_size=batch_size)
     shuffled = npyio.dataset(where, batch_size=batch_size, shuffle=True, seed=SEED)
-    shard_floor = functools.partial(pipelines.drain, pipelines.floor_pipeline(shards, None, 1))
+    shard_floor = functools.partial(pipelines.iterate, pipelines.floor_pipeline(shards, None, 1))
     one = pipelines.floor_pipeline(xs[:1], None if ys is None else ys[:1], batch_size)
     count = len(xs)
     runs: dict[str, Callable[[], tuple[int, float]]] = {
-        PACKED: functools.partial(pipelines.drain, packed),
-        PACKED_SHUFFLED: functools.partial(pipelines.drain, shuffled),
+        PACKED: functools.partial(pipelines.iterate, packed),
+        PACKED_SHUFFLED: functools.partial(pipelines.iterate, shuffled),
         PACKED_FLOOR: functools.partial(_as_sample, shard_floor, count),
-        FIXED: functools.partial(_as_sample, functools.partial(pipelines.drain, one), count),
+        FIXED: functools.partial(_as_sample, functools.partial(pipelines.iterate, one), count),
     }
     return runs, len(shards)
 
@@ -373,10 +400,13 @@ def measure(
     pack_dir: str | None = None,
     log: Callable[[str], None] = print,
     arguments: Mapping[str, Any] | None = None,
+    peer_names: Sequence[str] = (),
 ) -> Measurement:
     """Measures every pipeline on the sample, and a pack of it, in order and shuffled (see
     the module docstring). ``arguments``: `npyio.dataset`'s (``shape``, ``crop``, ...), for
     every npyio pipeline; with a crop or ``None`` dims no pack is made (`pack_unavailable`).
+    ``peer_names``: peers that read the same pairs, with the same crop (`CROPPING_PEERS`),
+    each in a worker process of its own.
 
     Raises:
         npyio.NpyioError, ValueError, OSError: what ``npyio.dataset`` or ``npyio.pack``
@@ -385,12 +415,27 @@ def measure(
     """
     xs, ys = smp.inputs, smp.labels
     given = dict(arguments or {})
+    repeat = crops_per_file(given, len(xs))
+    if repeat > 1:
+        given["crops_per_file"] = repeat
     runs, specs, floor = _loose_runs(xs, ys, batch_size, given)
     unavailable = pack_unavailable(given, [tuple(s.shape[1:]) for s in specs])
     total_bytes = _bytes_read(floor)
-    count = len(xs)
+    count = len(xs) * repeat
     shards = 0
-    with _temporary_pack_dir(pack_dir) as where:
+    with _temporary_pack_dir(pack_dir) as where, contextlib.ExitStack() as stack:
+        for peer in peers.require(peer_names):
+            worker = stack.enter_context(bench.Worker(peer.name))
+            crop = given.get("crop")
+            runs[peer.name] = worker.build(
+                f"sample/{peer.name}",
+                peer.builder,
+                inputs=xs,
+                labels=ys,
+                batch_size=batch_size,
+                crop=None if crop is None else list(crop),
+                crops_per_file=repeat,
+            )
         if unavailable is None:
             packed, shards = _pack_runs(xs, ys, where, batch_size, given)
             runs.update(packed)
@@ -438,6 +483,7 @@ def dataset_arguments(args: argparse.Namespace) -> dict[str, Any]:
     """The `npyio.dataset` arguments the command was given (``--shape``, ``--crop``, ...),
     those left at `npyio.dataset`'s defaults left out."""
     given: dict[str, Any] = {**spec_arguments(args), **crop_arguments(args)}
+    given["crops_per_file"] = getattr(args, "crops_per_file", None)
     defaults = {"label_crop": "same"}
     return {k: v for k, v in given.items() if v != defaults.get(k)}
 
@@ -555,10 +601,16 @@ def command(args: argparse.Namespace) -> int:
     inputs, labels = args.sources[0], (args.sources[1:] or [None])[0]
     log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr))
     arguments = dataset_arguments(args)
+    peer_names = [p for p in (args.peers or "").split(",") if p]
+    if peer_names and (labels is None or any(p not in CROPPING_PEERS for p in peer_names)):
+        usage_error(
+            args,
+            f"--peers with INPUTS: {', '.join(CROPPING_PEERS)}, which read pairs (give LABELS)",
+        )
     try:
         smp = take_sample(inputs, labels, args.sample or sample.USER_SAMPLE)
         batch = args.batch_size or bench.BATCH
-        m = measure(smp, batch, args.rounds, args.pack_dir, log, arguments)
+        m = measure(smp, batch, args.rounds, args.pack_dir, log, arguments, peer_names)
     except (NpyioError, ValueError, TypeError, OSError, tf.errors.OpError) as e:
         print(f"npyio bench: {e}", file=sys.stderr)
         return 1

@@ -172,6 +172,13 @@ BENCH = CommandSpec(
         *spec_options(" (with LABELS)", "None for a dim of any size: per-case shapes"),
         *crop_options(),
         option(
+            "--crops-per-file",
+            type=positive_int,
+            metavar="K",
+            help="with --crop: windows of each file a round, as\n"
+            "npyio.dataset(crops_per_file=K) reads them (default: enough for 256 a round)",
+        ),
+        option(
             "--profiles",
             nargs="+",
             choices=list(sample.PROFILES),

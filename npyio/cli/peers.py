@@ -138,49 +138,109 @@ def require(names: Sequence[str]) -> list[Peer]:
     return out
 
 
-def dali_drain(inputs: Sequence[str], labels: Sequence[str], batch_size: int) -> Drain:
+def _windows(paths: Sequence[str], crop: Sequence[int]) -> Callable[[int], Any]:
+    """Random window starts for ``crop`` (sizes along the leading axes) in each of ``paths``'
+    arrays, from each file's own shape (its header, read once): ``starts(i)`` is a new start
+    for file ``i`` each call (int32 ``[len(crop)]``), as a DALI or Grain user crops files of
+    per-case shapes. A generator per call: Grain's threads share none."""
+    import numpy as np
+
+    shapes = [np.load(p, mmap_mode="r").shape for p in paths]
+
+    def starts(i: int) -> Any:
+        rng = np.random.default_rng()
+        dims = shapes[i][: len(crop)]
+        return np.array([rng.integers(0, d - c + 1) for d, c in zip(dims, crop)], np.int32)
+
+    return starts
+
+
+def dali_drain(
+    inputs: Sequence[str],
+    labels: Sequence[str],
+    batch_size: int,
+    crop: Sequence[int] | None = None,
+    crops_per_file: int = 1,
+) -> Drain:
     """DALI's CPU numpy reader over the pairs; its drain runs one epoch of batches.
 
     The pipeline is built once; a drain runs ``ceil(len / batch_size)`` iterations, one
     epoch: DALI pads a last partial batch with copies of the last sample (``pad_last_batch``),
-    so that every epoch starts at the first pair, and those copies are not counted.
+    so that every epoch starts at the first pair, and those copies are not counted. With
+    ``crop``, each file is listed ``crops_per_file`` times and read as a random window
+    (DALI's ROI read: ``roi_start``, ``roi_shape``), the label the same window; the starts
+    come from each file's own shape (`_windows`) through an external source, in the readers'
+    order.
     """
-    from nvidia.dali import fn, pipeline_def
+    from nvidia.dali import fn, pipeline_def, types
 
+    xs, ys = list(inputs) * crops_per_file, list(labels) * crops_per_file
+    batches = -(-len(xs) // batch_size)
     # device_id=None: CPU only (DALI's stubs type it as an int, hence the dict)
     options: dict[str, Any] = {"device_id": None}
+    roi: dict[str, Any] = {}
+    if crop is not None:
+        starts, calls = _windows(inputs, crop), [0]
+
+        def batch_starts() -> list[Any]:  # the readers' next batch, the last one padded
+            at = calls[0] % batches * batch_size
+            calls[0] += 1
+            return [starts(min(at + j, len(xs) - 1) % len(inputs)) for j in range(batch_size)]
+
+        axes = list(range(len(crop)))
+        roi = {"roi_shape": list(crop), "roi_axes": axes}
 
     @pipeline_def(batch_size=batch_size, num_threads=os.cpu_count() or 1, **options)
     def pipeline() -> tuple[Any, Any]:
-        x = fn.readers.numpy(files=list(inputs), pad_last_batch=True, name="inputs")
-        y = fn.readers.numpy(files=list(labels), pad_last_batch=True, name="labels")
+        where = dict(roi)
+        if crop is not None:
+            start = fn.external_source(source=batch_starts, batch=True, dtype=types.INT32)
+            where["roi_start"] = start
+        x = fn.readers.numpy(files=xs, pad_last_batch=True, name="inputs", **where)
+        y = fn.readers.numpy(files=ys, pad_last_batch=True, name="labels", **where)
         return x, y
 
     pipe = pipeline()
     pipe.build()
-    batches = -(-len(inputs) // batch_size)
 
     def drain() -> tuple[int, float]:
         start = time.perf_counter()
         n = 0
         for _ in range(batches):
             x, _y = pipe.run()
-            n += min(len(x), len(inputs) - n)
+            n += min(len(x), len(xs) - n)
         return n, time.perf_counter() - start
 
     return drain
 
 
-def grain_drain(inputs: Sequence[str], labels: Sequence[str], batch_size: int) -> Drain:
+def grain_drain(
+    inputs: Sequence[str],
+    labels: Sequence[str],
+    batch_size: int,
+    crop: Sequence[int] | None = None,
+    crops_per_file: int = 1,
+) -> Drain:
     """Grain over ``np.load`` of each pair with `GRAIN_THREADS` threads; a drain iterates a
-    fresh iterator over one epoch."""
+    fresh iterator over one epoch. With ``crop``, each pair ``crops_per_file`` times, mapped
+    (``np.load(mmap_mode="r")``) and cut to a random window (`_windows`), the label to the
+    same one."""
     import grain
     import numpy as np
 
-    def load(pair: tuple[str, str]) -> tuple[Any, Any]:
-        return np.load(pair[0]), np.load(pair[1])
+    pairs = list(zip(inputs, labels))
+    starts = None if crop is None else _windows(inputs, crop)
 
-    ds = grain.MapDataset.source(list(zip(inputs, labels))).map(load).batch(batch_size)
+    def load(i: int) -> tuple[Any, Any]:
+        x, y = pairs[i % len(pairs)]
+        if starts is None or crop is None:
+            return np.load(x), np.load(y)
+        where = tuple(slice(s, s + c) for s, c in zip(starts(i % len(pairs)), crop))
+        x_map, y_map = np.load(x, mmap_mode="r"), np.load(y, mmap_mode="r")
+        return np.ascontiguousarray(x_map[where]), np.ascontiguousarray(y_map[where])
+
+    count = len(pairs) * crops_per_file
+    ds = grain.MapDataset.range(count).map(load).batch(batch_size)
     epochs = ds.to_iter_dataset(grain.ReadOptions(num_threads=GRAIN_THREADS))
 
     def drain() -> tuple[int, float]:

@@ -25,3 +25,32 @@ def drain(
         return n, time.perf_counter() - start
 
     return run
+
+
+def crop_drain(
+    inputs: Sequence[str],
+    labels: Sequence[str],
+    batch_size: int,
+    crop: Sequence[int] | None = None,
+    crops_per_file: int = 1,
+) -> Callable[[], tuple[int, float]]:
+    """A cropping peer: each pair ``crops_per_file`` times, cut to a random ``crop`` window
+    placed by `npyio.cli.peers`' own draw from each file's shape (refusing any other size)."""
+    from npyio.cli.peers import _windows
+
+    assert crop is not None, "the bench gives a cropping peer its crop"
+    starts = _windows(inputs, crop)
+
+    def run() -> tuple[int, float]:
+        start = time.perf_counter()
+        n = 0
+        for _ in range(crops_per_file):
+            for i, (x, y) in enumerate(zip(inputs, labels)):
+                where = tuple(slice(s, s + c) for s, c in zip(starts(i), crop))
+                window = np.load(x, mmap_mode="r")[where]
+                assert window.shape[: len(crop)] == tuple(crop), window.shape
+                assert np.load(y, mmap_mode="r")[where].shape[: len(crop)] == tuple(crop)
+                n += 1
+        return n, time.perf_counter() - start
+
+    return run

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from npyio.cli import bench, bench_data
+from npyio.cli import bench, bench_data, peers
 from npyio.cli import main as cli
 
 N = 1000
@@ -257,17 +257,17 @@ def volumes(tmp_path_factory) -> str:
 
 
 def test_a_crop_runs_on_files_of_different_shapes(volumes, capsys):
-    argv = ["bench", f"{volumes}/img", f"{volumes}/seg", "--crop", "4,4,4", "--shape",
-            "None,None,None,1", "--label-shape", "None,None,None", "--rounds", "1", "--json",
-            "--batch-size", "2"]  # fmt: skip
+    # the plain form, as npyio.dataset takes it: the window's axes sized by each file
+    argv = ["bench", f"{volumes}/img", f"{volumes}/seg", "--crop", "4,4,4", "--crops-per-file",
+            "3", "--rounds", "1", "--json", "--batch-size", "2"]  # fmt: skip
     assert cli.main(argv) == cli.EXIT_OK, capsys.readouterr().err
     doc = json.loads(capsys.readouterr().out)
     rows = {r["pipeline"]: r for r in doc["results"]}
     loose = [bench.NPYIO, bench.NATIVE, bench_data.SHUFFLED, bench.PY_FUNCTION, bench.FLOOR]
-    assert set(loose) <= set(rows) and all(rows[k]["samples"] == 6 for k in loose)
+    loose += [bench.MMAP]  # local files: the py_function pipeline over mapped files too
+    assert set(loose) <= set(rows) and all(rows[k]["samples"] == 6 * 3 for k in loose)
     assert bench_data.PACKED not in rows  # a pack reads rows whole: none is made
-    assert doc["arguments"] == {"shape": [None, None, None, 1], "label_shape": [None] * 3,
-                                "crop": [4, 4, 4]}  # fmt: skip
+    assert doc["arguments"] == {"crop": [4, 4, 4], "crops_per_file": 3}
     assert doc["pack"].startswith("a pack's rows are read whole, and --crop") and not doc["bound"]
     assert doc["suggestions"][1] == f"no pack measured: {doc['pack']}"
 
@@ -280,3 +280,45 @@ def test_the_report_says_what_was_measured_without_a_pack(volumes, capsys):
     assert "pack: none made -- a pack holds rows of one shape, and the elements' shapes vary" in out
     assert "bound: not measured" in out
     assert f"| {bench_data.SHUFFLED} | " in out and f"| {bench.PY_FUNCTION} | " in out
+
+
+def test_a_crop_reads_enough_windows_a_round():
+    assert bench_data.crops_per_file({}, 6) == 1  # whole files: each once
+    assert bench_data.crops_per_file({"crop": (4,)}, 6) == -(-bench_data.CROP_WINDOWS // 6)
+    assert bench_data.crops_per_file({"crop": (4,)}, 1000) == 1
+    assert bench_data.crops_per_file({"crop": (4,), "crops_per_file": 2}, 6) == 2
+
+
+def test_peers_read_the_users_pairs_with_the_crop_in_workers_of_their_own(volumes, monkeypatch):
+    stub = peers.Peer(
+        "cropping stub", "Stub", "numpy", "numpy", "tests.cli.peer_stub:crop_drain", ""
+    )
+    monkeypatch.setitem(peers.PEERS, "stub", stub)
+    smp = bench_data.take_sample(f"{volumes}/img", f"{volumes}/seg", 6)
+    arguments = {"crop": (4, 4, 4), "crops_per_file": 2}
+    m = bench_data.measure(smp, 2, 1, None, lambda _: None, arguments, ["stub"])
+    assert m.row(stub.name).samples == 12 and m.row(bench.NATIVE).samples == 12
+
+
+@pytest.mark.parametrize("name", ["dali", "grain"])
+def test_an_installed_peer_reads_the_users_crops(volumes, name):
+    peer = peers.PEERS[name]
+    if not peers.installed(peer):
+        pytest.skip(f"{peer.package} is not installed (the peers extra)")
+    smp = bench_data.take_sample(f"{volumes}/img", f"{volumes}/seg", 6)
+    m = bench_data.measure(smp, 4, 1, None, lambda _: None, {"crop": (4, 4, 4)}, [name])
+    assert m.row(peer.name).samples == 6 * bench_data.crops_per_file({"crop": (4,)}, 6)
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--peers", "tfio"], "--peers with INPUTS: dali, grain"),
+        (["--peers", "dali"], "give LABELS"),
+    ],
+)
+def test_peers_with_inputs_must_read_pairs_that_they_can_crop(volumes, capsys, argv, words):
+    sources = [f"{volumes}/img"] + ([f"{volumes}/seg"] if "tfio" in argv else [])
+    with pytest.raises(SystemExit) as e:
+        cli.main(["bench", *sources, "--crop", "4,4,4", *argv])
+    assert e.value.code == 2 and words in capsys.readouterr().err
