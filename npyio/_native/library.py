@@ -68,6 +68,7 @@ __all__ = [
     "sources_hash",
     "status",
     "toolchain",
+    "windows_advised",
 ]
 
 #: ``NPYIO_NATIVE``: unset (or empty) = use the native reader where it builds; ``0`` = never;
@@ -715,4 +716,14 @@ def remote_stats() -> dict[str, int]:
         BackendUnavailableError: where the native reader cannot be had (or is off).
     """
     values = _module().npyio_remote_stats().numpy().tolist()
-    return dict(zip(REMOTE_STATS, values, strict=True))
+    return dict(zip(REMOTE_STATS, values[: len(REMOTE_STATS)], strict=True))
+
+
+def windows_advised() -> int:
+    """How many local windows this process found cold (not in the page cache) and advised
+    the ranges of before reading them (``npy_read.h``'s ``kAdviseGap``).
+
+    Raises:
+        BackendUnavailableError: where the native reader cannot be had (or is off).
+    """
+    return int(_module().npyio_remote_stats().numpy()[len(REMOTE_STATS)])

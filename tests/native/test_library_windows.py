@@ -339,3 +339,39 @@ def test_starts_of_another_rank_are_refused_when_traced(native_ops):
 
     with pytest.raises(ValueError, match=r"dims and starts must be \[B, 2\]"):
         read.get_concrete_function()
+
+
+def _evicted(path: Path) -> bool:
+    """Drops ``path``'s pages from the page cache (written back first); whether its last page
+    is then cold (a one-byte read that may not wait for the disk is refused; the refusal may
+    start reading that page, so the window must not touch it)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        try:
+            os.preadv(fd, [bytearray(1)], os.fstat(fd).st_size - 1, os.RWF_NOWAIT)
+        except BlockingIOError:
+            return True
+        return False
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.skipif(not hasattr(os, "RWF_NOWAIT"), reason="Linux's preadv2(RWF_NOWAIT)")
+def test_a_cold_files_window_is_advised_then_read_alike(native_ops, tmp_path):
+    """An 8 MiB volume out of the page cache: the window's ranges are advised before its reads
+    (the disk has them queued), and the window is the same; a warm file's is not advised."""
+    a = _array("float32", (32, 256, 256))
+    path = tmp_path / "cold.npy"
+    np.save(path, a)
+    start, window = (8, 100, 40), (16, 64, 64)
+    if not _evicted(path):
+        pytest.skip("this file system keeps the pages (tmpfs?)")
+    before = library.windows_advised()
+    values, ok, _ = _read([str(path)], [start], "float32", a.shape, window)
+    assert ok.tolist() == [True]
+    assert _same_bits(values[0], _expected(a, start, window, np.float32(0)))
+    assert library.windows_advised() == before + 1
+    _read([str(path)], [start], "float32", a.shape, window)  # now in the page cache
+    assert library.windows_advised() == before + 1

@@ -355,6 +355,26 @@ struct Runs {
 };
 
 std::atomic<size_t> bounce_held{0};
+std::atomic<uint64_t> advised{0};
+
+// Whether the page that holds byte `offset` of fd is in the page cache, asking without waiting
+// for the disk (preadv2's RWF_NOWAIT): true where it is, or where the question cannot be asked
+// (no RWF_NOWAIT, another file system's refusal), so that only a cold file is advised.
+bool cached(int fd, uint64_t offset) {
+#ifdef RWF_NOWAIT
+  uint8_t byte;
+  struct iovec one = {&byte, 1};
+  while (true) {
+    const ssize_t got = preadv2(fd, &one, 1, static_cast<off_t>(offset), RWF_NOWAIT);
+    if (got >= 0) return true;
+    if (errno != EINTR) return errno != EAGAIN;
+  }
+#else
+  (void)fd;
+  (void)offset;
+  return true;
+#endif
+}
 
 // read_window's bounce buffer: allocated at its first use by a call, kept for the call's later
 // flushes, freed when the call returns (a TF worker thread lives as long as the process, so a
@@ -397,6 +417,8 @@ void fill_elements(uint8_t* out, int64_t n, size_t itemsize, const uint8_t* fill
 }  // namespace
 
 size_t bounce_bytes_held() { return bounce_held.load(); }
+
+uint64_t windows_advised() { return advised.load(); }
 
 namespace {
 
@@ -489,6 +511,34 @@ ReadStatus read_window_with(const int64_t* shape, const int64_t* start, const in
     n = 0;
     gaps = false;
   };
+  if (status == ReadStatus::OK && !runs.empty && runs.run_bytes > 0) {
+    uint64_t first = 0;  // the first run's offset
+    for (int j = 0; j <= runs.last; ++j) {
+      first += static_cast<uint64_t>(runs.lo[j] * runs.file_stride[j]);
+    }
+    // A cold file: each call below would wait for the disk in turn, so every call's range is
+    // advised first and the disk reads them queued (bench/README.md, "Crops of per-case
+    // shapes", cold). Advice reads nothing into `out` and asks no bytes of read(); a warm
+    // file pays one one-byte preadv2.
+    if (!cached(fd.get(), at + first)) {
+      ++advised;
+      uint64_t lo = 0, hi = 0;
+      auto advise = [&]() {
+        if (hi > lo) posix_fadvise(fd.get(), static_cast<off_t>(at + lo),
+                                   static_cast<off_t>(hi - lo), POSIX_FADV_WILLNEED);
+      };
+      runs.each(start, [&](int64_t file, int64_t, int64_t bytes) {
+        const auto offset = static_cast<uint64_t>(file);
+        if (hi > lo && offset - hi > kAdviseGap) {
+          advise();
+          lo = hi;
+        }
+        if (hi == lo) lo = offset;
+        hi = offset + static_cast<uint64_t>(bytes);
+      });
+      advise();
+    }
+  }
   if (status == ReadStatus::OK) {
     runs.each(start, [&](int64_t file, int64_t at, int64_t bytes) {
       const auto offset = static_cast<uint64_t>(file);

@@ -133,6 +133,15 @@ constexpr size_t kWindowGap = 4096;
 // rather than by preadv into `out` and the sink.
 constexpr size_t kWindowBounce = 256 * 1024;
 
+// Where a window's first call is not in the page cache (a cold file), read_window first
+// advises (POSIX_FADV_WILLNEED) the file ranges of all its calls, merged where at most this many
+// bytes apart, so that the disk has them queued rather than each call waiting in turn.
+constexpr size_t kAdviseGap = 64 * 1024;
+
+// How many windows read_window has found cold and advised, by every thread together (for the
+// tests: whether a file that was evicted took that path).
+uint64_t windows_advised();
+
 // The bytes of read_window's bounce buffers allocated now, by every thread together: 0 whenever
 // no read_window call is running (the fuzz driver checks that none outlives its call).
 size_t bounce_bytes_held();

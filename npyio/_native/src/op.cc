@@ -836,15 +836,16 @@ class NpyioReadWindowsOp : public OpKernel {
 REGISTER_KERNEL_BUILDER(Name("NpyioReadWindows").Device(tensorflow::DEVICE_CPU),
                         NpyioReadWindowsOp);
 
-// NpyioRemoteStats: what this process's remote reads did (remote.h's RemoteStats), as [6]
+// NpyioRemoteStats: what this process's remote reads did (remote.h's RemoteStats), as [7]
 // int64: reads, reads that waited for the budget, bypass buffers not allocated (read with a
 // buffer of the object's size), objects doubted for want of any buffer, the most bytes held
-// at once, and the budget. Stateful: each run reads the counters anew.
+// at once, and the budget; then the local windows found cold and advised (npy_read.h's
+// windows_advised). Stateful: each run reads the counters anew.
 REGISTER_OP("NpyioRemoteStats")
     .Output("stats: int64")
     .SetIsStateful()
     .SetShapeFn([](InferenceContext* c) -> absl::Status {
-      c->set_output(0, c->Vector(6));
+      c->set_output(0, c->Vector(7));
       return absl::OkStatus();
     });
 
@@ -854,7 +855,7 @@ class NpyioRemoteStatsOp : public OpKernel {
 
   void Compute(OpKernelContext* ctx) override {
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({6}), &out));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({7}), &out));
     const npyio::RemoteStats stats = npyio::remote_stats();
     auto v = out->flat<int64_t>();
     v(0) = stats.reads;
@@ -863,6 +864,7 @@ class NpyioRemoteStatsOp : public OpKernel {
     v(3) = stats.unallocated;
     v(4) = stats.peak_bytes;
     v(5) = stats.budget_bytes;
+    v(6) = static_cast<int64_t>(npyio::windows_advised());
   }
 };
 
