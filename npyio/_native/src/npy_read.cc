@@ -357,22 +357,24 @@ struct Runs {
 std::atomic<size_t> bounce_held{0};
 std::atomic<uint64_t> advised{0};
 
-// Whether the page that holds byte `offset` of fd is in the page cache, asking without waiting
-// for the disk (preadv2's RWF_NOWAIT): true where it is, or where the question cannot be asked
-// (no RWF_NOWAIT, another file system's refusal), so that only a cold file is advised.
-bool cached(int fd, uint64_t offset) {
+// Reads the n iovecs (total bytes) from `offset` only if the page cache holds them all
+// (preadv2's RWF_NOWAIT): true where it did. False where any was not in memory (a cold file;
+// what was read is read again), or where the question cannot be asked (no RWF_NOWAIT): the
+// caller then reads as usual.
+bool read_if_cached(int fd, const struct iovec* iov, int n, uint64_t offset, size_t total) {
 #ifdef RWF_NOWAIT
-  uint8_t byte;
-  struct iovec one = {&byte, 1};
   while (true) {
-    const ssize_t got = preadv2(fd, &one, 1, static_cast<off_t>(offset), RWF_NOWAIT);
-    if (got >= 0) return true;
-    if (errno != EINTR) return errno != EAGAIN;
+    const ssize_t got = preadv2(fd, iov, n, static_cast<off_t>(offset), RWF_NOWAIT);
+    if (got >= 0) return static_cast<size_t>(got) == total;
+    if (errno != EINTR) return false;
   }
 #else
   (void)fd;
+  (void)iov;
+  (void)n;
   (void)offset;
-  return true;
+  (void)total;
+  return false;
 #endif
 }
 
@@ -491,13 +493,51 @@ ReadStatus read_window_with(const int64_t* shape, const int64_t* start, const in
   bool gaps = false;
   uint64_t call_start = 0, call_end = 0;  // the current call's file range
   Bounce bounce;
+  // A cold file: each call below would wait for the disk in turn. So the first call is read
+  // only if the page cache holds it (RWF_NOWAIT: a warm file pays nothing more); where it does
+  // not, every call's range (merged kAdviseGap apart) is advised first (POSIX_FADV_WILLNEED)
+  // and the disk reads them queued (bench/README.md, "Crops of per-case shapes", cold).
+  // Advice reads nothing into `out` and asks no bytes of read().
+  bool first_call = true;
+  auto advise_all = [&]() {
+    ++advised;
+    uint64_t lo = 0, hi = 0;
+    auto advise = [&]() {
+      if (hi > lo) {
+        posix_fadvise(fd.get(), static_cast<off_t>(at + lo), static_cast<off_t>(hi - lo),
+                      POSIX_FADV_WILLNEED);
+      }
+    };
+    runs.each(start, [&](int64_t file, int64_t, int64_t bytes) {
+      const auto offset = static_cast<uint64_t>(file);
+      if (hi > lo && offset - hi > kAdviseGap) {
+        advise();
+        lo = hi;
+      }
+      if (hi == lo) lo = offset;
+      hi = offset + static_cast<uint64_t>(bytes);
+    });
+    advise();
+  };
+  // Reads the call (iovecs v, total bytes) at `offset`: the first one only from memory, or
+  // after advising the window (above).
+  auto read_call = [&](struct iovec* v, int count, uint64_t offset, uint64_t total) {
+    if (first_call) {
+      first_call = false;
+      if (read_if_cached(fd.get(), v, count, offset, static_cast<size_t>(total))) {
+        return ReadStatus::OK;
+      }
+      advise_all();
+    }
+    return preadv_all(fd.get(), v, count, offset);
+  };
   auto flush = [&]() {
     if (n > 0 && status == ReadStatus::OK) {
       const uint64_t span = call_end - call_start;
       requested += span;
       if (gaps && bounce.get()) {  // else (out of memory) straight into out, as without gaps
         struct iovec whole = {bounce.get(), static_cast<size_t>(span)};
-        status = preadv_all(fd.get(), &whole, 1, at + call_start);
+        status = read_call(&whole, 1, at + call_start, span);
         size_t at = 0;
         for (int i = 0; i < n && status == ReadStatus::OK; at += iov[i++].iov_len) {
           if (iov[i].iov_base != sink) {
@@ -505,40 +545,12 @@ ReadStatus read_window_with(const int64_t* shape, const int64_t* start, const in
           }
         }
       } else {
-        status = preadv_all(fd.get(), iov, n, at + call_start);
+        status = read_call(iov, n, at + call_start, span);
       }
     }
     n = 0;
     gaps = false;
   };
-  if (status == ReadStatus::OK && !runs.empty && runs.run_bytes > 0) {
-    uint64_t first = 0;  // the first run's offset
-    for (int j = 0; j <= runs.last; ++j) {
-      first += static_cast<uint64_t>(runs.lo[j] * runs.file_stride[j]);
-    }
-    // A cold file: each call below would wait for the disk in turn, so every call's range is
-    // advised first and the disk reads them queued (bench/README.md, "Crops of per-case
-    // shapes", cold). Advice reads nothing into `out` and asks no bytes of read(); a warm
-    // file pays one one-byte preadv2.
-    if (!cached(fd.get(), at + first)) {
-      ++advised;
-      uint64_t lo = 0, hi = 0;
-      auto advise = [&]() {
-        if (hi > lo) posix_fadvise(fd.get(), static_cast<off_t>(at + lo),
-                                   static_cast<off_t>(hi - lo), POSIX_FADV_WILLNEED);
-      };
-      runs.each(start, [&](int64_t file, int64_t, int64_t bytes) {
-        const auto offset = static_cast<uint64_t>(file);
-        if (hi > lo && offset - hi > kAdviseGap) {
-          advise();
-          lo = hi;
-        }
-        if (hi == lo) lo = offset;
-        hi = offset + static_cast<uint64_t>(bytes);
-      });
-      advise();
-    }
-  }
   if (status == ReadStatus::OK) {
     runs.each(start, [&](int64_t file, int64_t at, int64_t bytes) {
       const auto offset = static_cast<uint64_t>(file);
