@@ -253,3 +253,23 @@ def test_masks_without_foreground_get_uniform_windows(tmp_path):
     ((x, y),) = ds.as_numpy_iterator()
     assert len(x) == 12 and not y.any()
     assert len({_start(x[i]) for i in range(len(x))}) > 3  # drawn, not all one window
+
+
+def test_named_modalities_share_the_centred_window(tmp_path):
+    # T1 and T2 of each case as named inputs: both cut at the window centred on the mask
+    images, masks = _write_cases(tmp_path / "data", 3)
+    t2 = tmp_path / "data" / "t2"
+    t2.mkdir()
+    for p in Path(images).iterdir():
+        np.save(t2 / p.name, np.load(p) + 0.5)
+    inputs = {"t1": images, "t2": str(t2)}
+    ds = npyio.dataset(
+        inputs, masks, crop=WINDOW, foreground=1.0, crops_per_file=4, seed=0, with_paths=True
+    )
+    for x, y, paths in ds.as_numpy_iterator():
+        np.testing.assert_array_equal(x["t2"], x["t1"] + 0.5)
+        for i in range(len(y)):
+            d, h, w = _start(x["t1"][i])
+            mask = np.load(Path(masks) / Path(paths[i].decode()).name)
+            np.testing.assert_array_equal(y[i], mask[d : d + 8, h : h + 8, w : w + 8])
+            assert (y[i] > 0).any()  # (every case has class 1)
