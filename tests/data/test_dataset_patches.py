@@ -273,3 +273,23 @@ def test_named_modalities_share_the_centred_window(tmp_path):
             mask = np.load(Path(masks) / Path(paths[i].decode()).name)
             np.testing.assert_array_equal(y[i], mask[d : d + 8, h : h + 8, w : w + 8])
             assert (y[i] > 0).any()  # (every case has class 1)
+
+
+def test_a_split_holds_out_cases_and_each_subset_crops_its_own(cases):
+    train, val = _patches(
+        cases, crops_per_file=2, seed=3, batch_size=None, validation_split=1 / 3, subset="both"
+    )
+    names = [[Path(p.decode()).name for _, _, p in ds.as_numpy_iterator()] for ds in (train, val)]
+    assert not set(names[0]) & set(names[1])  # a case's crops all go to one subset
+    assert len(set(names[1])) == CASES // 3 and len(names[1]) == 2 * (CASES // 3)
+    assert len(names[0]) == 2 * (CASES - CASES // 3)
+    assert collections.Counter(names[0]) == {name: 2 for name in set(names[0])}
+
+
+def test_shards_crop_their_own_cases(cases):
+    seen = []
+    for index in range(2):
+        ds = _patches(cases, crops_per_file=2, seed=3, batch_size=None, shard=(2, index))
+        seen.append([Path(p.decode()).name for _, _, p in ds.as_numpy_iterator()])
+    assert not set(seen[0]) & set(seen[1])
+    assert sorted(seen[0] + seen[1]) == sorted([f"case_{i}.npy" for i in range(CASES)] * 2)
