@@ -98,7 +98,9 @@ def test_help_has_examples(command, capsys):
         assert "exit status:" in out
 
 
-@pytest.mark.parametrize("spec", [cli.DEMO, cli.BENCH, cli.INSPECT, cli.VERIFY], ids=lambda spec: spec.name)
+@pytest.mark.parametrize(
+    "spec", [cli.DEMO, cli.BENCH, cli.INSPECT, cli.VERIFY], ids=lambda spec: spec.name
+)
 def test_epilog_lists_the_examples_then_the_exit_policy(spec):
     lines = spec.epilog().splitlines()
     assert lines[0] == "examples:"
