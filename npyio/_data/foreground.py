@@ -18,6 +18,7 @@ written to a temporary file and moved into place, so a reader never sees half of
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -178,12 +179,18 @@ def build_index(
     missing = [i for i, e in enumerate(located) if e is None]
     if missing:
         directory = index_dir()
-        directory.mkdir(parents=True, exist_ok=True)
         try:
+            directory.mkdir(parents=True, exist_ok=True)
             with locked(directory / "lock", LOCK_TIMEOUT_S):
                 _build(paths, member, foreground, limits, located, missing, skip_bad)
-        except TimeoutError:  # another process is slow: build what is still missing here
-            missing = [i for i, e in enumerate(located) if e is None]
+        except (TimeoutError, OSError) as e:
+            # another process is slow, or the cache cannot be written (a read-only home): build
+            # what is still missing here, cached where it can be
+            if not isinstance(e, TimeoutError):
+                print(
+                    f"npyio: cannot cache the foreground index in {directory}: {e}", file=sys.stderr
+                )
+            missing = [i for i, entry in enumerate(located) if entry is None]
             _build(paths, member, foreground, limits, located, missing, skip_bad)
     return _flat([e or {} for e in located], rank)
 
@@ -222,8 +229,9 @@ def _build(
                 located[i] = {}
                 continue
             raise NpyFormatError(paths[i], f"foreground: {e}") from None
-        _write(_entry_name(paths[i], member, foreground), found)
         located[i] = found
+        with contextlib.suppress(OSError):  # uncached (said once, where it could not be made)
+            _write(_entry_name(paths[i], member, foreground), found)
 
 
 def _flat(located: Sequence[dict[int, np.ndarray]], rank: int) -> ForegroundIndex:

@@ -105,3 +105,13 @@ def test_processes_starting_at_once_build_the_index_once(tmp_path):
     assert sum("indexing the foreground of 4 masks" in e for e in errs) == 1, errs
     assert not any("indexing the foreground" in e and "of 4" not in e for e in errs), errs
     assert len(list(where.glob("*.npz"))) == 4
+
+
+def test_a_cache_that_cannot_be_written_still_gives_the_index(tmp_path, monkeypatch, capfd):
+    _, masks = _write_cases(tmp_path / "data", 2)
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")  # the cache directory would be under a file: it cannot be made
+    monkeypatch.setattr(fg, "index_dir", lambda: blocked / "foreground")
+    index = _index(masks)
+    assert sorted(index.locations(1)) == [1, 2]
+    assert "npyio: cannot cache the foreground index in" in capfd.readouterr().err
