@@ -85,8 +85,8 @@ def open_kind(kind: str, sources: dict[str, object], option: str, **kw: object) 
     if kind == FILES:
         return npyio.dataset(sources["x"], sources["y"], **kw)
     if kind == NPZ:
-        if option.startswith("label_") and option != "label_key":
-            kw["label_key"] = "y"
+        if (option.startswith("label_") and option != "label_key") or option == "foreground":
+            kw["label_key"] = "y"  # (the foreground's masks are the labels)
         return npyio.dataset(sources["z"], key="x", **kw)
     if kind == PACK:
         return npyio.dataset(sources["p"], **kw)
@@ -270,10 +270,8 @@ def _crops_per_file(open_: Open, kind: str, tmp: Path) -> None:
 def _foreground(open_: Open, kind: str, tmp: Path) -> None:
     # windows of one row: file 0's labels are [0, 1, 2], so a uniform window is labelled 0 a
     # third of the time; one centred on the foreground never is
-    masks = {"label_key": "y"} if kind == NPZ else {}
-
     def labels(**kw: object) -> list[float]:
-        ds = open_(crop=(1,), crops_per_file=8, seed=0, **masks, **kw)
+        ds = open_(crop=(1,), crops_per_file=8, seed=0, **kw)
         return [s[-1] for s in sigs(ds)]
 
     assert 0.0 in labels() and 0.0 not in labels(foreground=1.0)

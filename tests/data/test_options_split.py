@@ -4,6 +4,8 @@ cut disjoint subsets that cover every sample, on every source kind."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,12 @@ from tests.data.test_capabilities import SAMPLES, open_kind, write_sources
 N = 20  # files; 60 rows
 #: Options that are the split itself, or that leave samples out by design.
 NOT_COMPARED = {"validation_split", "subset", "seed", "shard", "drop_remainder"}
+#: What an option's sample needs besides itself to be valid here: patch sampling needs a random
+#: crop (`SAMPLES` gives each option alone, for the capability table's refusals).
+NEEDS: dict[str, dict[str, object]] = {
+    "crops_per_file": {"crop": (2,)},
+    "foreground": {"crop": (2,)},
+}
 
 
 @pytest.fixture(scope="module")
@@ -54,12 +62,16 @@ def test_a_split_does_not_move_with_any_other_option(sources, kind):
     # With another option, "both" alone: its two datasets are planned as "training" and
     # "validation" are (npyio._data.plan builds one plan per subset the split returns).
     for option in names:
-        kw = {**SAMPLES[option], **split_kw}
+        kw = {**SAMPLES[option], **NEEDS.get(option, {}), **split_kw}
         both = open_kind(kind, sources, option, **{**kw, "subset": "both"})
-        moved = sample_ids(both[0], kind)
+        moved, held = (sample_ids(ds, kind) for ds in both)
+        if option == "crops_per_file":  # each file's crops, all in its one subset
+            k = int(kw["crops_per_file"])  # type: ignore[call-overload]
+            assert Counter(moved + held) == dict.fromkeys(moved + held, k), kind
+            moved, held = sorted(set(moved)), sorted(set(held))
         assert set(moved).isdisjoint(validation), f"{option} on {kind}: subsets overlap"
         assert sorted(moved + validation) == list(range(total)), f"{option} on {kind}"
-        assert sorted(sample_ids(both[1], kind)) == sorted(validation), f"{option} on {kind}"
+        assert sorted(held) == sorted(validation), f"{option} on {kind}"
 
 
 def test_the_shuffle_orders_a_subset_and_does_not_pick_it(sources):
