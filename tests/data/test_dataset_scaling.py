@@ -311,3 +311,14 @@ def test_dataset_graph_serializes_without_python_state(pairs):
         tf.raw_ops.DatasetFromGraph(graph_def=graph), ds.element_spec
     )
     assert Counter(ids_of(rebuilt)) == Counter(range(N))
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_service_distributed_epoch_splits_several_crops_of_each_file(pairs, service, shuffle):
+    """crops_per_file units come from the same index stream: each file exactly k times over
+    the two workers, each crop once."""
+    ds = npyio.dataset(
+        *pairs, batch_size=4, crop=(2,), label_crop=None, crops_per_file=3, seed=0, shuffle=shuffle
+    )
+    got = Counter(ids_of(_distribute(ds, "distributed_epoch", service)))
+    assert got == Counter(list(range(N)) * 3)
