@@ -15,12 +15,12 @@ every file's size is checked against it, through ``tf.io.gfile``):
    subset's rows, under a split): the plan's *runs* (`RowsPlan.runs`).
 2. Those rows are the *units* of one index stream, as files are for `npyio.dataset`
    (`_by_rows`): positions in order, or shuffled by index (`npyio._data.shuffle.IndexShuffle`),
-   batched, and each batch read at once in a parallel map (`RowReader.read_rows`): its runs of
-   neighbouring rows, each one ``pread`` per side through the native reader, or
-   ``FixedLengthRecordDataset`` records of a row from its first byte through the graph's,
-   checked and decoded (a file whose size changed after the dataset was built fails, naming the
-   file). tf.data service splits that stream: each row once per epoch, whichever worker reads
-   it.
+   batched, and each batch read at once in a parallel map (`RowReader.read_rows`): through the
+   native reader, one op call per side that finds each row's file and reads its runs of
+   neighbouring rows (a ``pread`` each) straight into the batch's tensor; through the graph's,
+   ``FixedLengthRecordDataset`` records of a row from its first byte, checked and decoded (a
+   file whose size changed after the dataset was built fails, naming the file). tf.data service
+   splits that stream: each row once per epoch, whichever worker reads it.
 3. A *windowed* shuffle (``shuffle_buffer``, or files on object storage: `RowsPlan.windowed`; or
    a reader that reads a row at the cost of a dataset: ``RowReader.random_rows``) cuts the rows
    into *pieces* (runs of one file of at most about `npyio._data.rows_plan.MAX_PIECE_BYTES`; a

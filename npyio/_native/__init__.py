@@ -4,7 +4,8 @@ parsed), thin TensorFlow ops over it (``src/op.cc``: ``NpyioReadFiles``, a batch
 one shape into one tensor and an ``ok`` per file; ``NpyioReadFile``, one file of any shape;
 ``NpyioReadShapes``, each file's shape from its header; ``NpyioReadWindows``, a window of each
 file's array placed by its shape, only its bytes read; ``NpyioReadRanges``, byte ranges of
-files for rows and packs),
+files for the pieces of rows and packs; ``NpyioReadRows``, a batch of rows of files numbered
+as one sequence, straight into one tensor),
 a fuzz and benchmark driver (``src/driver.cc``), and one Python module that builds, caches
 and loads the op (`npyio._native.library`).
 
@@ -33,6 +34,7 @@ from npyio._native.library import (
     read_file,
     read_files,
     read_ranges,
+    read_rows,
     read_shapes,
     read_windows,
     status,
@@ -46,6 +48,7 @@ __all__ = [
     "read_file",
     "read_files",
     "read_ranges",
+    "read_rows",
     "read_shapes",
     "read_windows",
     "status",

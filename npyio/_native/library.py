@@ -1,6 +1,6 @@
 """Builds, caches and loads npyio's native reader: the ops ``NpyioReadFiles``,
-``NpyioReadFile``, ``NpyioReadShapes``, ``NpyioReadWindows``, ``NpyioReadRanges`` and
-``NpyioRemoteStats`` of ``src/``.
+``NpyioReadFile``, ``NpyioReadShapes``, ``NpyioReadWindows``, ``NpyioReadRanges``,
+``NpyioReadRows`` and ``NpyioRemoteStats`` of ``src/``.
 
 The library is compiled against the TensorFlow that is installed, with its own
 ``tf.sysconfig`` flags, at first use or ahead of time (`build`), into a cache directory per
@@ -63,6 +63,7 @@ __all__ = [
     "probe",
     "read_files",
     "read_ranges",
+    "read_rows",
     "read_windows",
     "remote_stats",
     "sources_hash",
@@ -696,6 +697,31 @@ def read_ranges(
         given = tf.fill(tf.shape(paths), tf.constant(b""))
     return _module().npyio_read_ranges(
         paths=paths, offsets=offsets, lengths=lengths, sizes=sizes, given=given
+    )
+
+
+def read_rows(
+    rows: Any, starts: Any, paths: Any, offsets: Any, little: Any, dtype: Any, shape: Any
+) -> tuple[Any, Any]:
+    """The op ``NpyioReadRows``: rows ``rows`` ([B] int64) of files numbered as one sequence
+    (file ``f`` holds rows ``starts[f]`` to ``starts[f + 1] - 1``; its rows start at byte
+    ``offsets[f]``, in the byte order ``little[f]`` says), as ``values`` ([B, *shape] of
+    ``dtype``, in the machine's byte order) and ``ok`` ([B] bool: false where the row's file is
+    missing, not of its size, changed while read, or the row is in no file; its slice is then
+    zeros: send the batch through the graph path). Neighbouring rows of a file are one
+    ``pread``, and each file is opened once per call.
+
+    Raises:
+        BackendUnavailableError: where the native reader cannot be had (or is off).
+    """
+    return _module().npyio_read_rows(
+        rows=rows,
+        starts=starts,
+        paths=paths,
+        offsets=offsets,
+        little=little,
+        dtype=dtype,
+        shape=list(shape),
     )
 
 

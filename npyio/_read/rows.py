@@ -22,6 +22,13 @@ The native backend's reader (`NativeRowReader`) reads the same records with npyi
 into the record, in the parallel map that decodes it, with no dataset per side. A piece is
 first checked (each side's file still the size the plan recorded); a piece the op doubts is
 read by the graph's reader instead, whose errors name the file, word for word.
+
+A batch of rows by number (`RowReader.read_rows`: the units of one index stream, in order or
+shuffled) is read by the graph's reader as records of each run of neighbours, joined and
+decoded; by the native one with the op ``NpyioReadRows`` (`npyio._native.read_rows`), straight
+into the batch's tensor of each side: the rows' files found in the kernel, one ``pread`` per
+run of neighbours, each file opened once per batch, byte-swapped there. A batch it doubts is
+read by the graph's reader, whose errors name the file.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from typing import NamedTuple, Protocol
 import numpy as np
 import tensorflow as tf
 
-from npyio._graph.ops import assert_verdict, decode_rows
+from npyio._graph.ops import TF_DTYPES, assert_verdict, decode_rows
 from npyio._read import CAPABILITIES
 from npyio._read.objects import BLOCK_BYPASS
 from npyio._tf import fixed_length_records
@@ -404,9 +411,10 @@ def _side_ranges(
 
 
 class NativeRowReader(RowReader):
-    """The native backend's reader of row ranges: the records `RowReader` gives, each read by
-    the op ``NpyioReadRanges`` with one ``pread`` where it is decoded (`decode_chunk`), local
-    files only.
+    """The native backend's reader of row ranges, local files only: the records `RowReader`
+    gives, each read by the op ``NpyioReadRanges`` with one ``pread`` where it is decoded
+    (`decode_chunk`); a batch of rows by number read by the op ``NpyioReadRows`` into its
+    tensor (`read_rows`).
 
     `read_piece` checks the piece's files first (one call of the op that reads nothing); where
     the op doubts one (missing, not a regular file, another size), the piece is read by
@@ -460,33 +468,24 @@ class NativeRowReader(RowReader):
         )
 
     def read_rows(self, rows: tf.Tensor, table: FileTable) -> list[tf.Tensor]:
-        """`RowReader.read_rows`, each run of neighbours read by one ``pread`` per side (one
-        call of the op for the batch), straight into a string that is decoded once per side.
-        Where the op doubts a file (missing, not regular, another size), the batch is read by
+        """`RowReader.read_rows`, each side read by one call of the op ``NpyioReadRows``
+        straight into its ``[b, *row_shape]`` tensor: a ``pread`` per run of neighbours, each
+        file opened once per batch, swapped into the machine's byte order there. Where the op
+        doubts a row (its file missing, not regular, of another size), the batch is read by
         `RowReader.read_rows`, whose errors name the file."""
-        from npyio._native import read_ranges  # lazily: it loads the op
+        from npyio._native import read_rows  # lazily: it loads the op
 
         graph = RowReader(self.layouts, self.chunk)
-        sides = self.run_sides(rows, table)
-        lengths = [
-            count * layout.row_bytes for (_, _, count, _, _), layout in zip(sides, self.layouts)
-        ]
-        values, ok = read_ranges(
-            tf.concat([path for path, *_ in sides], 0),
-            tf.concat([start for _, start, *_ in sides], 0),
-            tf.concat(lengths, 0),
-            tf.concat([s[1] + length + s[3] for s, length in zip(sides, lengths)], 0),
-        )
-
-        def native() -> list[tf.Tensor]:
-            raws = tf.strings.reduce_join(tf.reshape(values, [len(sides), -1]), axis=1)
-            count = tf.size(rows, out_type=tf.int64)
-            return [
-                _decode_side(raws[k], count, layout, side[4], side[2])
-                for k, (layout, side) in enumerate(zip(self.layouts, sides))
-            ]
-
-        parts = tf.cond(tf.reduce_all(ok), native, lambda: graph.read_rows(rows, table))
+        parts, oks = [], []
+        for layout, paths, offsets, little in zip(
+            self.layouts, table.paths, table.offsets, table.little, strict=True
+        ):
+            dtype, shape = TF_DTYPES[layout.dtype.name], layout.row_shape
+            part, ok = read_rows(rows, table.starts, paths, offsets, little, dtype, shape)
+            parts.append(part)
+            oks.append(ok)
+        good = tf.reduce_all(tf.concat(oks, 0))
+        parts = tf.cond(good, lambda: parts, lambda: graph.read_rows(rows, table))
         return _shaped(parts, rows, self.layouts)
 
     def decode_chunk(self, expected: tuple, raws: Sequence[tf.Tensor]) -> list[tf.Tensor]:

@@ -14,6 +14,7 @@ def test_the_room_exports_what_the_readers_use():
         "read_file",
         "read_files",
         "read_ranges",
+        "read_rows",
         "read_shapes",
         "read_windows",
         "status",

@@ -33,7 +33,9 @@
 // (the op's range read, which allocates once the file is checked) on every input and on racing
 // files: its allocator is asked exactly when read_range would be OK but for the bytes, for
 // exactly the range's length, and sometimes fails (NO_MEMORY, nothing written); racing, an OK
-// range holds bytes the file held. And, every 256 inputs, threads racing for a ByteBudget (the
+// range holds bytes the file held. read_rows (the op's rows of files numbered as one sequence)
+// on every non-racing input: each run's verdict and bytes as the arithmetic and the file say,
+// swapped where asked, nothing written past the runs. And, every 256 inputs, threads racing for a ByteBudget (the
 // remote reads' buffers, budget.h): the bytes held never pass its limit (but for one request
 // larger than it, alone), and each acquire gets its bytes back. The core has no cancellation
 // of its own (a read runs to its end, bounded by one preadv per run), so no cancelled reads
@@ -319,6 +321,7 @@ struct Fuzzer {
     if (d < DIRECTORY && verdicts.is_open() && pick(1000) == 0) sample(file, header, kind, shape, s);
     if (d < DIRECTORY && !check_memory(d, file, header, payload, kind.is_bool)) return false;
     return check_range(path, d, file, header.size() + payload) &&
+           check_rows(path, d, file, header.size(), header.size() + payload) &&
            check_window(path, d, file, header, kind, shape) &&
            check_parsed(path, d, file, expect_ok(file, header, payload, kind.is_bool), kind,
                         shape);
@@ -431,6 +434,66 @@ struct Fuzzer {
       return fail("range OK, but the output is not the file's bytes", d, s);
     }
     return check_range_into(path, d, size, offset, length, want ? file.data() + offset : nullptr);
+  }
+
+  // read_rows on the same input: the file as two entries of a numbering (its own size and
+  // header length, or sometimes others), random row bytes, random runs (some outside the
+  // files, some past their rows), maybe swapped and bool-checked. Each run is OK exactly when
+  // its entry's arithmetic holds (rows whole, the run within them), the input is a regular
+  // file of the entry's size and, for bools, the run's bytes are 0 or 1; then its output is
+  // the file's bytes there (each unit reversed when swapped), else zeros.
+  bool check_rows(const std::string& path, Damage d, const Bytes& file, size_t header,
+                  size_t planned) {
+    // mostly a row size that divides the payload (a real plan's), else any
+    const size_t payload = planned - header;
+    std::vector<size_t> divisors;
+    for (size_t b = 1; b <= 64; ++b) {
+      if (payload % b == 0) divisors.push_back(b);
+    }
+    const size_t row_bytes = pick(4) == 0 ? 1 + pick(64) : divisors[pick(divisors.size())];
+    const size_t unit = size_t{1} << pick(4);
+    const bool check_bool = pick(4) == 0;
+    npyio::RowFile files[2];
+    for (auto& f : files) {
+      f = {path.c_str(), pick(4) == 0 ? pick(planned + 2) : planned,
+           pick(4) == 0 ? pick(planned + 2) : header, pick(2) == 0};
+    }
+    std::vector<npyio::RowRun> runs(1 + pick(6));
+    size_t total = 0;
+    const uint64_t rows = payload / row_bytes;
+    for (auto& r : runs) {  // mostly within the rows, sometimes past them or in no file
+      const uint64_t first = pick(rows + 2);
+      r = {pick(8) == 0 ? 2 + pick(3) : pick(2), first, pick(rows + 2 - (first > rows ? rows : first))};
+      total += r.rows;
+    }
+    Bytes out(total * row_bytes + 1, 0xAB);  // one past the end: never written
+    std::vector<npyio::ReadStatus> statuses(runs.size());
+    npyio::read_rows(files, 2, runs.data(), runs.size(), row_bytes, unit, check_bool,
+                     out.data(), statuses.data());
+    if (out.back() != 0xAB) return fail("rows: wrote past the runs", d, statuses[0]);
+    size_t at = 0;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const auto& r = runs[i];
+      const auto s = statuses[i];
+      ++counts[std::string("rows ") + npyio::status_name(s)];
+      const size_t length = r.rows * row_bytes;
+      bool want = r.file < 2 && d < DIRECTORY;
+      const npyio::RowFile& f = files[want ? r.file : 0];
+      want = want && f.data_offset <= f.size && (f.size - f.data_offset) % row_bytes == 0 &&
+             r.first + r.rows <= (f.size - f.data_offset) / row_bytes && file.size() == f.size;
+      const uint8_t* from = want ? file.data() + f.data_offset + r.first * row_bytes : nullptr;
+      for (size_t k = 0; want && check_bool && k < length; ++k) want = from[k] <= 1;
+      if ((s == npyio::ReadStatus::OK) != want) return fail("rows: verdict differs", d, s);
+      for (size_t k = 0; k < length; ++k) {
+        // the byte the output holds at k: the file's, its unit reversed where swapped
+        const size_t in = f.swap && unit > 1 ? (k / unit) * unit + (unit - 1 - k % unit) : k;
+        const bool whole = (k / unit + 1) * unit <= length;
+        const uint8_t expected = !want ? 0 : from[whole ? in : k];
+        if (out[at + k] != expected) return fail("rows: not the file's bytes, or not zeros", d, s);
+      }
+      at += length;
+    }
+    return true;
   }
 
   // The op's range read: its output allocated by the callback once the file is checked.

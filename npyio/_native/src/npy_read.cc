@@ -618,4 +618,94 @@ ReadStatus check_npy(const uint8_t* data, size_t size, const uint8_t* header, si
 }
 
 
+// --- read_rows --------------------------------------------------------------------------------
+namespace {
+
+// Swaps the byte order of each `unit`-byte element of `p` (n bytes, a multiple of unit).
+void swap_units(uint8_t* p, size_t n, size_t unit) {
+  for (size_t i = 0; i + unit <= n; i += unit) std::reverse(p + i, p + i + unit);
+}
+
+// A file read_rows has open: its index in `files`, how opening it went, its descriptor and its
+// stat when opened.
+struct OpenRowFile {
+  uint64_t file;
+  ReadStatus status;
+  Fd fd;
+  struct stat before;
+};
+
+// Whether run `r` lies within its file (checked arithmetic): its first byte in `*offset`.
+bool run_in_file(const RowFile& f, const RowRun& r, size_t row_bytes, uint64_t* offset) {
+  if (f.data_offset > f.size || row_bytes == 0) return false;
+  const uint64_t payload = f.size - f.data_offset;
+  if (payload % row_bytes != 0) return false;
+  const uint64_t rows = payload / row_bytes;
+  if (r.first > rows || r.rows > rows - r.first) return false;
+  *offset = f.data_offset + r.first * row_bytes;  // within size: no overflow
+  return true;
+}
+
+}  // namespace
+
+void read_rows(const RowFile* files, size_t file_count, const RowRun* runs, size_t run_count,
+               size_t row_bytes, size_t swap_unit, bool check_bool, uint8_t* out,
+               ReadStatus* statuses) {
+  std::unique_ptr<OpenRowFile[]> open(new (std::nothrow) OpenRowFile[kRowFilesOpen]);
+  size_t opened = 0;
+  uint8_t* at = out;
+  for (size_t i = 0; i < run_count; ++i) {
+    const RowRun& r = runs[i];
+    uint8_t* slice = at;
+    at += r.rows * row_bytes;
+    uint64_t offset = 0;
+    if (r.file >= file_count || !run_in_file(files[r.file], r, row_bytes, &offset)) {
+      statuses[i] = ReadStatus::BAD_WINDOW;
+      continue;
+    }
+    const RowFile& f = files[r.file];
+    const size_t length = static_cast<size_t>(r.rows * row_bytes);
+    OpenRowFile* held = nullptr;
+    for (size_t k = 0; k < opened && held == nullptr; ++k) {
+      if (open[k].file == r.file) held = &open[k];
+    }
+    if (held == nullptr && open != nullptr && opened < kRowFilesOpen) {
+      held = &open[opened++];  // kept even where opening failed: its later runs fail alike
+      held->file = r.file;
+      held->status = open_sized(f.path, f.size, held->fd, held->before);
+    }
+    if (held == nullptr) {  // more files than are kept open: this run opens its own
+      statuses[i] = read_range(f.path, f.size, offset, slice, length);
+    } else if (held->status != ReadStatus::OK) {
+      statuses[i] = held->status;
+    } else {
+      statuses[i] = read_all(held->fd.get(), nullptr, 0, slice, length, offset);
+    }
+  }
+  // every file kept open must be unchanged from its first run to now
+  for (size_t k = 0; k < opened; ++k) {
+    if (open[k].status != ReadStatus::OK) continue;
+    struct stat after;
+    if (fstat(open[k].fd.get(), &after) == 0 && same_file(open[k].before, after)) continue;
+    for (size_t i = 0; i < run_count; ++i) {
+      if (runs[i].file == open[k].file && statuses[i] == ReadStatus::OK) {
+        statuses[i] = ReadStatus::CHANGED;
+      }
+    }
+  }
+  at = out;
+  for (size_t i = 0; i < run_count; ++i) {
+    const size_t length = static_cast<size_t>(runs[i].rows * row_bytes);
+    if (statuses[i] == ReadStatus::OK && check_bool && !bools_ok(at, length)) {
+      statuses[i] = ReadStatus::BAD_BOOL;
+    }
+    if (statuses[i] != ReadStatus::OK) {
+      std::memset(at, 0, length);
+    } else if (files[runs[i].file].swap && swap_unit > 1) {
+      swap_units(at, length, swap_unit);
+    }
+    at += length;
+  }
+}
+
 }  // namespace npyio

@@ -60,6 +60,38 @@ using Allocate = uint8_t* (*)(size_t length, void* context);
 ReadStatus read_range_into(const char* path, uint64_t file_size, uint64_t offset, size_t length,
                            Allocate allocate, void* context);
 
+// A file whose rows read_rows reads: its path, its size as the plan recorded, the byte its rows
+// start at, and whether its elements are in the other byte order than the machine's (each value
+// is then swapped: swap_unit bytes at a time, the itemsize, or half of it for complex numbers).
+struct RowFile {
+  const char* path;
+  uint64_t size;
+  uint64_t data_offset;
+  bool swap;
+};
+
+// A run of neighbouring rows of one file: rows [first, first + rows) of files[file].
+struct RowRun {
+  uint64_t file;
+  uint64_t first;
+  uint64_t rows;
+};
+
+// Reads each run's rows (row_bytes each) into `out` (which holds the sum of the runs' rows
+// times row_bytes, a product the caller has checked), one after another, one pread per run,
+// keeping each file open across the runs of the call (at most kRowFilesOpen at once; more are
+// opened per run). A file is read only if it is a regular file of exactly its recorded size,
+// that size is its data_offset plus whole rows, and it holds the run; it must not change
+// (stat) from its first run to the end of the call. statuses[i] is run i's: a run not OK has
+// its bytes zeroed (BAD_WINDOW for a run outside its file or the arguments, before anything is
+// opened; BAD_BOOL, with check_bool, for a byte other than 0 or 1). Never throws.
+void read_rows(const RowFile* files, size_t file_count, const RowRun* runs, size_t run_count,
+               size_t row_bytes, size_t swap_unit, bool check_bool, uint8_t* out,
+               ReadStatus* statuses);
+
+// The most files read_rows keeps open at once.
+constexpr size_t kRowFilesOpen = 64;
+
 // Checks a whole file already read into memory (`data`, `size` bytes: what a file system
 // other than the local disk gave, `remote.cc`): OK if it is exactly `header` (header_len bytes,
 // at most kMaxHeader) followed by payload_len bytes, with every payload byte 0 or 1 for

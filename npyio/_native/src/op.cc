@@ -15,6 +15,7 @@
 // or is an error of the op (RESOURCE_EXHAUSTED), never the end of the process. The op is not
 // stateful (tf.io.read_file is not either): a stateful op would stop tf.data from
 // checkpointing the iterator.
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <condition_variable>
@@ -531,6 +532,185 @@ std::string local_path(const tstring& name) {
   if (path.find('\0') != std::string::npos || npyio::has_scheme(path)) return "";
   return path;
 }
+
+// NpyioReadRows: rows of files numbered as one sequence (a pack's shards, `npyio.rows`'s
+// files), straight into a [B, *shape] batch: row rows[i] is row rows[i] - starts[f] of file f,
+// where starts[f] <= rows[i] < starts[f + 1]; file f's rows start at byte offsets[f], and it
+// must be exactly that plus its rows' bytes; `little[f]` is its byte order (swapped into the
+// machine's here). Neighbouring rows of one file are one pread, and each file is opened once
+// per call (read_rows). `ok` [B] is false where the core doubted the row (its slice is then
+// zeros): a row outside the numbering, a file missing, of another size, changed while read, a
+// path with a scheme, or a bool byte other than 0 or 1. The caller sends a batch with a doubt
+// through the graph path, which decides and names the file.
+REGISTER_OP("NpyioReadRows")
+    .Input("rows: int64")
+    .Input("starts: int64")
+    .Input("paths: string")
+    .Input("offsets: int64")
+    .Input("little: bool")
+    .Output("values: dtype")
+    .Output("ok: bool")
+    .Attr("dtype: type")
+    .Attr("shape: shape")
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      ShapeHandle rows, files;
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &rows));
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, &files));
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(2), 1, &files));
+      for (int i = 3; i < 5; ++i) {
+        ShapeHandle other;
+        TF_RETURN_IF_ERROR(c->WithRank(c->input(i), 1, &other));
+        TF_RETURN_IF_ERROR(c->Merge(files, other, &files));
+      }
+      PartialTensorShape shape;
+      TF_RETURN_IF_ERROR(c->GetAttr("shape", &shape));
+      ShapeHandle element, values;
+      TF_RETURN_IF_ERROR(c->MakeShapeFromPartialTensorShape(shape, &element));
+      TF_RETURN_IF_ERROR(c->Concatenate(rows, element, &values));
+      c->set_output(0, values);
+      c->set_output(1, rows);
+      return absl::OkStatus();
+    });
+
+class NpyioReadRowsOp : public OpKernel {
+ public:
+  explicit NpyioReadRowsOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("dtype", &dtype_));
+    OP_REQUIRES(ctx, grammar_code(dtype_) != nullptr,
+                absl::InvalidArgumentError(absl::StrCat("NpyioReadRows: dtype ",
+                                                        tensorflow::DataTypeString(dtype_),
+                                                        " is not one npyio reads")));
+    PartialTensorShape shape;
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("shape", &shape));
+    OP_REQUIRES(ctx, shape.IsFullyDefined() && shape.AsTensorShape(&shape_),
+                absl::InvalidArgumentError(absl::StrCat(
+                    "NpyioReadRows: shape ", shape.DebugString(), " must be fully defined")));
+    const int64_t itemsize = tensorflow::DataTypeSize(dtype_);
+    int64_t bytes = 0;
+    OP_REQUIRES(ctx, !__builtin_mul_overflow(shape_.num_elements(), itemsize, &bytes),
+                absl::InvalidArgumentError(absl::StrCat(
+                    "NpyioReadRows: shape ", shape.DebugString(), " is too large")));
+    row_bytes_ = static_cast<size_t>(bytes);
+    const bool complex = dtype_ == tensorflow::DT_COMPLEX64 || dtype_ == tensorflow::DT_COMPLEX128;
+    swap_unit_ = static_cast<size_t>(complex ? itemsize / 2 : itemsize);
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    guarded(ctx, "NpyioReadRows", [&] { read(ctx); });
+  }
+
+ private:
+  void read(OpKernelContext* ctx) {
+    const Tensor& rows = ctx->input(0);
+    const Tensor& starts = ctx->input(1);
+    const int64_t files = ctx->input(2).NumElements();
+    OP_REQUIRES(ctx,
+                rows.dims() == 1 && starts.dims() == 1 && starts.dim_size(0) == files + 1 &&
+                    ctx->input(3).NumElements() == files && ctx->input(4).NumElements() == files,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "NpyioReadRows: rows must be [B], starts [F + 1], paths, offsets and little "
+                    "[F], got ", rows.shape().DebugString(), ", ", starts.shape().DebugString(),
+                    " and ", ctx->input(2).shape().DebugString())));
+    const int64_t n = rows.dim_size(0);
+    TensorShape out_shape({n});
+    OP_REQUIRES_OK(ctx, out_shape.AppendShapeWithStatus(shape_));
+    Tensor *values = nullptr, *ok = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &values));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &ok));
+    auto oks = ok->flat<bool>();
+    if (row_bytes_ == 0) {  // nothing to read: every row is good, as the graph path counts it
+      for (int64_t i = 0; i < n; ++i) oks(i) = true;
+      return;
+    }
+    Plan plan = plan_runs(ctx, rows.flat<int64_t>(), starts.flat<int64_t>(), files);
+    std::vector<npyio::ReadStatus> statuses(plan.runs.size(), npyio::ReadStatus::OK);
+    auto* base = static_cast<uint8_t*>(values->data());
+    const bool check_bool = dtype_ == tensorflow::DT_BOOL;
+    auto read = [&](int64_t begin, int64_t end) {  // read_rows never throws
+      npyio::read_rows(plan.files.data(), plan.files.size(), plan.runs.data() + begin,
+                       static_cast<size_t>(end - begin), row_bytes_, swap_unit_, check_bool,
+                       base + plan.first_row[begin] * row_bytes_, statuses.data() + begin);
+    };
+    const int64_t count = static_cast<int64_t>(plan.runs.size());
+    auto* workers = ctx->device()->tensorflow_cpu_worker_threads();
+    const bool large = static_cast<size_t>(n) >= static_cast<size_t>(kParallelBytes) / row_bytes_;
+    if (count > 1 && large && workers != nullptr && workers->num_threads > 1) {
+      tensorflow::Shard(workers->num_threads, workers->workers, count,
+                        saturated_product(n / count + 1, row_bytes_) + 10000, read);
+    } else {
+      read(0, count);
+    }
+    for (int64_t k = 0; k < count; ++k) {  // a doubted run's rows are zeros (read_rows)
+      const bool good = statuses[k] == npyio::ReadStatus::OK;
+      for (int64_t i = plan.first_row[k]; i < plan.first_row[k + 1]; ++i) oks(i) = good;
+    }
+  }
+
+  // The batch as the core reads it: the files its rows are in (paths kept in `paths`), its runs
+  // of neighbours, and the batch row each run starts at (then n).
+  struct Plan {
+    std::vector<std::string> paths;
+    std::vector<npyio::RowFile> files;
+    std::vector<npyio::RowRun> runs;
+    std::vector<int64_t> first_row;
+  };
+
+  Plan plan_runs(OpKernelContext* ctx, tensorflow::TTypes<int64_t>::ConstFlat rows,
+                 tensorflow::TTypes<int64_t>::ConstFlat starts, int64_t files) {
+    auto names = ctx->input(2).flat<tstring>();
+    auto offsets = ctx->input(3).flat<int64_t>();
+    auto little = ctx->input(4).flat<bool>();
+    static const uint16_t kOne = 1;
+    const bool machine_little = *reinterpret_cast<const uint8_t*>(&kOne) == 1;
+    Plan plan;
+    std::vector<int64_t> met;  // the files met, by their index in `paths`, in the plan's order
+    const int64_t n = rows.size();
+    int64_t last_file = -1, last_row = -1;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t r = rows(i);
+      // the file whose range holds r: starts[f] <= r < starts[f + 1]; else none (f = files)
+      const int64_t* s = starts.data();
+      int64_t f = std::upper_bound(s, s + files + 1, r) - s - 1;
+      if (f < 0 || f >= files || r >= s[f + 1]) f = files;
+      if (f != files && f == last_file && r == last_row + 1) {
+        plan.runs.back().rows += 1;
+      } else {
+        // the plan's entry for f; UINT64_MAX for a row in no file, which the core doubts
+        uint64_t at = f == files ? UINT64_MAX : met.size();
+        for (size_t k = 0; f != files && k < met.size(); ++k) {
+          if (met[k] == f) at = k;
+        }
+        if (at == met.size()) {
+          met.push_back(f);
+          plan.paths.push_back(local_path(names(f)));
+          int64_t size = 0, bytes = 0;
+          const bool fits = offsets(f) >= 0 && s[f + 1] >= s[f] &&
+                            !__builtin_mul_overflow(s[f + 1] - s[f],
+                                                    static_cast<int64_t>(row_bytes_), &bytes) &&
+                            !__builtin_add_overflow(offsets(f), bytes, &size);
+          // a file whose size does not fit is given one its rows cannot lie in: a doubt
+          plan.files.push_back({nullptr, fits ? static_cast<uint64_t>(size) : 0,
+                                fits ? static_cast<uint64_t>(offsets(f)) : 1,
+                                little(f) != machine_little});
+        }
+        plan.runs.push_back({at, f == files ? 0 : static_cast<uint64_t>(r - s[f]), 1});
+        plan.first_row.push_back(i);
+      }
+      last_file = f;
+      last_row = r;
+    }
+    plan.first_row.push_back(n);
+    for (size_t k = 0; k < plan.files.size(); ++k) plan.files[k].path = plan.paths[k].c_str();
+    return plan;
+  }
+
+  DataType dtype_;
+  TensorShape shape_;
+  size_t row_bytes_ = 0;
+  size_t swap_unit_ = 1;
+};
+
+REGISTER_KERNEL_BUILDER(Name("NpyioReadRows").Device(tensorflow::DEVICE_CPU), NpyioReadRowsOp);
 
 // NpyioReadFile: one .npy file of any shape. The core parses the file's own header
 // (npy_header.h) and reads it if it holds `dtype` in the machine's byte order and C order, with
