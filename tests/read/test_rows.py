@@ -63,7 +63,12 @@ def reader(request):
 
 def chunks(read: RowReader, ds: tf.data.Dataset) -> list[tuple[tuple, list[np.ndarray]]]:
     """(expected, decoded parts) of each record: decoded in a graph map, as pipelines do."""
-    decoded = ds.map(lambda expected, raws: (expected, tuple(read.decode_chunk(expected, raws))))
+    # not converted by autograph, as npyio's own functions are not: a conversion here once
+    # took another function's from autograph's cache in a full run (`tf__run`, 3 arguments)
+    decode = tf.autograph.experimental.do_not_convert(
+        lambda expected, raws: (expected, tuple(read.decode_chunk(expected, raws)))
+    )
+    decoded = ds.map(decode)
     return [
         (tf.nest.map_structure(np.asarray, e), [p.numpy() for p in parts]) for e, parts in decoded
     ]
