@@ -113,9 +113,9 @@ def rate(value: float) -> str:
 
 def native_cells(results: dict[str, dict[str, Any]]) -> dict[str, str]:
     """A profile's cells of the native reader, where it ran: its samples/s, the graph path's
-    and the bare read loop's, and its ratio to the floor, to the graph path of the same run
-    (the before and after), to the bare loop and to DALI (issue 41's targets; each only where
-    that pipeline ran)."""
+    and the bare read loop's, and its ratio to py_function, to the floor, to the graph path of
+    the same run (the before and after), to the bare loop and to DALI (issue 41's targets; each
+    only where that pipeline ran)."""
     native = results.get(_NATIVE)
     if native is None:
         return {}
@@ -124,6 +124,7 @@ def native_cells(results: dict[str, dict[str, Any]]) -> dict[str, str]:
         if name in results:
             cells[column] = rate(results[name]["samples_per_s"])
     for name, column in (
+        ("py_function", "native vs py_function"),
         ("floor (read only)", "native vs floor"),
         (_NPYIO, "native vs graph"),
         (_BARE, "native vs bare loop"),

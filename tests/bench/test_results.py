@@ -138,6 +138,8 @@ def test_the_native_readers_cells_are_its_rates_and_its_ratios_to_each_target():
     assert row["native vs graph"] == "2.5x" and row["native vs DALI"] == "2.5x"
     assert row["native vs bare loop"] == "0.5x"
     assert row["native vs floor"] == results.ratio(rate * 2.5 / floor["samples_per_s"])
+    py_function = next(r for r in small if r["pipeline"] == "py_function")["samples_per_s"]
+    assert row["native vs py_function"] == results.ratio(rate * 2.5 / py_function)
     assert row["vs DALI"] == "1x"  # the graph path's, as before
     assert "vs npyio native" not in row and "vs native bare read loop (no tf.data)" not in row
     # Without DALI (not installed), its column stays empty.
