@@ -18,12 +18,13 @@ Three measurements (bench/README.md, "Packing", records them):
     .venv/bin/python bench/pack.py memory --count 8000
     .venv/bin/python bench/pack.py gcs --rounds 3
 
-- ``readers``: the two readers of row ranges (``FixedLengthRecordDataset``, the graph's;
-  ``NpyioReadRanges``, the native kernel's) on the pack, and on one 32 MiB file through
-  ``npyio.rows``, at batches of 8 and 256, by iterator and by ``Dataset.reduce``, against a
-  hand-written ``FixedLengthRecordDataset`` floor and (the pack) against npyio's native reads of
-  the loose files and a hand-written pipeline that reads each batch's rows with one ``pread``
-  per part (`batch_reads`), all in one process, TensorFlow imported first.
+- ``readers``: the two readers of row ranges (``FixedLengthRecordDataset``, the graph's; the
+  native kernel's: ``NpyioReadRows`` per batch since 2026-12-06, ``NpyioReadRanges`` before) on
+  the pack, and on one 32 MiB file through ``npyio.rows``, at batches of 8 and 256, by iterator
+  and by ``Dataset.reduce``, against a hand-written ``FixedLengthRecordDataset`` floor and (the
+  pack) against npyio's native reads of the loose files and a hand-written pipeline that reads
+  each batch's rows with one ``pread`` per part (`batch_reads`), all in one process, TensorFlow
+  imported first.
 
     .venv/bin/python bench/pack.py readers --rounds 5
 
