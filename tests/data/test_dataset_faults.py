@@ -175,8 +175,11 @@ def test_static_sharding_worker_killed_and_restarted_replays_its_shard(cluster, 
 @pytest.mark.parametrize("policy", ["DYNAMIC", "OFF"])
 def test_dispatcher_killed_and_restarted_at_its_port_and_work_dir(cluster, pairs, policy):
     # The journal in work_dir restores datasets, jobs, tasks and (DYNAMIC) how many splits were
-    # handed out; workers keep serving meanwhile and the client retries. Nothing lost or
-    # repeated.
+    # handed out; workers keep serving meanwhile and the client retries. Nothing repeated, and
+    # almost always nothing lost. The exception is TensorFlow's: the dispatcher journals a
+    # split before it replies (DataServiceDispatcherImpl::GetSplit), so a kill between the two
+    # loses that split, one file here; a worker asks for one split at a time. Seen once in CI,
+    # 1 of 160.
     def fault():
         cluster.kill("dispatcher")
         cluster.start_dispatcher()
@@ -185,8 +188,12 @@ def test_dispatcher_killed_and_restarted_at_its_port_and_work_dir(cluster, pairs
     epoch = consume(client, timeout=TIMEOUT, fault_after=K, fault=fault)
     info = _report(f"{policy}, dispatcher restarted", epoch, cluster)
     assert epoch.how == "end", info
-    per_worker = 1 if policy == "DYNAMIC" else len(cluster.worker_ports)
-    assert Counter(epoch.ids) == Counter({i: per_worker for i in range(N)}), info
+    if policy == "DYNAMIC":
+        assert not epoch.duplicated(), info
+        assert len(epoch.missing(N)) <= len(cluster.worker_ports), info
+    else:
+        per_worker = len(cluster.worker_ports)
+        assert Counter(epoch.ids) == Counter({i: per_worker for i in range(N)}), info
 
 
 def _writing_stream(path: str, deadline: float) -> tuple[str, int]:
