@@ -2,8 +2,8 @@
 one file read into a caller's buffer, or doubted; ``src/npy_header.cc``: a file's header
 parsed), thin TensorFlow ops over it (``src/op.cc``: ``NpyioReadFiles``, a batch of paths of
 one shape into one tensor and an ``ok`` per file; ``NpyioReadFile``, one file of any shape;
-``NpyioReadShapes``, each file's shape from its header; ``NpyioReadWindows``, a window of each
-file's array placed by its shape, only its bytes read; ``NpyioReadRanges``, byte ranges of
+``NpyioReadWindows``, a window of each file's array placed by the shape its header gives, only
+its bytes read; ``NpyioReadRanges``, byte ranges of
 files for the pieces of rows and packs; ``NpyioReadRows``, a batch of rows of files numbered
 as one sequence, straight into one tensor),
 a fuzz and benchmark driver (``src/driver.cc``), and one Python module that builds, caches
@@ -35,7 +35,6 @@ from npyio._native.library import (
     read_files,
     read_ranges,
     read_rows,
-    read_shapes,
     read_windows,
     status,
 )
@@ -49,7 +48,6 @@ __all__ = [
     "read_files",
     "read_ranges",
     "read_rows",
-    "read_shapes",
     "read_windows",
     "status",
 ]

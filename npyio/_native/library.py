@@ -1,6 +1,6 @@
 """Builds, caches and loads npyio's native reader: the ops ``NpyioReadFiles``,
-``NpyioReadFile``, ``NpyioReadShapes``, ``NpyioReadWindows``, ``NpyioReadRanges``,
-``NpyioReadRows`` and ``NpyioRemoteStats`` of ``src/``.
+``NpyioReadFile``, ``NpyioReadWindows``, ``NpyioReadRanges``, ``NpyioReadRows`` and
+``NpyioRemoteStats`` of ``src/``.
 
 The library is compiled against the TensorFlow that is installed, with its own
 ``tf.sysconfig`` flags, at first use or ahead of time (`build`), into a cache directory per
@@ -616,57 +616,50 @@ def read_file(
     return value, ok
 
 
-def read_shapes(
-    paths: Any,
-    dtype: Any,
-    shape: Sequence[int | None],
-    max_header_size: int,
-    max_file_size: int | None,
-) -> tuple[Any, Any]:
-    """The op ``NpyioReadShapes`` over a [B] string tensor of ``paths``: each file's shape from
-    its own header, checked as `read_file` checks it (``shape``: its rank, ``None`` dims for
-    any size), reading no payload: by it, each file's window is placed for `read_windows`.
-    Gives ``dims`` ([B, rank] int64, 0 where doubted) and ``ok``
-    ([B] bool: false where the kernel doubts the file; send it through the graph path).
-
-    Raises:
-        BackendUnavailableError: where the native reader cannot be had (or is off).
-    """
-    limits = _parsed(dtype, shape, max_header_size, max_file_size)
-    dims, ok = _module().npyio_read_shapes(paths=paths, **limits)
-    return dims, ok
-
-
 def read_windows(
     paths: Any,
-    dims: Any,
-    starts: Any,
+    draws: Any,
     dtype: Any,
     shape: Sequence[int | None],
     window: Sequence[int],
+    axes: Sequence[int],
+    start: str | Sequence[int],
+    policy: str,
     max_header_size: int,
     max_file_size: int | None,
     fill: bytes = b"",
-) -> tuple[Any, Any, Any]:
-    """The op ``NpyioReadWindows`` over a [B] string tensor of ``paths``: the window
-    ``[starts[i, a], starts[i, a] + window[a])`` on each axis ``a`` of each file's C-order
-    array, reading only the window's bytes. ``dims`` ([B, rank] int64) is the shape each file's
-    ``starts`` were placed by (the plan's static shape, or `read_shapes`'); the kernel parses
-    each header and doubts a file that does not hold exactly that shape (of ``dtype``, fitting
-    ``shape``, within the limits). Gives ``values`` ([B, *window] of ``dtype``; elements past
-    the array's edges are ``fill``, one element's bytes, or zeros for ``b""``), ``ok`` ([B]
-    bool: false where the file or its window is doubted, and its slice is zeros; send that
-    file through the graph path) and ``nbytes`` ([B] int64: the bytes asked of the file system
-    for each file, the header's included).
+) -> tuple[Any, Any, Any, Any]:
+    """The op ``NpyioReadWindows`` over a [B] string tensor of ``paths``: a window of each
+    file's C-order array, placed by the file's own shape from its header (parsed once, checked
+    to hold ``dtype`` and fit ``shape``: ``None`` dims for any size, within the limits), and
+    only the window's bytes read. The window is ``window`` (the output's shape, every axis);
+    on ``axes`` (the cropped ones, any order) it starts by npyio's rule
+    (`npyio._format.window.Window.starts`): ``start`` ``"random"`` by ``draws`` ([B, k] or
+    [B, 2k] float64, as `npyio._graph.window.draws` makes them), ``"center"``, or fixed starts
+    (one per axis); the other axes from 0. ``policy`` (``"error"``, ``"trim"``, ``"pad"``)
+    says what a window past the edge does: doubted, moved inside from below, or filled with
+    ``fill`` (one element's bytes; ``b""``: zeros). Gives ``values`` ([B, *window] of
+    ``dtype``), ``dims`` ([B, rank] int64: each file's shape, 0 where its header was doubted),
+    ``ok`` ([B] bool: false where the file, its draws or its window are doubted, and its slice
+    is zeros; send that file through the graph path) and ``nbytes`` ([B] int64: the bytes
+    asked of the file system for each file, the header's included).
 
     Raises:
         BackendUnavailableError: where the native reader cannot be had (or is off).
     """
     limits = _parsed(dtype, shape, max_header_size, max_file_size)
-    values, ok, nbytes = _module().npyio_read_windows(
-        paths=paths, dims=dims, starts=starts, window=list(window), fill=fill, **limits
+    fixed = [] if isinstance(start, str) else [int(s) for s in start]
+    return _module().npyio_read_windows(
+        paths=paths,
+        draws=draws,
+        window=list(window),
+        axes=[int(a) for a in axes],
+        start=start if isinstance(start, str) else "fixed",
+        fixed=fixed,
+        policy=policy,
+        fill=fill,
+        **limits,
     )
-    return values, ok, nbytes
 
 
 def _module() -> Any:

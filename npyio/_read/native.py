@@ -27,16 +27,14 @@ a differential fuzz) and reads the file if it holds the part's dtype in native o
 order and fits the part's shape; it doubts any other file, which the graph parser decides.
 
 A cropped part (``spec.crop``, local files, not of bools) is read by ``NpyioReadWindows``: each
-file's window alone, its starts computed in the graph (`npyio._graph.window.starts`, from the
-element's draws) from the plan's static shape or, where the window's axes are sized by each
-file (per-case shapes), from each file's own (``NpyioReadShapes``, `_windows`); the kernel
-parses each header and reads the window's runs. A file the kernel doubts is read whole by the
-graph parser and its window cut there (`read_cases`: with the pair checks of shared windows).
+file's header parsed once by the kernel, its window placed by the file's own shape (npyio's
+rule, which the graph path's `npyio._graph.window.starts` follows, from the element's draws)
+and only its runs read (`_windows`). A file the kernel doubts is read whole by the graph parser
+and its window cut there (`read_cases`: with the pair checks of shared windows).
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -45,11 +43,11 @@ import tensorflow as tf
 
 from npyio._format.header import Hint
 from npyio._format.spec import Spec
-from npyio._format.window import CENTER, ERROR, PAD, RANDOM
+from npyio._format.window import CENTER, PAD, RANDOM
 from npyio._graph.decode import Fetched, decode_group
-from npyio._graph.window import cut_batch, starts
+from npyio._graph.window import cut_batch
 from npyio._native import read_file as read_parsed
-from npyio._native import read_files, read_shapes, read_windows
+from npyio._native import read_files, read_windows
 from npyio._read import CAPABILITIES
 from npyio._read.objects import read_sized
 from npyio._read.part import Reader, cut_parts, read_file
@@ -222,60 +220,39 @@ class Windows(NamedTuple):
     """A batch's windows of one part, as the kernel read them."""
 
     values: tf.Tensor  # [B, *window]
-    dims: tf.Tensor  # [B, rank]: each file's shape (the plan's, or from its header)
+    dims: tf.Tensor  # [B, rank]: each file's shape, from its header
     ok: tf.Tensor  # [B]: read, and the window lies where its policy allows
 
 
 def _windows(paths: tf.Tensor, spec: Spec, draw: tf.Tensor | None) -> Windows:
     """The windows (``spec.crop``) of ``paths`` ([B]) as the kernel reads them first, by
-    ``NpyioReadWindows`` (which parses each header and reads only the window), placed (`starts`,
-    as the graph path places them) by the plan's static shape; or, where the window's axes are
-    sized by each file, by the first file's shape (its hint) if the sampled files agreed, else by
-    each file's own (``NpyioReadShapes``; `read_cases` reads the files unlike the first so). A
-    file the kernel doubts, or whose window passes its edge under ``"error"``, is not ok."""
-    return _placed_windows(paths, spec, draw, _placed_by(spec))
-
-
-def _placed_by(spec: Spec) -> tuple[int, ...] | None:
-    """The shape `_windows` places every file's window by first (None: each file's own)."""
-    shape, hint = spec.file.shape, spec.usable_hint()
-    if spec.file.static and shape is not None:
-        return tuple(int(d) for d in shape if d is not None)
-    return hint.shape if hint is not None and _native_layout(hint) else None
-
-
-def _native_layout(hint: Hint) -> bool:
-    """Whether files with ``hint``'s header hold native-order C-order arrays."""
-    return hint.little_endian == (sys.byteorder == "little") and not hint.fortran_order
-
-
-def _placed_windows(
-    paths: tf.Tensor, spec: Spec, draw: tf.Tensor | None, dims: tuple[int, ...] | None
-) -> Windows:
-    """`_windows` placed by ``dims`` (every file's expected shape, whose arithmetic TensorFlow
-    folds: a file of another shape is doubted), or, for None, by each file's own."""
+    ``NpyioReadWindows``: each file's header parsed once, the window placed by its own shape
+    (npyio's rule, the graph path's `starts`, from ``draw``: [B, k] or [B, 2k] for a random
+    window) and only its runs read. The plan's static shape, where it has one, is what every
+    file must hold. A file the kernel doubts, or whose window passes its edge under
+    ``"error"``, is not ok."""
     window, shape = spec.crop, spec.file.shape
     assert window is not None and shape is not None
-    dtype, limits = tf.as_dtype(spec.file.dtype), spec.limits
-    n = tf.shape(paths, out_type=tf.int64)[0]
     sizes = tuple(int(d) for d in spec.output.shape or () if d is not None)  # static
-    if dims is not None:  # the plan's shape, or its first file's: the window fits (planned)
-        start = tf.broadcast_to(starts(window, tf.constant(dims, tf.int64), draw), [n, len(dims)])
-        each = tf.broadcast_to(tf.constant(dims, tf.int64), [n, len(dims)])
-        placed = tf.ones([n], tf.bool)
-    else:
-        each, known = read_shapes(paths, dtype, shape, limits.max_header_size, limits.max_file_size)
-        start = starts(window, each, draw)
-        fits = tf.reduce_all(tf.logical_and(start >= 0, start + sizes <= each), axis=1)
-        placed = tf.logical_and(known, fits) if window.policy == ERROR else known
-    if window.policy != PAD:  # trimmed (or inside the array)
-        start = tf.maximum(start, 0)
+    if draw is None:
+        draw = tf.zeros([tf.shape(paths)[0], 0], tf.float64)
     fill = np.asarray(window.fill, spec.file.dtype).tobytes() if window.policy == PAD else b""
-    values, read, _ = read_windows(
-        paths, each, start, dtype, shape, sizes, limits.max_header_size, limits.max_file_size, fill
+    limits = spec.limits
+    values, dims, ok, _ = read_windows(
+        paths,
+        draw,
+        tf.as_dtype(spec.file.dtype),
+        shape,
+        sizes,
+        window.axes,
+        window.start,
+        window.policy,
+        limits.max_header_size,
+        limits.max_file_size,
+        fill,
     )
     values.set_shape(paths.shape.concatenate(sizes))
-    return Windows(values, each, tf.logical_and(placed, read))
+    return Windows(values, dims, ok)
 
 
 def read_cases(
@@ -305,24 +282,15 @@ def read_cases(
         return [tf.identity(cases[i].values) for i in windowed]
 
     def graph() -> list[tf.Tensor]:
-        # the files unlike the first (placed by its hint) placed by their own shapes
-        again = {
-            i: _placed_windows(rows[i].contents, specs[i], row_draws[i], None)
-            if _placed_by(specs[i]) is not None
-            else cases[i]
-            for i in windowed
-        }
-        second = _all_ok(specs, again)
-
         def one(r: tf.Tensor) -> list[tf.Tensor]:
             return tf.cond(
-                second[r],
-                lambda: [again[i].values[r] for i in windowed],
+                ok[r],
+                lambda: [cases[i].values[r] for i in windowed],
                 lambda: _graph_windows(rows, specs, row_draws, windowed, r),
             )
 
         signature = [tf.TensorSpec(specs[i].output.shape, specs[i].output.dtype) for i in windowed]
-        n = tf.shape(second)[0]
+        n = tf.shape(ok)[0]
         return tf.map_fn(one, tf.range(n), fn_output_signature=signature)
 
     read = tf.cond(tf.reduce_all(ok), native, graph)

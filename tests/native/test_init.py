@@ -15,7 +15,6 @@ def test_the_room_exports_what_the_readers_use():
         "read_files",
         "read_ranges",
         "read_rows",
-        "read_shapes",
         "read_windows",
         "status",
     }

@@ -1,11 +1,11 @@
 """The op `NpyioReadWindows` (``npyio/_native/src/op.cc`` over the core's
-``read_window_parsed``), through `npyio._native.library.read_windows`, with windows placed by a
-static shape (the files' shapes per case: tests/native/test_library_file.py): each window is
-numpy's slice of the file's array,
-padded with the fill where it passes the edges, whatever the rank, dtype, start or size; only
-the window's runs are read (the op's byte count and the process's ``rchar`` both show it); a
-file the kernel must doubt gives ``ok=False`` and a zero slice; attrs that do not fit are op
-errors."""
+``read_window_placed``), through `npyio._native.library.read_windows`: each file's header read
+once, its window placed by the file's own shape as npyio's rule says (`Window.starts`: random
+by the draws, centred on a foreground voxel, at the centre or fixed, under each policy), and
+each window is numpy's slice of the file's array, padded with the fill where it passes the
+edges, whatever the rank, dtype, start or size; only the window's runs are read (the op's byte
+count and the process's ``rchar`` both show it); a file, a draw or a window the kernel must
+doubt gives ``ok=False`` and a zero slice; attrs that do not fit are op errors."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from npyio._format.window import CENTER, ERROR, PAD, RANDOM, TRIM, Window
 from npyio._native import library
 
 DTYPES = ["bool", "uint8", "int16", "float16", "float32", "int64", "float64", "complex128"]
@@ -68,19 +69,45 @@ def _head(path: Path | str) -> int:
 
 
 def _read(paths, starts, dtype, shape, window, fill=b""):
-    """The windows at ``starts`` of ``paths``, all placed by ``shape``."""
-    values, ok, nbytes = library.read_windows(
-        tf.constant(paths, tf.string),
-        tf.constant(np.broadcast_to(np.asarray(shape, np.int64), (len(paths), len(shape)))),
-        tf.constant(np.asarray(starts, np.int64).reshape(len(paths), len(shape))),
+    """The windows at fixed ``starts`` of ``paths`` (files of ``shape``), kept where they pass
+    the edges (``"pad"``): one op call per file, as fixed starts are attrs."""
+    rank = len(shape)
+    starts = np.asarray(starts, np.int64).reshape(len(paths), rank)
+    out = []
+    for path, start in zip(paths, starts, strict=True):
+        values, _, ok, nbytes = library.read_windows(
+            tf.constant([path]),
+            tf.zeros([1, 0], tf.float64),
+            tf.as_dtype(dtype),
+            shape,
+            window,
+            range(rank),
+            tuple(int(s) for s in start),
+            "pad",
+            10_000,
+            None,
+            fill,
+        )
+        out.append((values.numpy(), ok.numpy(), nbytes.numpy()))
+    return tuple(np.concatenate(column) for column in zip(*out, strict=True))
+
+
+def _drawn(paths, draws, dtype, shape, window, axes, start="random", policy="pad", fill=b""):
+    """One op call: each file's window placed by its own shape, as numpy arrays."""
+    values, dims, ok, nbytes = library.read_windows(
+        tf.constant(paths),
+        tf.constant(np.asarray(draws, np.float64).reshape(len(paths), -1)),
         tf.as_dtype(dtype),
         shape,
         window,
+        axes,
+        start,
+        policy,
         10_000,
         None,
         fill,
     )
-    return values.numpy(), ok.numpy(), nbytes.numpy()
+    return values.numpy(), dims.numpy(), ok.numpy(), nbytes.numpy()
 
 
 def _saved(a: np.ndarray) -> bytes:
@@ -172,19 +199,92 @@ def test_a_window_past_the_bounce_buffer_is_read_in_several_calls_alike(
 
 
 def test_a_large_batch_is_read_in_parallel_alike(native_ops, tmp_path):
-    """64 windows of 32 KiB: past the op's threshold for TF's worker threads (Shard)."""
+    """64 windows of 32 KiB, random: past the op's threshold for TF's worker threads (Shard)."""
     paths, arrays = [], []
     for i in range(8):
         arrays.append(_array("float32", (40, 40, 40), seed=i))
         paths.append(str(tmp_path / f"{i}.npy"))
         np.save(paths[-1], arrays[-1])
-    rng = np.random.default_rng(0)
-    starts = rng.integers(-10, 30, (64, 3))
+    draws = np.random.default_rng(0).random((64, 3))
     which = [i % 8 for i in range(64)]
-    values, ok, _ = _read([paths[i] for i in which], starts, "float32", (40, 40, 40), (20, 20, 20))
-    assert ok.all()
-    for got, i, start in zip(values, which, starts, strict=True):
+    window = Window(rank=3, axes=(0, 1, 2), size=(20, 20, 20), start=RANDOM)
+    values, dims, ok, _ = _drawn(
+        [paths[i] for i in which], draws, "float32", (40, 40, 40), (20, 20, 20), (0, 1, 2)
+    )
+    assert ok.all() and (dims == 40).all()
+    for got, i, draw in zip(values, which, draws, strict=True):
+        start = window.starts((40, 40, 40), tuple(draw))
         assert _same_bits(got, _expected(arrays[i], start, (20, 20, 20), np.float32(0)))
+
+
+def _cases(tmp_path, count: int, seed: int) -> tuple[list[str], list[np.ndarray]]:
+    """``count`` files of per-case shapes (D, H, 3), D and H in 2-12, float32."""
+    rng = np.random.default_rng(seed)
+    paths, arrays = [], []
+    for i, (d, h) in enumerate(rng.integers(2, 13, (count, 2))):
+        arrays.append(_array("float32", (int(d), int(h), 3), seed=seed + i))
+        paths.append(str(tmp_path / f"case{i}.npy"))
+        np.save(paths[-1], arrays[-1])
+    return paths, arrays
+
+
+@pytest.mark.parametrize("policy", [ERROR, TRIM, PAD])
+@pytest.mark.parametrize("start", [RANDOM, "foreground", CENTER, (1, 2), (-1, 2)])
+def test_each_window_is_placed_by_its_files_own_shape_as_the_rule_says(
+    native_ops, tmp_path, start, policy
+):
+    """Windows of 5 x 4 on axes (1, 0), in that order, of 24 cases of their own shapes: each is
+    numpy's slice at `Window.starts` (the reference the graph path follows) on the file's own
+    dims, moved inside from below but for "pad", doubted where it passes an edge under
+    "error"; ``dims`` is each file's shape; each header read once."""
+    paths, arrays = _cases(tmp_path, 24, seed=len(str(start)))
+    rng = np.random.default_rng(3)
+    draws = rng.random((24, 2))
+    if start == "foreground":  # a voxel on each axis, or -1 (none): inside, at and past edges
+        draws = np.concatenate([draws, rng.integers(-1, 14, (24, 2)).astype(np.float64)], 1)
+    kind = RANDOM if start == "foreground" else start
+    window = Window(rank=3, axes=(1, 0), size=(5, 4), start=kind, policy=policy)
+    fill = np.float32(-1).tobytes() if policy == PAD else b""
+    values, dims, ok, nbytes = _drawn(
+        paths, draws, "float32", (None, None, 3), (4, 5, 3), (1, 0), kind, policy, fill
+    )
+    refused = 0
+    for a, draw, got, dim, good, n in zip(arrays, draws, values, dims, ok, nbytes, strict=True):
+        assert tuple(dim) == a.shape
+        at = window.starts(a.shape, tuple(draw))
+        inside = all(s >= 0 and s + w <= d for s, w, d in zip(at, (4, 5, 3), a.shape))
+        if policy == ERROR and not inside:
+            assert not good and not got.any()
+            refused += 1
+            continue
+        if policy != PAD:
+            at = tuple(max(s, 0) for s in at)
+        assert good, (a.shape, draw)
+        want = _expected(a, at, (4, 5, 3), np.float32(-1 if policy == PAD else 0))
+        assert _same_bits(got, want), (a.shape, draw, at)
+        # the header once, then at most the window's rows (4 runs of 5 x 3 floats here)
+        assert n <= _head(paths[0]) + 4 * PAGE
+    assert refused < 24 or start == (-1, 2)  # (a start below 0: each refused)
+
+
+def test_draws_the_kernel_cannot_use_are_doubted(native_ops, tmp_path):
+    """Not finite, or past int64 once scaled: doubted (the graph path decides)."""
+    paths, _ = _cases(tmp_path, 4, seed=0)
+    draws = [[0.5, np.nan], [np.inf, 0.5], [1e300, 0.5], [0.25, 0.75]]
+    _, dims, ok, _ = _drawn(paths, draws, "float32", (None, None, 3), (2, 2, 3), (0, 1))
+    assert ok.tolist() == [False, False, False, True]
+    assert (dims[:, 2] == 3).all()  # the headers were read
+
+
+def test_dims_come_from_each_header_and_doubted_files_give_zeros(native_ops, tmp_path):
+    np.save(tmp_path / "a.npy", np.zeros((5, 7, 2), "f4"))
+    np.save(tmp_path / "b.npy", np.zeros((3, 4, 2), "f4"))
+    np.save(tmp_path / "c.npy", np.zeros((3, 4, 2), ">f4"))  # byte-swapped: doubted
+    np.save(tmp_path / "d.npy", np.zeros((3, 4, 3), "f4"))  # a known dim differs
+    paths = [str(tmp_path / f"{n}.npy") for n in "abcd"] + ["gs://b/a.npy"]
+    _, dims, ok, _ = _drawn(paths, [[]] * 5, "float32", (None, None, 2), (2, 2, 2), (0, 1), CENTER)
+    assert ok.tolist() == [True, True, False, False, False]
+    assert dims.tolist() == [[5, 7, 2], [3, 4, 2], [0, 0, 0], [0, 0, 0], [0, 0, 0]]
 
 
 def test_each_doubted_file_gives_ok_false_and_a_zero_slice(native_ops, tmp_path):
@@ -225,51 +325,59 @@ def test_a_bad_bool_byte_outside_the_window_is_not_read(native_ops, tmp_path):
 
 
 def test_invalid_windows_are_doubted_never_read(native_ops, tmp_path):
-    """A start whose end passes int64 is the core's BAD_WINDOW: ok=False, zeros."""
+    """A start whose end passes int64 is the core's BAD_WINDOW: ok=False, zeros, and nothing
+    read past the header."""
     path = str(tmp_path / "a.npy")
     np.save(path, np.arange(8, dtype="int64"))
     big = np.iinfo(np.int64).max
     values, ok, nbytes = _read([path, path], [[big - 1], [3]], "int64", (8,), (2,))
     assert ok.tolist() == [False, True] and values[0].tolist() == [0, 0]
-    assert nbytes[0] == 0 and values[1].tolist() == [3, 4]
+    assert nbytes[0] == _head(path) and values[1].tolist() == [3, 4]
 
 
 @pytest.mark.parametrize(
-    ("shape", "window", "starts", "fill", "match"),
+    ("shape", "window", "axes", "start", "draws", "fill", "match"),
     [
-        ((4, 4), (2,), [[0, 0]], b"", "of the shape's rank 2"),
-        ((4, 4), (2, 2), [[0]], b"", r"starts \[B, 2\]"),
-        ((4, 4), (2, None), [[0, 0]], b"", "fully defined"),
-        ((4, 4), (2, 2), [[0, 0]], b"\0\0", "fill must be empty or one element, got 2 bytes"),
-        ((2,) * 33, (1,) * 33, [[0] * 33], b"", "at most 32"),
+        ((4, 4), (2,), (0,), "random", [[0.5]], b"", "of the shape's rank 2"),
+        ((4, 4), (2, 2), (0, 1), "random", [[0.5]], b"", r"draws \[B, 2\] or \[B, 4\]"),
+        ((4, 4), (2, None), (0,), "center", [[]], b"", "fully defined"),
+        ((4, 4), (2, 2), (0,), "center", [[]], b"\0\0", "fill must be empty or one element"),
+        ((2,) * 33, (1,) * 33, (0,), "center", [[]], b"", "at most 32"),
+        ((4, 4), (2, 2), (0, 0), "center", [[]], b"", "axes must be distinct axes of rank 2"),
+        ((4, 4), (2, 2), (2,), "center", [[]], b"", "axes must be distinct axes of rank 2"),
+        ((4, 4), (2, 2), (0, 1), (1,), [[]], b"", "fixed must give a start per axis"),
     ],
 )
 def test_attrs_that_do_not_fit_are_op_errors(
-    native_ops, tmp_path, shape, window, starts, fill, match
+    native_ops, tmp_path, shape, window, axes, start, draws, fill, match
 ):
     with pytest.raises((tf.errors.InvalidArgumentError, ValueError), match=match):
         library.read_windows(
             tf.constant([str(tmp_path / "a.npy")]),
-            tf.constant([[4] * len(starts[0])], tf.int64),
-            tf.constant(starts, tf.int64),
+            tf.constant(draws, tf.float64, shape=(1, len(draws[0]))),
             tf.float32,
             shape,
             window,
+            axes,
+            start,
+            "error",
             10_000,
             None,
             fill,
         )
 
 
-def test_starts_of_another_batch_than_paths_are_an_op_error(native_ops, tmp_path):
-    with pytest.raises((tf.errors.InvalidArgumentError, ValueError)):
+def test_draws_of_another_batch_than_paths_are_an_op_error(native_ops):
+    with pytest.raises((tf.errors.InvalidArgumentError, ValueError), match="draws"):
         library.read_windows(
             tf.constant(["a", "b"]),
-            tf.zeros((3, 1), tf.int64),
-            tf.zeros((3, 1), tf.int64),
+            tf.zeros((3, 1), tf.float64),
             tf.float32,
             (4,),
             (2,),
+            (0,),
+            "random",
+            "error",
             10_000,
             None,
         )
@@ -327,17 +435,25 @@ def test_the_file_system_sees_the_window_read_not_the_file(native_ops, tmp_path)
     print(f"window {window_bytes} B, op's count {nbytes[0]} B, rchar delta {read} B")
 
 
-def test_starts_of_another_rank_are_refused_when_traced(native_ops):
+def test_draws_of_another_width_are_refused_when_traced(native_ops):
     """In a graph the shape function refuses them before anything runs."""
 
-    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.int64)])
-    def read(starts):
-        dims = tf.constant([[4, 4]], tf.int64)
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float64)])
+    def read(draws):
         return library.read_windows(
-            tf.constant(["a"]), dims, starts, tf.float32, (4, 4), (2, 2), 10_000, None
+            tf.constant(["a"]),
+            draws,
+            tf.float32,
+            (4, 4),
+            (2, 2),
+            (0, 1),
+            "random",
+            "pad",
+            10_000,
+            None,
         )
 
-    with pytest.raises(ValueError, match=r"dims and starts must be \[B, 2\]"):
+    with pytest.raises(ValueError, match=r"draws must be \[B, 2\] or \[B, 4\]"):
         read.get_concrete_function()
 
 

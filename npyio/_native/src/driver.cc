@@ -28,8 +28,11 @@
 // bounce buffer never outlives its call (bounce_bytes_held() is 0 after each). By
 // read_npy_parsed (a file of any shape, its own header parsed): its allocator asked only for a
 // file of exactly the parsed header plus its payload, an intact file of the wanted shape OK, and
-// OK only with the file's payload for a shape that fits the wanted one; read_header's verdict
-// the same up to the payload. read_range_into
+// OK only with the file's payload for a shape that fits the wanted one. By read_window_placed
+// (a window placed by the file's own dims) with the same want: past the header exactly where
+// read_npy_parsed is, with its dims, then read_window_parsed's verdict and bytes at the start
+// place_window gives (random, centred or fixed, under each policy; draws not finite, negative
+// or of another count doubted). read_range_into
 // (the op's range read, which allocates once the file is checked) on every input and on racing
 // files: its allocator is asked exactly when read_range would be OK but for the bytes, for
 // exactly the range's length, and sometimes fails (NO_MEMORY, nothing written); racing, an OK
@@ -44,9 +47,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -333,11 +338,13 @@ struct Fuzzer {
     bool fail = false;
     long asked = 0;
     uint64_t offset = 0, payload = 0;
+    std::vector<int64_t> shape;  // the parsed header's
     static uint8_t* allocate(const npyio::NpyHeader& h, void* context) {
       auto* room = static_cast<ParsedRoom*>(context);
       ++room->asked;
       room->offset = h.data_offset;
       room->payload = h.payload_bytes;
+      room->shape.assign(h.shape, h.shape + h.rank);
       if (room->fail) return nullptr;
       room->data.assign(h.payload_bytes, 0xAB);  // exact: ASan sees an overrun
       return room->data.data();
@@ -382,16 +389,7 @@ struct Fuzzer {
     if (d < DIRECTORY && intact && fits && !room.fail && s != npyio::ReadStatus::OK) {
       return fail("parsed: an intact file doubted", d, s);
     }
-    // read_header: the same verdict up to the payload (which it does not read)
-    npyio::NpyHeader only;
-    const auto header_status = npyio::read_header(path.c_str(), want, &only);
-    ++counts[std::string("header ") + npyio::status_name(header_status)];
-    const bool later = s == npyio::ReadStatus::OK || s == npyio::ReadStatus::NO_MEMORY ||
-                       s == npyio::ReadStatus::BAD_BOOL;
-    if ((header_status == npyio::ReadStatus::OK) != later ||
-        (later && (only.data_offset != room.offset || only.payload_bytes != room.payload))) {
-      return fail("read_header differs from read_npy_parsed", d, header_status);
-    }
+    if (!check_placed(path, d, want, kind, room)) return false;
     if (s != npyio::ReadStatus::OK) return true;
     if (file.size() != h.data_offset + h.payload_bytes ||
         (h.payload_bytes > 0 && std::memcmp(room.data.data(), file.data() + h.data_offset,
@@ -537,6 +535,99 @@ struct Fuzzer {
     if (s == npyio::ReadStatus::OK && length > 0 &&
         std::memcmp(room.data.data(), expected, length) != 0) {
       return fail("range_into OK, but the output is not the file's bytes", d, s);
+    }
+    return true;
+  }
+
+  // A placement of a window on `rank` axes: some axes cropped, in any order, placed at
+  // random (draws mostly in [0, 1), sometimes not finite, negative or of another count; with
+  // foreground centres or without), at the centre or at fixed starts, under any policy.
+  struct PlacedCase {
+    std::vector<int> axes;
+    std::vector<int64_t> sizes, fixed, window;
+    std::vector<double> draw;
+    npyio::Placement place{};
+  };
+  PlacedCase make_placement(int rank) {
+    PlacedCase c;
+    for (int a = 0; a < rank; ++a) {
+      c.window.push_back(static_cast<int64_t>(pick(6)));
+      if (pick(3) != 0) c.axes.push_back(a);
+    }
+    std::shuffle(c.axes.begin(), c.axes.end(), rng);
+    const size_t k = c.axes.size();
+    for (int axis : c.axes) {
+      c.sizes.push_back(c.window[static_cast<size_t>(axis)]);
+      c.fixed.push_back(pick(16) == 0 ? extreme() : static_cast<int64_t>(pick(9)) - 3);
+    }
+    const size_t count = pick(16) == 0 ? pick(2 * k + 2) : (pick(2) + 1) * k;
+    for (size_t i = 0; i < count; ++i) {
+      const size_t odd = pick(24);
+      c.draw.push_back(odd == 0   ? std::nan("")
+                       : odd == 1 ? -0.5
+                       : odd == 2 ? 1e300
+                       : i >= k   ? static_cast<double>(pick(12)) - 1.0  // a voxel, or -1
+                                  : std::uniform_real_distribution<double>(0.0, 1.0)(rng));
+    }
+    c.place.start = static_cast<npyio::WindowStart>(pick(3));
+    c.place.policy = static_cast<npyio::WindowPolicy>(pick(3));
+    c.place.count = static_cast<int>(k);
+    c.place.axes = c.axes.data();
+    c.place.sizes = c.sizes.data();
+    c.place.fixed = c.fixed.data();
+    c.place.draw = c.draw.data();
+    c.place.draw_count = static_cast<int>(count);
+    return c;
+  }
+
+  // read_window_placed (the op's window read, placed by the file's own shape), with
+  // read_npy_parsed's `want`: it gets past the header exactly where read_npy_parsed does
+  // (whose allocator then saw the header: `room`), with that header's dims, and then reads
+  // exactly what read_window_parsed reads at the start place_window gives on those dims
+  // (BAD_WINDOW where it gives none, OUTSIDE where it does not fit under "error").
+  bool check_placed(const std::string& path, Damage d, const npyio::Wanted& want,
+                    const Kind& kind, const ParsedRoom& room) {
+    const int rank = want.rank < 0 ? 0 : want.rank;
+    PlacedCase c = make_placement(rank);
+    bool fits = true;
+    const int64_t out_bytes = WindowCase::product(c.window, kind.size, &fits);
+    Bytes out(static_cast<size_t>(out_bytes));  // exact: ASan sees any overrun
+    std::vector<int64_t> dims(static_cast<size_t>(rank) + 1, INT64_MIN);
+    uint64_t bytes = 0;
+    const auto s =
+        npyio::read_window_placed(path.c_str(), want, c.place, c.window.data(), kind.size,
+                                  nullptr, out.data(), kind.is_bool, dims.data(), &bytes);
+    ++counts[std::string("placed ") + npyio::status_name(s)];
+    if (want.rank < 0) {
+      return s == npyio::ReadStatus::BAD_WINDOW ? true : fail("placed: rank < 0 read", d, s);
+    }
+    if (npyio::bounce_bytes_held() != 0) return fail("a bounce buffer outlived its call", d, s);
+    if (room.asked == 0) {  // read_npy_parsed doubted the header: so must it
+      const bool past = s == npyio::ReadStatus::OK || s == npyio::ReadStatus::OUTSIDE ||
+                        s == npyio::ReadStatus::BAD_WINDOW || dims[0] != INT64_MIN;
+      return past ? fail("placed: past a header read_npy_parsed doubts", d, s) : true;
+    }
+    if (!std::equal(room.shape.begin(), room.shape.end(), dims.begin(), dims.begin() + rank) ||
+        room.shape.size() != static_cast<size_t>(rank)) {
+      return fail("placed: dims are not the header's", d, s);
+    }
+    int64_t start[npyio::kMaxRank];
+    bool inside = false;
+    if (!npyio::place_window(c.place, dims.data(), rank, start, &inside)) {
+      return s == npyio::ReadStatus::BAD_WINDOW ? true : fail("placed: placement", d, s);
+    }
+    if (c.place.policy == npyio::WindowPolicy::ERROR && !inside) {
+      return s == npyio::ReadStatus::OUTSIDE ? true : fail("placed: outside not refused", d, s);
+    }
+    npyio::Wanted exact = want;
+    exact.dims = dims.data();
+    Bytes again(out.size());
+    const auto t = npyio::read_window_parsed(path.c_str(), exact, start, c.window.data(),
+                                             kind.size, nullptr, again.data(), kind.is_bool,
+                                             nullptr);
+    if (s != t) return fail("placed: not read_window_parsed's verdict", d, s);
+    if (s == npyio::ReadStatus::OK && again != out) {
+      return fail("placed: not read_window_parsed's window", d, s);
     }
     return true;
   }

@@ -11,7 +11,8 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
-
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -31,6 +32,7 @@ const char* status_name(ReadStatus status) {
     case ReadStatus::CHANGED: return "CHANGED";
     case ReadStatus::BAD_WINDOW: return "BAD_WINDOW";
     case ReadStatus::NO_MEMORY: return "NO_MEMORY";
+    case ReadStatus::OUTSIDE: return "OUTSIDE";
   }
   return "UNKNOWN";
 }
@@ -236,15 +238,6 @@ ReadStatus open_parsed(const char* path, const Wanted& want, Fd& fd, struct stat
   // data_offset is at most 12 + 2**32 and the payload under 2**62: no overflow
   if (h.data_offset + h.payload_bytes != size) return ReadStatus::SIZE_MISMATCH;
   return ReadStatus::OK;
-}
-
-ReadStatus read_header(const char* path, const Wanted& want, NpyHeader* header) {
-  Fd fd;
-  struct stat before;
-  NpyHeader h;
-  const ReadStatus status = open_parsed(path, want, fd, before, h, nullptr);
-  if (status == ReadStatus::OK) *header = h;
-  return status;
 }
 
 ReadStatus read_npy_parsed(const char* path, const Wanted& want, bool check_bool,
@@ -604,6 +597,111 @@ ReadStatus read_window_parsed(const char* path, const Wanted& want, const int64_
   };
   return read_window_with(want.dims, start, window, want.rank, itemsize, fill, out, check_bool,
                           bytes_read, open_head);
+}
+
+namespace {
+
+// A double truncated to int64 (as TensorFlow's cast does), false where it is not finite or
+// does not fit.
+bool truncated(double x, int64_t* out) {
+  if (!(x > -9.2e18 && x < 9.2e18)) return false;  // NaN fails too
+  *out = static_cast<int64_t>(x);
+  return true;
+}
+
+// The start on one cropped axis of size `size` (place_window's rule), false on an overflow or
+// a draw it cannot use.
+bool place_axis(const Placement& place, int i, int64_t dim, int64_t size, int64_t* start) {
+  int64_t diff;
+  if (__builtin_sub_overflow(dim, size, &diff) || diff == INT64_MIN) return false;
+  switch (place.start) {
+    case WindowStart::CENTER:
+      *start = diff >= 0 ? diff / 2 : -((-diff + 1) / 2);  // floor division
+      return true;
+    case WindowStart::FIXED:
+      *start = place.fixed[i];
+      return true;
+    case WindowStart::RANDOM:
+      break;
+  }
+  const int64_t lo = std::min<int64_t>(0, diff), span = diff < 0 ? -diff : diff;
+  if (span == INT64_MAX) return false;  // span + 1
+  const double u = place.draw[i];
+  int64_t step;
+  if (!truncated(std::floor(u * static_cast<double>(span + 1)), &step)) return false;
+  // (a draw below 0 gives a step below 0 and a start below lo, as in the graph)
+  if (__builtin_add_overflow(lo, std::min(step, span), start)) return false;
+  if (place.draw_count == 2 * place.count) {
+    int64_t centre;
+    if (!truncated(place.draw[place.count + i], &centre)) return false;
+    if (centre >= 0) *start = std::min(std::max(centre - size / 2, lo), lo + span);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool place_window(const Placement& place, const int64_t* dims, int rank, int64_t* start,
+                  bool* fits) {
+  if (rank < 0 || rank > kMaxRank || place.count < 0 || place.count > rank) return false;
+  if (place.start == WindowStart::RANDOM &&
+      (place.draw == nullptr ||
+       (place.draw_count != place.count && place.draw_count != 2 * place.count))) {
+    return false;
+  }
+  if (place.start == WindowStart::FIXED && place.count > 0 && place.fixed == nullptr) {
+    return false;
+  }
+  bool seen[kMaxRank] = {};
+  for (int a = 0; a < rank; ++a) start[a] = 0;
+  *fits = true;
+  for (int i = 0; i < place.count; ++i) {
+    const int axis = place.axes[i];
+    const int64_t size = place.sizes[i];
+    if (axis < 0 || axis >= rank || seen[axis] || size < 0 || dims[axis] < 0) return false;
+    seen[axis] = true;
+    if (!place_axis(place, i, dims[axis], size, &start[axis])) return false;
+    int64_t end;
+    if (__builtin_add_overflow(start[axis], size, &end)) return false;
+    *fits = *fits && start[axis] >= 0 && end <= dims[axis];
+  }
+  if (place.policy != WindowPolicy::PAD) {
+    for (int a = 0; a < rank; ++a) start[a] = std::max<int64_t>(start[a], 0);
+  }
+  return true;
+}
+
+ReadStatus read_window_placed(const char* path, const Wanted& want, const Placement& place,
+                              const int64_t* window, size_t itemsize, const uint8_t* fill,
+                              uint8_t* out, bool check_bool, int64_t* dims, uint64_t* bytes_read) {
+  if (bytes_read != nullptr) *bytes_read = 0;
+  if (want.rank < 0 || want.rank > kMaxRank) return ReadStatus::BAD_WINDOW;
+  Fd opened;
+  struct stat stat_opened;
+  NpyHeader h;
+  uint64_t head = 0;
+  ReadStatus status = open_parsed(path, want, opened, stat_opened, h, &head);
+  if (bytes_read != nullptr) *bytes_read = head;
+  if (status != ReadStatus::OK) return status;
+  for (int a = 0; a < want.rank; ++a) dims[a] = h.shape[a];
+  int64_t start[kMaxRank];
+  bool fits = false;
+  if (!place_window(place, h.shape, want.rank, start, &fits)) return ReadStatus::BAD_WINDOW;
+  if (place.policy == WindowPolicy::ERROR && !fits) return ReadStatus::OUTSIDE;
+  // read_window_with's file is the one opened above (moved in): its header is read once
+  auto open_head = [&](Fd& fd, struct stat& before, uint64_t payload, uint64_t* at,
+                       uint64_t* requested) {
+    fd.set(opened.get());
+    opened.set(-1);
+    before = stat_opened;
+    *at = h.data_offset;
+    *requested = head;
+    return h.payload_bytes == payload ? ReadStatus::OK : ReadStatus::HEADER_MISMATCH;
+  };
+  status = read_window_with(h.shape, start, window, want.rank, itemsize, fill, out, check_bool,
+                            bytes_read, open_head);
+  if (bytes_read != nullptr) *bytes_read = std::max(*bytes_read, head);  // BAD_WINDOW's too
+  return status;
 }
 
 ReadStatus check_npy(const uint8_t* data, size_t size, const uint8_t* header, size_t header_len,

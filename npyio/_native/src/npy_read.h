@@ -28,6 +28,7 @@ enum class ReadStatus : int {
   CHANGED,          // the file's size, inode or mtime changed while it was read
   BAD_WINDOW,       // read_window's arguments: a negative window, rank > kMaxRank, an overflow
   NO_MEMORY,        // read_range_into's allocation failed (after the file was checked)
+  OUTSIDE,          // read_window_placed: the window passes the array's edge under "error"
 };
 
 // The status's short name ("OK", "OPEN_FAILED", ...), for the fuzz driver and the tests.
@@ -125,11 +126,6 @@ using AllocateFor = uint8_t* (*)(const NpyHeader& header, void* context);
 ReadStatus read_npy_parsed(const char* path, const Wanted& want, bool check_bool,
                            AllocateFor allocate, void* context, NpyHeader* header);
 
-// The header of the file at `path` (parse_header), checked against `want` as read_npy_parsed
-// checks it, and the file's size against it; reads no payload. For a caller that places a
-// window by each file's own shape before it reads the window (read_window_parsed).
-ReadStatus read_header(const char* path, const Wanted& want, NpyHeader* header);
-
 // The longest header the core compares (a .npy header is at most a few KiB unless a writer
 // pads it; a longer one is simply doubted and left to the graph path).
 constexpr size_t kMaxHeader = 65536;
@@ -139,8 +135,8 @@ constexpr int kMaxRank = 32;
 
 // Reads the window of the C-order array the file at `path` holds, its header parsed here
 // (parse_header) and checked against `want`, whose rank and dims must be exact: the shape the
-// caller placed `start` by (the plan's static shape, or read_header's), and the file exactly that
-// header plus prod(dims) * itemsize bytes (else a doubt, as read_npy_parsed). The window is
+// caller placed `start` by, and the file exactly that header plus prod(dims) * itemsize bytes
+// (else a doubt, as read_npy_parsed). The window is
 // [start[i], start[i] + window[i]) on each axis; start may be negative and the window may pass
 // the array's edges: elements outside the array are set to `fill` (itemsize bytes; all zeros
 // if fill is null), and only the window's intersection with the array is read. `out` holds
@@ -158,6 +154,47 @@ constexpr int kMaxRank = 32;
 ReadStatus read_window_parsed(const char* path, const Wanted& want, const int64_t* start,
                               const int64_t* window, size_t itemsize, const uint8_t* fill,
                               uint8_t* out, bool check_bool, uint64_t* bytes_read);
+
+// Where a window starts on each axis it crops, by the array's own dims: npyio's rule, which the
+// graph path follows (npyio/_graph/window.py's `starts`; npyio/_format/window.py's
+// `Window.starts` is its reference). Per cropped axis i (axes[i], of size sizes[i], on a dim d):
+// lo = min(0, d - size) and span = |d - size|;
+// - RANDOM: lo + min(floor(draw[i] * (span + 1)), span), draw[i] in [0, 1); with 2k draws,
+//   where draw[k + i] (a foreground voxel's index, truncated) is >= 0, that index minus
+//   size / 2 instead, clamped to [lo, lo + span];
+// - CENTER: floor((d - size) / 2);
+// - FIXED: fixed[i].
+// Axes not cropped start at 0. Then the policy: ERROR refuses a window that passes an edge
+// (OUTSIDE); TRIM and ERROR move a negative start to 0; PAD keeps it (past the edges, `fill`).
+enum class WindowStart : int { RANDOM = 0, CENTER, FIXED };
+enum class WindowPolicy : int { ERROR = 0, TRIM, PAD };
+struct Placement {
+  WindowStart start;
+  WindowPolicy policy;
+  int count;              // k: the axes cropped
+  const int* axes;        // each in [0, rank), distinct
+  const int64_t* sizes;   // the window's size on each (>= 0)
+  const int64_t* fixed;   // FIXED: the start on each
+  const double* draw;     // RANDOM: k or 2k numbers (above)
+  int draw_count;
+};
+
+// The window's start on every axis of an array of shape `dims` (rank axes) by `place`, in
+// `start`; `fits` gets whether it lies inside the array before the policy moved it. False
+// where the placement cannot be computed: an axis out of range, a size below 0, draws of
+// another count, a draw not finite or past int64, or an overflow.
+bool place_window(const Placement& place, const int64_t* dims, int rank, int64_t* start,
+                  bool* fits);
+
+// read_window_parsed with the window placed by the file's own shape: the header parsed and
+// checked against `want` (whose dims may be negative: any size), the window placed on its dims
+// by place_window, then read as read_window_parsed reads it. `dims` (want.rank entries) gets
+// the file's shape, read_window_parsed's `start` never leaving the core. BAD_WINDOW where
+// place_window fails, OUTSIDE where the window passes an edge under ERROR: both doubts, after
+// the header only. One open and one head read per file, whatever the window.
+ReadStatus read_window_placed(const char* path, const Wanted& want, const Placement& place,
+                              const int64_t* window, size_t itemsize, const uint8_t* fill,
+                              uint8_t* out, bool check_bool, int64_t* dims, uint64_t* bytes_read);
 
 // The largest gap between two runs of a window that one preadv reads through (a page).
 constexpr size_t kWindowGap = 4096;

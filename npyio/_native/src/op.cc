@@ -1,8 +1,8 @@
 // npyio's native reader as TensorFlow ops, a thin layer over npy_read.h: NpyioReadFiles (a
 // batch of .npy files of one shape), NpyioReadFile (one file of any shape, its header parsed
-// by the core), NpyioReadShapes (each file's shape, from its header) and NpyioReadWindows (a
-// window of each file, placed by its shape), and NpyioReadRanges (byte ranges of files, for
-// rows and packs).
+// by the core), NpyioReadWindows (a window of each file, placed by the shape its header gives),
+// NpyioReadRanges (byte ranges of files, for rows and packs) and NpyioReadRows (rows of files
+// numbered as one sequence).
 //
 // A batch of paths becomes one [B, *shape] tensor, each file read straight into its slice, and
 // a [B] bool `ok`: false where the core doubted the file (its slice is then zeros), which the
@@ -814,114 +814,63 @@ class NpyioReadFileOp : public OpKernel {
 
 REGISTER_KERNEL_BUILDER(Name("NpyioReadFile").Device(tensorflow::DEVICE_CPU), NpyioReadFileOp);
 
-// NpyioReadShapes: each file's shape, from its own header (the core's read_header: parsed,
-// checked against `dtype` in the machine's order and C order, `shape`'s known rank and dims and
-// the limits, and the file's size against it): `dims` [B, rank] and `ok` [B], false (dims 0)
-// where the core doubts the file. Reads no payload. With NpyioReadWindows, the windows of
-// files of per-case shapes, placed in the graph by each file's own dims.
-REGISTER_OP("NpyioReadShapes")
-    .Input("paths: string")
-    .Output("dims: int64")
-    .Output("ok: bool")
-    .Attr("dtype: type")
-    .Attr("shape: shape")
-    .Attr("max_header_size: int")
-    .Attr("max_file_size: int")
-    .SetShapeFn([](InferenceContext* c) -> absl::Status {
-      ShapeHandle paths;
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &paths));
-      PartialTensorShape shape;
-      TF_RETURN_IF_ERROR(c->GetAttr("shape", &shape));
-      c->set_output(0, c->Matrix(c->Dim(paths, 0), shape.dims() < 0 ? c->UnknownDim()
-                                                                   : c->MakeDim(shape.dims())));
-      c->set_output(1, paths);
-      return absl::OkStatus();
-    });
-
-class NpyioReadShapesOp : public OpKernel {
- public:
-  explicit NpyioReadShapesOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    OP_REQUIRES_OK(ctx, wanted_from_attrs(ctx, "NpyioReadShapes", true, &dtype_, &dims_, &want_));
-  }
-
-  void Compute(OpKernelContext* ctx) override {
-    guarded(ctx, "NpyioReadShapes", [&] {
-      const Tensor& paths = ctx->input(0);
-      OP_REQUIRES(ctx, paths.dims() == 1,
-                  absl::InvalidArgumentError("NpyioReadShapes: paths must be a vector"));
-      const int64_t n = paths.dim_size(0);
-      const int rank = want_.rank;
-      Tensor* dims = nullptr;
-      Tensor* ok = nullptr;
-      OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({n, rank}), &dims));
-      OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &ok));
-      auto names = paths.flat<tstring>();
-      auto out = dims->matrix<int64_t>();
-      auto oks = ok->flat<bool>();
-      for (int64_t i = 0; i < n; ++i) {
-        const std::string path = local_path(names(i));
-        npyio::NpyHeader h;
-        const bool good =
-            !path.empty() && npyio::read_header(path.c_str(), want_, &h) == npyio::ReadStatus::OK;
-        oks(i) = good;
-        for (int a = 0; a < rank; ++a) out(i, a) = good ? h.shape[a] : 0;
-      }
-    });
-  }
-
- private:
-  DataType dtype_;
-  std::vector<int64_t> dims_;
-  npyio::Wanted want_{};
-};
-
-REGISTER_KERNEL_BUILDER(Name("NpyioReadShapes").Device(tensorflow::DEVICE_CPU),
-                        NpyioReadShapesOp);
-
-// NpyioReadWindows: per file i, the window [starts[i, a], starts[i, a] + window[a]) on each
-// axis a of the C-order array the file holds, read by the core's read_window_parsed: the file's
-// own header parsed and checked to hold exactly `dims[i]` (the shape the window was placed by:
-// the plan's static shape, or NpyioReadShapes' for files of per-case shapes), `dtype` in the
-// machine's order and C order, within the limits; then only the window's runs read (preadv).
-// `values` [B, *window], elements past the array's edges set to `fill` (one element's bytes,
-// or "" for zeros); `ok` [B], false where the core doubted the file or the window (its slice is
-// then zeros); `bytes` [B], the bytes asked of the file system for it, header included. The
-// output's size comes from the window attr alone, never from a file. Attrs that do not fit
-// together are op errors; anything about a file is a doubt.
+// NpyioReadWindows: per file i, a window of the C-order array it holds, placed by the file's own
+// shape and read by the core's read_window_placed: the header parsed once and checked against
+// `dtype` in the machine's order and C order, `shape` (-1 dims: any size; the axes a window
+// crops) and the limits; the window placed on the file's dims by npyio's rule (the core's
+// place_window: `start` "random" by draws[i], "center" or "fixed" at `fixed`, on `axes` of
+// sizes `window[axes]`, the other axes whole from 0; `policy` "error", "trim" or "pad"); then
+// only its runs read (preadv). `values` [B, *window], elements past the array's edges set to
+// `fill` (one element's bytes, or "" for zeros); `dims` [B, rank], each file's shape (0 where
+// doubted before its header was read); `ok` [B], false where the core doubted the file, the
+// draws or the window (its slice then zeros: the graph path decides); `bytes` [B], the bytes
+// asked of the file system for it, header included. draws: [B, k] or [B, 2k] float64 for a
+// random window (k axes; the second k are foreground voxels, -1 for none), anything for
+// others. The output's size comes from the window attr alone, never from a file. Attrs that do
+// not fit together are op errors; anything about a file or its draws is a doubt.
 REGISTER_OP("NpyioReadWindows")
     .Input("paths: string")
-    .Input("dims: int64")
-    .Input("starts: int64")
+    .Input("draws: float64")
     .Output("values: dtype")
+    .Output("dims: int64")
     .Output("ok: bool")
     .Output("bytes: int64")
     .Attr("dtype: type")
     .Attr("shape: shape")
     .Attr("window: shape")
+    .Attr("axes: list(int)")
+    .Attr("start: {'random', 'center', 'fixed'}")
+    .Attr("fixed: list(int) = []")
+    .Attr("policy: {'error', 'trim', 'pad'}")
     .Attr("max_header_size: int")
     .Attr("max_file_size: int")
     .Attr("fill: string")
     .SetShapeFn([](InferenceContext* c) -> absl::Status {
-      ShapeHandle paths, dims, starts;
+      ShapeHandle paths, draws;
       TF_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, &paths));
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 2, &dims));
-      TF_RETURN_IF_ERROR(c->WithRank(c->input(2), 2, &starts));
+      TF_RETURN_IF_ERROR(c->WithRank(c->input(1), 2, &draws));
       PartialTensorShape window;
       TF_RETURN_IF_ERROR(c->GetAttr("window", &window));
-      for (ShapeHandle rows : {dims, starts}) {
-        if (window.dims() >= 0 && c->ValueKnown(c->Dim(rows, 1)) &&
-            c->Value(c->Dim(rows, 1)) != window.dims()) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "NpyioReadWindows: dims and starts must be [B, ", window.dims(),
-              "] for a window of rank ", window.dims(), ", got ", c->DebugString(rows)));
-        }
+      std::string start;
+      std::vector<int32_t> axes;
+      TF_RETURN_IF_ERROR(c->GetAttr("start", &start));
+      TF_RETURN_IF_ERROR(c->GetAttr("axes", &axes));
+      const int64_t k = static_cast<int64_t>(axes.size());
+      if (start == "random" && c->ValueKnown(c->Dim(draws, 1)) &&
+          c->Value(c->Dim(draws, 1)) != k && c->Value(c->Dim(draws, 1)) != 2 * k) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "NpyioReadWindows: draws must be [B, ", k, "] or [B, ", 2 * k,
+            "] for a random window on ", k, " axes, got ", c->DebugString(draws)));
       }
       ShapeHandle element, values;
       TF_RETURN_IF_ERROR(c->MakeShapeFromPartialTensorShape(window, &element));
       TF_RETURN_IF_ERROR(c->Concatenate(paths, element, &values));
       c->set_output(0, values);
-      c->set_output(1, paths);
+      c->set_output(1, c->Matrix(c->Dim(paths, 0), window.dims() < 0
+                                                       ? c->UnknownDim()
+                                                       : c->MakeDim(window.dims())));
       c->set_output(2, paths);
+      c->set_output(3, paths);
       return absl::OkStatus();
     });
 
@@ -952,6 +901,7 @@ class NpyioReadWindowsOp : public OpKernel {
                 absl::InvalidArgumentError(absl::StrCat("NpyioReadWindows: fill must be "
                                                         "empty or one element, got ",
                                                         fill_.size(), " bytes")));
+    OP_REQUIRES_OK(ctx, placement_from_attrs(ctx));
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -959,55 +909,90 @@ class NpyioReadWindowsOp : public OpKernel {
   }
 
  private:
+  absl::Status placement_from_attrs(OpKernelConstruction* ctx) {
+    std::vector<int32_t> axes;
+    std::string start, policy;
+    TF_RETURN_IF_ERROR(ctx->GetAttr("axes", &axes));
+    TF_RETURN_IF_ERROR(ctx->GetAttr("start", &start));
+    TF_RETURN_IF_ERROR(ctx->GetAttr("fixed", &fixed_));
+    TF_RETURN_IF_ERROR(ctx->GetAttr("policy", &policy));
+    std::vector<bool> seen(static_cast<size_t>(want_.rank), false);
+    for (int32_t axis : axes) {
+      if (axis < 0 || axis >= want_.rank || seen[static_cast<size_t>(axis)]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "NpyioReadWindows: axes must be distinct axes of rank ", want_.rank));
+      }
+      seen[static_cast<size_t>(axis)] = true;
+      axes_.push_back(axis);
+      sizes_.push_back(window_dims_[static_cast<size_t>(axis)]);
+    }
+    place_.start = start == "random"   ? npyio::WindowStart::RANDOM
+                   : start == "center" ? npyio::WindowStart::CENTER
+                                       : npyio::WindowStart::FIXED;
+    if (place_.start == npyio::WindowStart::FIXED && fixed_.size() != axes_.size()) {
+      return absl::InvalidArgumentError("NpyioReadWindows: fixed must give a start per axis");
+    }
+    place_.policy = policy == "error"  ? npyio::WindowPolicy::ERROR
+                    : policy == "trim" ? npyio::WindowPolicy::TRIM
+                                       : npyio::WindowPolicy::PAD;
+    place_.count = static_cast<int>(axes_.size());
+    place_.axes = axes_.data();
+    place_.sizes = sizes_.data();
+    place_.fixed = fixed_.data();
+    return absl::OkStatus();
+  }
+
   void read(OpKernelContext* ctx) {
     const Tensor& paths = ctx->input(0);
-    const Tensor& dims = ctx->input(1);
-    const Tensor& starts = ctx->input(2);
+    const Tensor& draws = ctx->input(1);
     const int rank = want_.rank;
+    const int64_t k = place_.count;
+    const bool random = place_.start == npyio::WindowStart::RANDOM;
     OP_REQUIRES(ctx,
-                paths.dims() == 1 && dims.dims() == 2 && starts.dims() == 2 &&
-                    dims.dim_size(0) == paths.dim_size(0) &&
-                    starts.dim_size(0) == paths.dim_size(0) && dims.dim_size(1) == rank &&
-                    starts.dim_size(1) == rank,
+                paths.dims() == 1 && draws.dims() == 2 &&
+                    (!random || (draws.dim_size(0) == paths.dim_size(0) &&
+                                 (draws.dim_size(1) == k || draws.dim_size(1) == 2 * k))),
                 absl::InvalidArgumentError(absl::StrCat(
-                    "NpyioReadWindows: paths must be [B], dims and starts [B, ", rank,
-                    "], got ", paths.shape().DebugString(), ", ", dims.shape().DebugString(),
-                    " and ", starts.shape().DebugString())));
+                    "NpyioReadWindows: paths must be [B] and, for a random window, draws [B, ",
+                    k, "] or [B, ", 2 * k, "], got ", paths.shape().DebugString(), " and ",
+                    draws.shape().DebugString())));
     const int64_t n = paths.dim_size(0);
     TensorShape out_shape({n});
     OP_REQUIRES_OK(ctx, out_shape.AppendShapeWithStatus(window_));
-    Tensor *values = nullptr, *ok = nullptr, *bytes = nullptr;
+    Tensor *values = nullptr, *dims = nullptr, *ok = nullptr, *bytes = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &values));
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n}), &ok));
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(2, TensorShape({n}), &bytes));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({n, rank}), &dims));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(2, TensorShape({n}), &ok));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(3, TensorShape({n}), &bytes));
     auto names = paths.flat<tstring>();
-    auto shapes = dims.matrix<int64_t>();
-    auto begins = starts.matrix<int64_t>();
+    auto shapes = dims->matrix<int64_t>();
+    const double* drawn = random ? draws.flat<double>().data() : nullptr;
+    const int draw_count = random ? static_cast<int>(draws.dim_size(1)) : 0;
     const auto* fill = fill_.empty() ? nullptr : reinterpret_cast<const uint8_t*>(fill_.data());
     read_window_rows(ctx, n, window_bytes_, values, ok, bytes,
                      [&](int64_t i, uint8_t* slice, uint64_t* got) {
-                       int64_t shape[npyio::kMaxRank], start[npyio::kMaxRank];
-                       bool fits = true;  // the caller's dims within the ones it declared
-                       for (int a = 0; a < rank; ++a) {
-                         shape[a] = shapes(i, a);
-                         start[a] = begins(i, a);
-                         fits = fits && (dims_[a] < 0 || dims_[a] == shape[a]);
-                       }
-                       npyio::Wanted want = want_;
-                       want.dims = shape;
+                       int64_t shape[npyio::kMaxRank] = {0};
+                       npyio::Placement place = place_;
+                       place.draw = drawn == nullptr ? nullptr : drawn + i * draw_count;
+                       place.draw_count = draw_count;
                        const std::string path = local_path(names(i));
-                       return fits && !path.empty() &&
-                              npyio::read_window_parsed(
-                                  path.c_str(), want, start, window_dims_.data(),
-                                  itemsize_, fill, slice, dtype_ == tensorflow::DT_BOOL,
-                                  got) == npyio::ReadStatus::OK;
+                       const bool good =
+                           !path.empty() &&
+                           npyio::read_window_placed(path.c_str(), want_, place,
+                                                     window_dims_.data(), itemsize_, fill, slice,
+                                                     dtype_ == tensorflow::DT_BOOL, shape,
+                                                     got) == npyio::ReadStatus::OK;
+                       for (int a = 0; a < rank; ++a) shapes(i, a) = shape[a];
+                       return good;
                      });
   }
 
   DataType dtype_;
   size_t itemsize_ = 0;
-  std::vector<int64_t> dims_, window_dims_;
+  std::vector<int64_t> dims_, window_dims_, sizes_, fixed_;
+  std::vector<int> axes_;
   npyio::Wanted want_{};
+  npyio::Placement place_{};
   TensorShape window_;
   size_t window_bytes_ = 0;
   std::string fill_;
