@@ -103,11 +103,11 @@ TABLE: dict[str, dict[str, Use]] = {
         _honoured("files in a full uniform shuffle, anew each epoch"),
         _honoured(
             "rows in a full uniform shuffle, anew each epoch (on object storage: pieces of rows "
-            "in a new order, rows permuted within windows of 8)"
+            "in a new order, rows permuted within cycles of 8)"
         ),
         _honoured(
             "rows in a full uniform shuffle, anew each epoch; with `shuffle_buffer` (and on "
-            "object storage) a windowed shuffle of pieces"
+            "object storage) a shuffle by cycles of pieces"
         ),
     ),
     "seed": _same(_honoured(), _honoured(), _honoured()),
@@ -202,10 +202,10 @@ TABLE: dict[str, dict[str, Use]] = {
     "validation_split": _same(_honoured(), _honoured(), _honoured()),
     "subset": _same(_honoured(), _honoured(), _honoured()),
     "shuffle_buffer": _same(
-        _NOT_DATASET, _NOT_DATASET, _honoured("with `shuffle`: shuffle by windows of these rows")
+        _NOT_DATASET, _NOT_DATASET, _honoured("with `shuffle`: shuffle by cycles of these rows")
     ),
     "num_parallel_reads": _same(
-        _NOT_DATASET, _NOT_DATASET, _honoured("batches read at once (a window's pieces)")
+        _NOT_DATASET, _NOT_DATASET, _honoured("batches read at once (a cycle's pieces)")
     ),
 }
 

@@ -514,7 +514,7 @@ class DatasetOptions:
 @dataclass(frozen=True)
 class RowsOptions:
     """The options of `npyio.rows`: the row shuffle (``shuffle``, with ``shuffle_buffer`` the
-    rows of its window, `npyio._data.rows_plan.plan_rows` choosing when None), batching,
+    rows of its cycle, `npyio._data.rows_plan.plan_rows` choosing when None), batching,
     parallel reads, the shard and the split (as `SplitOptions`)."""
 
     shuffle: bool = field(default=False, metadata=checked_by(_flag))

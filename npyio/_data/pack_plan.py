@@ -13,14 +13,14 @@ run of neighbouring rows on local shards). What `npyio.dataset`'s options mean h
   ``element_spec`` as `npyio.dataset` of the sources.
 - **Shuffle**: by index over the rows, as loose files are shuffled (a full uniform shuffle,
   anew each epoch, a checkpoint of a few scalars). On object storage, where a request per row
-  would cost far more than the row, by windows instead (`npyio._data.rows_plan.RowsPlan.windowed`):
+  would cost far more than the row, by cycles instead (`npyio._data.rows_plan.RowsPlan.by_cycles`):
   the rows are cut into pieces of about `PIECE_BYTES` (per part), the pieces put in a new order
-  each epoch, and `CYCLE` at a time form a window whose rows come out in a uniformly random
+  each epoch, and `CYCLE` at a time form a cycle whose rows come out in a uniformly random
   order (docs/shuffling.md, "Which shuffle each kind gets").
 - **Split.** ``validation_split``/``subset`` hold out exactly the rows `npyio.dataset` holds
   out of the sources: ``int(split * n)`` rows drawn with ``seed``, whatever ``shuffle`` is
   (`npyio._data.options.split`), a random subset: its rows are the units (runs of a few rows
-  each, a read per run in order); shuffled by windows, read as spans of rows
+  each, a read per run in order); shuffled by cycles, read as spans of rows
   (`npyio._data.rows_plan.subset_pieces`) whose rows of the other subset are dropped in the
   graph, one mask per chunk, so a split costs no piece per run.
 - **Shard** (``shard=``/``InputContext``): by row, as `npyio.rows` does: host ``i`` of ``n``
@@ -160,8 +160,8 @@ def plan_subset(
     )
     equal = equal_count(runs, loader.shard, loader.drop_remainder)
     mine = tuple(shard_runs(runs, loader.shard))
-    windowed = loader.shuffle and is_remote(sides[0].files[0].path)  # `RowsPlan.windowed`
-    return RowsPlan(sides, tuple(cut), chunk, CYCLE, rows_options, keep, equal, mine, windowed)
+    by_cycles = loader.shuffle and is_remote(sides[0].files[0].path)  # `RowsPlan.by_cycles`
+    return RowsPlan(sides, tuple(cut), chunk, CYCLE, rows_options, keep, equal, mine, by_cycles)
 
 
 def plan_packed(directory: str, options: DatasetOptions) -> PackPlan | tuple[PackPlan, PackPlan]:

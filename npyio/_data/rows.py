@@ -21,15 +21,15 @@ every file's size is checked against it, through ``tf.io.gfile``):
    ``FixedLengthRecordDataset`` records of a row from its first byte, checked and decoded (a
    file whose size changed after the dataset was built fails, naming the file). tf.data service
    splits that stream: each row once per epoch, whichever worker reads it.
-3. A *windowed* shuffle (``shuffle_buffer``, or files on object storage: `RowsPlan.windowed`; or
+3. A shuffle *by cycles* (``shuffle_buffer``, or files on object storage: `RowsPlan.by_cycles`; or
    a reader that reads a row at the cost of a dataset: ``RowReader.random_rows``) cuts the rows
    into *pieces* (runs of one file of at most about `npyio._data.rows_plan.MAX_PIECE_BYTES`; a
    split's subset is read as spans, the other rows dropped where chunks are decoded:
    `npyio._data.rows_plan.subset_pieces`, ``RowsPlan.keep``). Pieces come in a shuffled order,
-   ``cycle_length`` at a time as a *window*: a ``flat_map`` whose function reads the window's
+   ``cycle_length`` at a time as a *cycle*: a ``flat_map`` whose function reads the cycle's
    pieces at once (``interleave``), decodes them into one tensor per part, and slices its rows
    off in a permuted order; then batched. No buffer of rows: an iterator checkpoint holds
-   positions (`_shuffled_windows`).
+   positions (`_shuffled_cycles`).
 """
 
 from __future__ import annotations
@@ -101,16 +101,16 @@ def rows(
     holds a position and the epoch's key). Each batch of rows is read at once, one read per run
     of neighbours (a ``pread`` per row, shuffled, through npyio's native reader on local files).
     For files larger than the page cache, where a read per row goes to the disk, pass
-    ``shuffle_buffer`` for a *windowed* shuffle: the files are cut into pieces of
+    ``shuffle_buffer`` for a shuffle *by cycles*: the files are cut into pieces of
     ``shuffle_buffer / num_parallel_reads`` rows (kept within 4 to 8 MiB), the order of the
     pieces is shuffled anew each epoch (by index), and ``num_parallel_reads`` pieces (8 by
-    default) at a time form a *window*, whose rows are read together and come out in a
-    uniformly random order. A row's neighbours in time then come from the pieces of its window;
-    it costs a window's memory and reads files in long sequential runs. Files on object storage
-    (``gs://``) are always shuffled by windows, a request per piece rather than per row (and
+    default) at a time form a *cycle*, whose rows are read together and come out in a
+    uniformly random order. A row's neighbours in time then come from the pieces of its cycle;
+    it costs a cycle's memory and reads files in long sequential runs. Files on object storage
+    (``gs://``) are always shuffled by cycles, a request per piece rather than per row (and
     read by pieces in order too), and so are all files where npyio's native reader cannot be
     built (no compiler). Read by pieces, an epoch's length is unknown to tf.data; tf.data
-    service reads a windowed epoch on one worker (docs/shuffling.md, "Which shuffle each kind
+    service reads an epoch by cycles on one worker (docs/shuffling.md, "Which shuffle each kind
     gets"). Without ``shuffle``, rows come
     strictly in order, and a ``shuffle_buffer`` is refused (it would do nothing).
 
@@ -131,17 +131,17 @@ def rows(
             when either side is a directory or a glob, by position otherwise (as in
             `npyio.dataset`). Paired files must have the same number of rows.
         shuffle: Shuffle the rows anew each epoch (see above).
-        shuffle_buffer: With ``shuffle``, shuffle by windows of about this many rows instead
-            (see above); ``None``: by row (on object storage, by windows of
+        shuffle_buffer: With ``shuffle``, shuffle by cycles of about this many rows instead
+            (see above); ``None``: by row (on object storage, by cycles of
             ``num_parallel_reads`` pieces, 8 by default, of 4 MiB).
-        seed: Seed of the shuffles (piece order and windows) and of the split. The same seed
+        seed: Seed of the shuffles (piece order and cycles) and of the split. The same seed
             gives the same sequence of epoch orders.
         reshuffle_each_iteration: Give each epoch a new order (when shuffling).
         batch_size: Yield batches of this many rows: 32 by default, as `npyio.dataset`
             batches (what Keras's ``fit`` takes); ``None`` yields single rows.
         drop_remainder: Drop the last, smaller batch, which makes the batch dim static.
         num_parallel_reads: How many batches of rows are read at once (AUTOTUNE, the
-            default, lets tf.data choose); shuffled by windows, how many pieces a window holds
+            default, lets tf.data choose); shuffled by cycles, how many pieces a cycle holds
             (8 for AUTOTUNE) and are read at once.
         shard: ``(num_shards, index)`` or a ``tf.distribute.InputContext``: keep only this
             worker's range of rows (see above).
@@ -287,15 +287,15 @@ def _decode_chunks(
     return parallel_map(ds, decode, plan.options.num_parallel_reads, deterministic=True)
 
 
-def _permuted(window: object, r: tf.Tensor, index: tf.Tensor) -> object:
-    """The rows of ``window`` (a structure of tensors, rows first) in a uniformly random order,
-    drawn from the epoch's value ``r`` and the window's ``index``."""
-    count = tf.shape(tf.nest.flatten(window)[0], out_type=tf.int64)[0]
+def _permuted(cycle: object, r: tf.Tensor, index: tf.Tensor) -> object:
+    """The rows of ``cycle`` (a structure of tensors, rows first) in a uniformly random order,
+    drawn from the epoch's value ``r`` and the cycle's ``index``."""
+    count = tf.shape(tf.nest.flatten(cycle)[0], out_type=tf.int64)[0]
     order = tf.random.experimental.stateless_shuffle(tf.range(count), seed=tf.stack([r, index]))
-    return tf.nest.map_structure(lambda part: tf.gather(part, order), window)
+    return tf.nest.map_structure(lambda part: tf.gather(part, order), cycle)
 
 
-def _shuffled_windows(
+def _shuffled_cycles(
     plan: RowsPlan,
     read: RowReader,
     shuffle: IndexShuffle,
@@ -304,29 +304,29 @@ def _shuffled_windows(
     keep: tf.Tensor | None,
 ) -> tf.data.Dataset:
     """One shuffled epoch's rows: the pieces in the order ``r`` gives (`_piece_columns`),
-    ``plan.cycle`` at a time as a *window*, whose rows come in a random order (`_permuted`).
+    ``plan.cycle`` at a time as a *cycle*, whose rows come in a random order (`_permuted`).
 
-    A window is read whole inside the ``flat_map``'s function (its pieces read at once and
+    A cycle is read whole inside the ``flat_map``'s function (its pieces read at once and
     decoded in parallel, as unshuffled pieces are, into one tensor per part) and its rows
-    sliced off in that order. No buffer of rows: an iterator checkpoint holds the window's
+    sliced off in that order. No buffer of rows: an iterator checkpoint holds the cycle's
     pieces (their paths and offsets) and the position in it, and a restore calls the function
-    again, which reads the window again and permutes it alike."""
+    again, which reads the cycle again and permutes it alike."""
     most = plan.cycle * max((e - a for _, a, e in plan.pieces), default=1)
-    windows = _piece_columns(plan, (shuffle, r)).batch(plan.cycle).enumerate()
+    cycles = _piece_columns(plan, (shuffle, r)).batch(plan.cycle).enumerate()
 
-    def window(index: tf.Tensor, columns: tuple) -> tf.data.Dataset:
+    def cycle(index: tf.Tensor, columns: tuple) -> tf.data.Dataset:
         chunks = _read_pieces(tf.data.Dataset.from_tensor_slices(columns), plan, read)
         rows = _decode_chunks(chunks, plan, read, finish, keep).rebatch(most).get_single_element()
         return tf.data.Dataset.from_tensor_slices(_permuted(rows, r, index))
 
-    return flat_map(windows, window)
+    return flat_map(cycles, cycle)
 
 
-def _window_options() -> tf.data.Options:
-    """The options of a shuffled pipeline: its checkpoints leave out what its windows' reads
+def _cycle_options() -> tf.data.Options:
+    """The options of a shuffled pipeline: its checkpoints leave out what its cycles' reads
     hold (`npyio._tf.ignore_external_state`).
 
-    A window is read whole by a dataset run to its end inside the ``flat_map``'s function
+    A cycle is read whole by a dataset run to its end inside the ``flat_map``'s function
     (``get_single_element``), an op TensorFlow marks as stateful: under the default policy
     (FAIL) a checkpoint refuses any function that holds one. That op keeps nothing across
     calls: the function reads the same rows again for the same arguments, which is all a
@@ -446,10 +446,10 @@ def build_rows(
     if plan.keep is not None:  # made once: the functions that use it capture it
         keep = tf.constant(np.frombuffer(plan.keep, np.uint8).astype(bool))
     # By pieces on object storage, where each read of a run would be a request of its own (of
-    # TensorFlow's 64 MiB read-ahead), in order too; shuffled by windows where asked, or where
+    # TensorFlow's 64 MiB read-ahead), in order too; shuffled by cycles where asked, or where
     # rows in a random order would cost a dataset each.
-    windowed = plan.windowed or (options.shuffle and not read.random_rows)
-    if not windowed and not remote:
+    by_cycles = plan.by_cycles or (options.shuffle and not read.random_rows)
+    if not by_cycles and not remote:
         ds, shuffle = _by_rows(plan, read, finish)
     elif not options.shuffle:
         shuffle = None
@@ -464,15 +464,15 @@ def build_rows(
         ds = _equal(ds, plan)
     else:
         # the shard's own keys (`npyio._data.shuffle.shard_seed`): its pieces' order and
-        # windows are not another shard's
+        # cycles are not another shard's
         shuffle = IndexShuffle(
             len(plan.pieces), options.seed, options.reshuffle_each_iteration, shard=options.shard
         )
 
         def epoch(r: tf.Tensor) -> tf.data.Dataset:
-            # The piece order and the rows' order in each window both draw from the epoch's
+            # The piece order and the rows' order in each cycle both draw from the epoch's
             # value ``r``: no random op has a seed generator of its own (IndexShuffle.epochs).
-            ds = _shuffled_windows(plan, read, shuffle, r, finish, keep)
+            ds = _shuffled_cycles(plan, read, shuffle, r, finish, keep)
             if options.batch_size is not None:
                 ds = ds.batch(options.batch_size, drop_remainder=options.drop_remainder)
             return _equal(ds, plan)
@@ -482,7 +482,7 @@ def build_rows(
         ds = ds.prefetch(prefetch)
     if shuffle is not None:
         ds = shuffle.anchor(ds)
-    settings = _window_options()
+    settings = _cycle_options()
     if not read.capabilities.autotune:  # as `npyio.dataset` does for the same reader
         settings.autotune.enabled = False  # (a caller's own with_options can turn it back on)
     ds = ds.with_options(settings)

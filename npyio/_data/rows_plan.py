@@ -22,7 +22,7 @@ CHUNK_BYTES = 1 << 20
 #: When shuffling, files are cut into pieces of at most about this many bytes (per side)...
 MAX_PIECE_BYTES = 8 << 20
 #: ... and at least this many, when ``shuffle_buffer`` asks for smaller ones (``cycle`` of
-#: them are the window of ``shuffle=True`` without a ``shuffle_buffer``): a piece read at
+#: them are the cycle of ``shuffle=True`` without a ``shuffle_buffer``): a piece read at
 #: an offset reads the bytes before it too (FixedLengthRecordDataset skips its header by
 #: reading it), so that small pieces of a large file cost far more than their rows.
 MIN_PIECE_BYTES = 4 << 20
@@ -254,10 +254,10 @@ class RowsPlan:
     #: This shard's rows, as runs [a, e) of the one numbering of every file's rows, ascending:
     #: the units that the loader orders and the reader reads a batch of at a time.
     runs: tuple[tuple[int, int], ...] = ()
-    #: Whether a shuffle is by windows of pieces rather than by rows, as every other source
+    #: Whether a shuffle is by cycles of pieces rather than by rows, as every other source
     #: kind is shuffled: ``npyio.rows`` with a ``shuffle_buffer``, and files on object storage,
     #: where a request per row would cost far more than a request per piece.
-    windowed: bool = False
+    by_cycles: bool = False
 
     @property
     def kind(self) -> str:
@@ -318,9 +318,9 @@ def plan_rows(
     piece_rows = None
     cycle = CYCLE if options.auto else int(options.num_parallel_reads)  # type: ignore[arg-type]
     if options.shuffle:
-        # A window of ``cycle`` pieces holds about ``shuffle_buffer`` rows (or more, for pieces
+        # A cycle's ``cycle`` pieces hold about ``shuffle_buffer`` rows (or more, for pieces
         # of at least MIN_PIECE_BYTES), each piece several chunks. Without a shuffle_buffer,
-        # the smallest window that reads well: ``cycle`` pieces of MIN_PIECE_BYTES.
+        # the smallest cycle that reads well: ``cycle`` pieces of MIN_PIECE_BYTES.
         buffer = options.shuffle_buffer or cycle * max(1, MIN_PIECE_BYTES // widest)
         chunk = max(1, min(chunk, buffer // (2 * cycle)))
         wanted = max(-(-buffer // cycle), MIN_PIECE_BYTES // widest)
@@ -330,10 +330,10 @@ def plan_rows(
         cut, keep = subset_pieces(counts, runs, options.shard, piece_rows, widest)
         equal = equal_count(runs, options.shard, options.drop_remainder)
         mine = tuple(shard_runs(runs, options.shard))
-        windowed = options.shuffle and (
+        by_cycles = options.shuffle and (
             options.shuffle_buffer is not None or is_remote(sides[0].files[0].path)
         )
         plans.append(
-            RowsPlan(sides, tuple(cut), chunk, cycle, options, keep, equal, mine, windowed)
+            RowsPlan(sides, tuple(cut), chunk, cycle, options, keep, equal, mine, by_cycles)
         )
     return plans[0] if len(plans) == 1 else (plans[0], plans[1])

@@ -18,7 +18,7 @@ Every gather has the same static size, a divisor of the epoch's count (`gather_s
 ``unbatch`` keeps the cardinality (``n`` indices, an epoch's length known to Keras), and every
 key of an iteration is drawn when its iterator starts.
 
-or, for a pipeline with other random ops (`IndexShuffle.epochs`: the windows of rows of
+or, for a pipeline with other random ops (`IndexShuffle.epochs`: the cycles of rows of
 `npyio._data.rows`), one epoch built from that epoch's value ``r`` (its gathers, and the other
 ops seeded from ``r``)::
 
@@ -296,7 +296,7 @@ class IndexShuffle:
     def epochs(self, build: Callable[[tf.Tensor], tf.data.Dataset]) -> tf.data.Dataset:
         """``build(r)`` for this iteration's value ``r`` of the key generator: one epoch.
 
-        For a pipeline with other random ops, which must draw from ``r`` (a window's permutation)
+        For a pipeline with other random ops, which must draw from ``r`` (a cycle's permutation)
         rather than from a seed generator of their own: the state of such a generator is in a
         checkpoint only while its iterator lives, and the read-ahead ends that iterator before
         the epoch's end is delivered, so a restored ``.repeat()`` could give the next epoch

@@ -140,19 +140,19 @@ def kinds(pairs, tmp_path_factory):
         "crop": lambda **kw: npyio.dataset(*pairs, crop=(2,), label_crop=None, **kw),
         "pack": lambda **kw: npyio.dataset(str(root / "pack"), **kw),
         "rows": lambda **kw: npyio.rows(*rows, **kw),
-        "rows-windowed": lambda **kw: npyio.rows(*rows, shuffle_buffer=8, **kw),
+        "rows-by-cycles": lambda **kw: npyio.rows(*rows, shuffle_buffer=8, **kw),
     }
 
 
 @pytest.mark.parametrize(
     "kind, shuffle",
     [(kind, shuffle) for kind in ("files", "npz", "crop", "pack", "rows") for shuffle in (0, 1)]
-    + [("rows-windowed", 1)],
+    + [("rows-by-cycles", 1)],
 )
 def test_service_distributed_epoch_splits_every_kind(kinds, service, kind, shuffle):
     """Every source kind's samples come from one index stream that the service splits: each
     sample once over the two workers (packs and rows were read whole by each, or failed). A
-    windowed shuffle of rows is one split, read whole by one worker."""
+    shuffle of rows by cycles is one split, read whole by one worker."""
     ds = kinds[kind](batch_size=4, shuffle=bool(shuffle), seed=0)
     assert Counter(ids_of(_distribute(ds, "distributed_epoch", service))) == Counter(range(N))
 

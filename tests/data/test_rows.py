@@ -464,7 +464,7 @@ def test_local_rows_read_natively_where_asked_and_remote_or_off_through_the_grap
     with tf.io.gfile.GFile(remote, "wb") as f:
         np.save(f, arr)
     monkeypatch.delenv("NPYIO_NATIVE", raising=False)
-    native = {"NpyioReadRows", "NpyioReadRanges"}  # batches of rows; pieces of a windowed shuffle
+    native = {"NpyioReadRows", "NpyioReadRanges"}  # batches of rows; pieces of a shuffle by cycles
     assert "NpyioReadRows" in op_types(npyio.rows(local))
     assert "NpyioReadRanges" in op_types(npyio.rows(local, shuffle=True, shuffle_buffer=4))
     monkeypatch.setattr(rows, "_BACKEND", "graph")
@@ -614,7 +614,7 @@ def test_a_random_subset_yields_its_rows_ascending(
     assert_same(np.stack([x for x, _ in got]), every[want])
 
 
-@pytest.mark.parametrize("buffer", [None, 16], ids=["by-row", "windowed"])
+@pytest.mark.parametrize("buffer", [None, 16], ids=["by-row", "by-cycles"])
 def test_a_shuffled_split_yields_the_rows_of_its_subsets(
     counted, small_chunks, row_backend, buffer
 ):

@@ -1,7 +1,7 @@
-"""A shuffled pack's (and `npyio.rows`' windowed shuffle's) iterator checkpoint holds positions,
-not rows: at most 256 KiB at every step of an epoch, and a restore in a new process continues
-exactly. (The reader of row ranges does not enter a checkpoint: these run on the native one,
-the default; tests/data/test_shuffle.py restores through both.)"""
+"""A shuffled pack's iterator checkpoint (and that of `npyio.rows`' shuffle by cycles) holds
+positions, not rows: at most 256 KiB at every step of an epoch, and a restore in a new process
+continues exactly. (The reader of row ranges does not enter a checkpoint: these run on the
+native one, the default; tests/data/test_shuffle.py restores through both.)"""
 
 from __future__ import annotations
 
@@ -122,8 +122,6 @@ def test_a_shuffled_pack_checkpoint_is_small_and_restores_exactly(
 
 
 @pytest.mark.slow
-def test_a_windowed_shuffle_of_rows_checkpoint_is_small_and_restores_exactly(
-    million_rows, tmp_path
-):
+def test_a_shuffle_by_cycles_checkpoint_is_small_and_restores_exactly(million_rows, tmp_path):
     steps = [0, 1, 99, 100, 101, 199, 200, 201, 300]  # 200 batches of 1,000 an epoch
     _check("rows", million_rows, tmp_path, 1000, steps, ROWS)

@@ -91,8 +91,8 @@ def test_rows_know_their_length(big_arrays, shuffle, batch, shard):
 
 
 @pytest.mark.parametrize("batch", list(BATCHES))
-def test_a_windowed_shuffle_reads_every_row_with_its_length_unknown(big_arrays, batch):
-    """A windowed shuffle is one split of tf.data service (docs/shuffling.md), which a worker
+def test_a_shuffle_by_cycles_reads_every_row_with_its_length_unknown(big_arrays, batch):
+    """A shuffle by cycles is one split of tf.data service (docs/shuffling.md), which a worker
     without it would fail if the length were asserted: so tf.data does not know it."""
     ds = npyio.rows(*big_arrays, shuffle=True, shuffle_buffer=16, seed=2, **BATCHES[batch])
     assert int(ds.cardinality()) == tf.data.UNKNOWN_CARDINALITY
