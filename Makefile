@@ -17,7 +17,8 @@ TFIO_PINS  := "tensorflow-cpu==2.16.2" "tensorflow-io==0.37.1" "numpy<2"
 # them (numpy<2); matplotlib for the test of `npyio bench --plot` and scipy for the shuffle's
 # chi-square test, setuptools >= 77 for the offline install test (tests/test_install.py),
 # which run there too.
-TFIO_TEST_TOOLS := "pytest>=8" "pytest-benchmark>=4" "hypothesis>=6.100" matplotlib scipy \
+TFIO_TEST_TOOLS := "pytest>=8" "pytest-xdist>=3" "pytest-benchmark>=4" "hypothesis>=6.100" \
+	matplotlib scipy \
 	"gcp-storage-emulator>=2026.7.18,<2027" "setuptools>=77"
 
 .PHONY: demo test lint docs bench fuzz clean
@@ -58,12 +59,19 @@ TF216_TESTS := tests/test_tf.py tests/test_errors.py tests/test_install.py tests
 	"tests/data/test_dataset_crop.py::test_windows_of_per_case_shapes_are_the_kernels_in_the_plain_form" \
 	"tests/cli/test_bench.py::test_an_installed_peer_reads_every_sample_in_its_worker[tfio]"
 
+# Each leg runs on TEST_WORKERS processes (pytest-xdist), a test module whole in one of them, so
+# that a module's fixtures (servers, clusters, data) stay in one process. In one process the suite
+# kept one of CI's two cores busy on average (37 min of CPU in 38 of wall): much of it waits on
+# subprocesses, servers and sleeps.
+TEST_WORKERS ?= 2
+PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadfile
+
 ## make test: the lint, the strict docs build, the whole suite on the current TensorFlow, then
 ## what differs on the oldest supported one (TF 2.16, TF216_TESTS), where tensorflow-io's peer
 ## runs too (and fails, not skips, if its ops do not load)
 test: lint docs $(DEV_STAMP) $(TFIO_STAMP)
-	$(PY) -m pytest
-	NPYIO_TFIO=1 $(TFIO_PY) -m pytest $(TF216_TESTS)
+	$(PY) -m pytest $(PYTEST_PARALLEL)
+	NPYIO_TFIO=1 $(TFIO_PY) -m pytest $(PYTEST_PARALLEL) $(TF216_TESTS)
 
 ## make lint: ruff (check and format) and mypy
 lint: $(DEV_STAMP)
