@@ -213,7 +213,9 @@ def _element(
 ) -> object:
     """One element from its decoded file parts: ``x``, ``(x, y)``, then the input's path with
     ``with_paths``; ``x`` and ``y`` take the structure of the sources (a tensor, a dict, a
-    tuple); ``values`` holds the label values, when labels are values."""
+    tuple); ``values`` holds the label values, when labels are values. A squeezed window
+    (`npyio.Crop`'s ``squeeze``) drops its axes here, after every reader has read it whole."""
+    parts = [_squeezed(part, spec) for part, spec in zip(parts, plan.specs)]
     out = [unflatten(plan.inputs, parts[: plan.n_inputs])]
     if plan.labels is not None:
         out.append(unflatten(plan.labels, parts[plan.n_inputs :]))
@@ -221,6 +223,16 @@ def _element(
     if plan.loader.with_paths:
         out.append(path)
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def _squeezed(part: tf.Tensor, spec: Spec) -> tf.Tensor:
+    """``part`` (an element's, or a batch's with a leading axis; a scalar for padding values)
+    without its window's squeezed axes."""
+    window, rank = spec.crop, len(spec.output.shape or ())
+    if window is None or not window.squeeze or part.shape.rank not in (rank, rank + 1):
+        return part
+    lead = part.shape.rank - rank
+    return tf.squeeze(part, axis=[lead + a for a in window.squeeze])
 
 
 def _fetch(read: Reader, plan: DatasetPlan, unit: Unit) -> list[Fetched]:

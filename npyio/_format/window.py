@@ -109,6 +109,9 @@ class Crop:
             inputs ``{"t1": ...}``) or its side (``"inputs"``, ``"labels"``), so that an image
             pads with 0 and its mask with an ignore label while they share the window. A dict
             is kept as a tuple of its ``(key, value)`` pairs.
+        squeeze: Drop the axes the window is 1 long on, as ``tf.squeeze`` does: a slice one
+            voxel deep of a 3-D volume, for a 2-D network. The labels' window (the inputs'
+            by default) drops them too.
 
     Example:
         >>> import npyio
@@ -121,6 +124,8 @@ class Crop:
         >>> pad = npyio.Crop((64, 64, 64), out_of_bounds="pad", fill_value={"labels": 255})
         >>> pad.fill_value  # the mask pads with an ignore label; give the image its own too
         (('labels', 255),)
+        >>> npyio.Crop((1, 64, 64), squeeze=True).squeeze  # (D, H, W, 1) -> (64, 64, 1)
+        True
     """
 
     shape: tuple[Extent, ...] | None = None
@@ -129,8 +134,12 @@ class Crop:
     axes: tuple[int, ...] | None = None
     out_of_bounds: Literal["error", "trim", "pad"] = "error"
     fill_value: int | float | bool | Mapping[str, int | float | bool] = 0
+    squeeze: bool = False
 
     def __post_init__(self) -> None:
+        if not isinstance(self.squeeze, (bool, np.bool_)):
+            raise TypeError(f"crop: squeeze must be True or False, got {self.squeeze!r}")
+        object.__setattr__(self, "squeeze", bool(self.squeeze))
         if self.out_of_bounds not in POLICIES:
             raise ValueError(
                 f"crop: out_of_bounds must be one of {', '.join(POLICIES)}, got "
@@ -352,6 +361,8 @@ class Window:
         fill: The value that pads, cast to the part's dtype.
         group: Parts of one group share their random windows: the same draw, so the same
             window on arrays of the same shape (an image and its mask).
+        squeeze: The axes dropped once the window is read (`Crop.squeeze`: those it is 1 long
+            on), ascending.
     """
 
     rank: int
@@ -361,6 +372,7 @@ class Window:
     policy: str = ERROR
     fill: object = 0
     group: int = 0
+    squeeze: tuple[int, ...] = ()
 
     @property
     def random(self) -> bool:
@@ -485,12 +497,38 @@ def resolve(crop: Crop, shape: tuple[int | None, ...], path: str, group: int = 0
         start = crop.start
         size = tuple(_fraction(x, d, "shape", path) for x, d in zip(crop.shape or (), dims))
     fill = crop.fill_value if _is_number(crop.fill_value) else 0  # per part: set when planned
-    window = Window(rank, axes, size, start, crop.out_of_bounds, fill, group)
+    dropped = tuple(sorted(a for a, n in zip(axes, size) if n == 1)) if crop.squeeze else ()
+    window = Window(rank, axes, size, start, crop.out_of_bounds, fill, group, dropped)
     if crop.out_of_bounds == ERROR:
         reason = outside(window, tuple(shape))
         if reason is not None:
             raise NpyFormatError(path, reason)
+    if crop.squeeze:
+        _check_squeeze(window, tuple(shape), path)
     return window
+
+
+def _check_squeeze(window: Window, shape: tuple[int | None, ...], path: str) -> None:
+    """A squeezed window drops axes that are 1 long in every element: it has some, and none of
+    them can be trimmed to 0 (a fixed start past the edge, or an axis whose size varies).
+
+    Raises:
+        NpyFormatError: naming ``path``.
+    """
+    if not window.squeeze:
+        raise NpyFormatError(
+            path,
+            f"crop: squeeze=True drops the axes the window is 1 long on, but it is "
+            f"{tuple(window.size)} long on axes {list(window.axes)} -- make one size 1",
+        )
+    sizes = window.sizes(shape)
+    short = [a for a in window.squeeze if sizes[a] != 1]
+    if short:
+        raise NpyFormatError(
+            path,
+            f"crop: squeeze=True drops axes {short}, but out_of_bounds='trim' may cut them "
+            "to 0 -- use 'pad' or 'error'",
+        )
 
 
 def _show(start: tuple[int, ...], ends: list[int] | tuple[int, ...]) -> str:

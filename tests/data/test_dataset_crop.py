@@ -470,3 +470,38 @@ def test_trimmed_masks_are_never_padded_with_a_class_unasked(cases):
     assert (masks == 255).any() and set(np.unique(masks)) <= set(range(7)) | {255}
     whole = npyio.dataset(x, y, crop=trimmed, batch_size=None, **shapes)  # nothing padded
     assert all(int(m.numpy().max()) < 7 for _, m in whole)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("batch_size", [None, 3])
+def test_a_squeezed_window_drops_its_axes_of_one_for_a_2d_network(cases, backend, batch_size):
+    """Issue 52: a window one voxel deep of per-case volumes, ``squeeze=True``: (H, W, 1) slices
+    and (H, W) masks, each the unsqueezed window's values, on the volume and its mask alike."""
+    kwargs = dict(seed=5, batch_size=batch_size, backend=backend)
+    flat = npyio.dataset(*cases, crop=npyio.Crop((1, 8, 8)), **kwargs)
+    slices = npyio.dataset(*cases, crop=npyio.Crop((1, 8, 8), squeeze=True), **kwargs)
+    lead = () if batch_size is None else (None,)
+    assert slices.element_spec == (
+        tf.TensorSpec((*lead, 8, 8, 1), tf.float32),
+        tf.TensorSpec((*lead, 8, 8), tf.uint8),
+    )
+    got = [(x.numpy(), y.numpy()) for x, y in slices]
+    want = [(x.numpy(), y.numpy()) for x, y in flat]
+    assert len(got) == len(want) and got
+    axis = 0 if batch_size is None else 1
+    for (x, y), (fx, fy) in zip(got, want):
+        np.testing.assert_array_equal(x, np.squeeze(fx, axis))
+        np.testing.assert_array_equal(y, np.squeeze(fy, axis))
+
+
+def test_a_squeeze_without_an_axis_of_one_or_one_that_trim_may_empty_is_refused(volumes):
+    with pytest.raises(npyio.NpyFormatError, match="squeeze=True drops the axes the window is 1"):
+        npyio.dataset(*volumes, crop=npyio.Crop((2, 8, 8), squeeze=True))
+    past = npyio.Crop(start=(20, 0, 0), shape=(1, 4, 4), out_of_bounds="trim", squeeze=True)
+    with pytest.raises(npyio.NpyFormatError, match="out_of_bounds='trim' may cut them to 0"):
+        npyio.dataset(*volumes, crop=past)
+    inside = npyio.Crop(start=(3, 0, 0), shape=(1, 4, 4), out_of_bounds="trim", squeeze=True)
+    x, _ = next(iter(npyio.dataset(*volumes, crop=inside, batch_size=None)))
+    assert x.shape == (4, 4) and where(x.numpy()[None])[1:] == (3, 0, 0)
+    with pytest.raises(TypeError, match="squeeze must be True or False"):
+        npyio.Crop((1, 8, 8), squeeze=1)
