@@ -142,8 +142,8 @@ def _check_headers(plan: DatasetPlan, names: list[str]) -> None:
         if remote:
             from npyio._data.remote import REMOTE_THREADS
         # Locally one thread: a check is Python under the GIL (a read of a file's first bytes
-        # and a dict lookup), and threads only contend for it: 8,000 warm files took 168 ms
-        # in one thread and 490 ms in six (bench/README.md, "Packing"). On object storage each
+        # and a dict lookup), and threads only contend for it: six threads were slower than one
+        # (bench/README.md, "Packing"). On object storage each
         # check mostly waits on a request, so `REMOTE_THREADS` wait at once.
         jobs = REMOTE_THREADS if remote else 1
         read = LocalReader(spec, names[p])  # its verdicts: one per distinct header
@@ -315,7 +315,7 @@ def _refuse_overlap(out: str, files: list[str], root: str | None) -> None:
         )
     # one path per directory: a dataset has many files in few. Paths with the same text up to
     # their last "/" have the same parent (dirname reads only that), so that text groups them
-    # without a dirname per file (16,000 paths: 15 ms -> 4 ms).
+    # without a dirname per file, a few times faster on many paths.
     heads: dict[str, str] = {}
     for path in files:
         heads.setdefault(path[: path.rfind("/") + 1], path)
