@@ -32,7 +32,7 @@ import difflib
 import functools
 import inspect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
@@ -54,7 +54,6 @@ __all__ = [
     "LoaderOptions",
     "PackOptions",
     "ReadOptions",
-    "RowsOptions",
     "SplitOptions",
     "checked_by",
     "entry_point",
@@ -91,12 +90,14 @@ def checked_by(check: Check) -> dict[str, Check]:
     return {"check": check}
 
 
-def _check_fields(obj: object) -> None:
-    """Runs every field's check on ``obj`` (a frozen dataclass), keeping what each returns."""
+def _check_fields(obj: object, function: str = "dataset") -> None:
+    """Runs every field's check on ``obj`` (a frozen dataclass), keeping what each returns; a
+    check names its argument as the entry point ``function`` calls it (`SAME_IDEA`)."""
     for f in dataclasses.fields(obj):  # type: ignore[arg-type]
         check = f.metadata.get("check")
         if check is not None:
-            object.__setattr__(obj, f.name, check(getattr(obj, f.name), f.name))
+            what = called(function, f.name)
+            object.__setattr__(obj, f.name, check(getattr(obj, f.name), what))
 
 
 def positive(value: object, what: str) -> int | None:
@@ -281,10 +282,34 @@ SAME_IDEA: tuple[dict[str, str], ...] = (
 )
 
 
+def called(function: str, name: str) -> str:
+    """What the entry point ``function`` calls the field ``name`` (`SAME_IDEA`)."""
+    for idea in SAME_IDEA:
+        if idea.get("dataset") == name and function in idea:
+            return idea[function]
+    return name
+
+
 def _fields(*classes: type) -> frozenset[str]:
     return frozenset().union(
         *({f.name for f in dataclasses.fields(cls) if f.init} for cls in classes)
     )
+
+
+#: `LoaderOptions`' fields that `npyio.rows` takes, by its names (`called`): what it does not
+#: take is fixed for rows (no ``padding_value``: every row has the file's row shape).
+ROWS_OPTIONS = frozenset(
+    {
+        "shuffle",
+        "shuffle_buffer",
+        "seed",
+        "reshuffle_each_iteration",
+        "batch_size",
+        "drop_remainder",
+        "num_parallel_reads",
+        "shard",
+    }
+)
 
 
 def entry_points() -> dict[str, frozenset[str]]:
@@ -292,7 +317,7 @@ def entry_points() -> dict[str, frozenset[str]]:
     (``tests/data/test_options.py`` holds them to the signatures): written here, not gathered
     as each function is imported, since ``npyio`` imports them lazily."""
     sources = frozenset({"inputs", "labels"})
-    dataset = _fields(ReadOptions, LoaderOptions, SplitOptions) | sources
+    dataset = _fields(ReadOptions, LoaderOptions, SplitOptions) - {"shuffle_buffer"} | sources
     # dataset_from_directory reads .npy files of class folders, as Keras's reads images
     not_directory = {
         "key",
@@ -308,7 +333,7 @@ def entry_points() -> dict[str, frozenset[str]]:
     return {
         "dataset": dataset,
         "dataset_from_directory": (dataset - not_directory) | SOURCES - {"inputs"},
-        "rows": _fields(RowsOptions) | sources,
+        "rows": ROWS_OPTIONS | _fields(SplitOptions) | sources,
         "pack": _fields(PackOptions, ReadOptions)
         - {"backend", "ignore_errors", "crop", "label_crop", "crops_per_file", "foreground"}
         | sources
@@ -351,15 +376,6 @@ def entry_point(function: Callable[P, T]) -> Callable[P, T]:
         return function(*args, **kwargs)
 
     return call
-
-
-def _refuse_unknown(arguments: Mapping[str, Any], function: str, *classes: type) -> None:
-    """Raises TypeError for an argument that no class has a field for (and that is no
-    source): a name would otherwise be dropped without a word."""
-    known = SOURCES | _fields(*classes)
-    unknown = sorted(set(arguments) - known)
-    if unknown:
-        raise TypeError(unknown_option(function, unknown[0], known))
 
 
 @dataclass(frozen=True)
@@ -430,9 +446,23 @@ class LoaderOptions:
     prefetch: int | None = field(default=AUTOTUNE, metadata=checked_by(_prefetch))
     with_paths: bool = field(default=False, metadata=checked_by(_flag))
     padding_value: object = field(default=None, metadata=checked_by(_padding))
+    shuffle_buffer: int | None = field(default=None, metadata=checked_by(positive))
+    #: The entry point whose words name the fields in errors (`SAME_IDEA`: ``npyio.rows``
+    #: calls ``num_parallel_calls`` ``num_parallel_reads``).
+    function: InitVar[str] = "dataset"
 
-    def __post_init__(self) -> None:
-        _check_fields(self)
+    def __post_init__(self, function: str) -> None:
+        _check_fields(self, function)
+        if self.shuffle_buffer is not None and not self.shuffle:
+            raise ValueError(
+                f"shuffle_buffer={self.shuffle_buffer} is the size of the shuffle window, "
+                "which needs shuffle=True (without it rows come in order)"
+            )
+
+    @property
+    def auto(self) -> bool:
+        """Whether the parallelism of the reads is left to tf.data (AUTOTUNE or None)."""
+        return self.num_parallel_calls in (None, AUTOTUNE)
 
 
 @dataclass(frozen=True)
@@ -496,62 +526,26 @@ class DatasetOptions:
         return out
 
     @classmethod
-    def from_arguments(cls, arguments: Mapping[str, Any]) -> DatasetOptions:
-        """The options among a public function's ``arguments`` (its ``locals()``), each taken
-        by the class that has a field of its name; the sources (`SOURCES`) are left alone.
+    def from_arguments(
+        cls, arguments: Mapping[str, Any], function: str = "dataset"
+    ) -> DatasetOptions:
+        """The options among the ``arguments`` of the entry point ``function`` (``"dataset"``
+        or ``"rows"``) by their names there, each taken by the class that has a field of that
+        name (`called`); the sources (`SOURCES`) are left alone. For the CLI and the tests.
 
         Raises:
             TypeError: for a name that is neither an option nor a source.
         """
-        _refuse_unknown(arguments, "dataset", ReadOptions, LoaderOptions, SplitOptions)
-        return cls(
-            _pick(ReadOptions, arguments),
-            _pick(LoaderOptions, arguments),
-            _pick(SplitOptions, arguments),
-        )
-
-
-@dataclass(frozen=True)
-class RowsOptions:
-    """The options of `npyio.rows`: the row shuffle (``shuffle``, with ``shuffle_buffer`` the
-    rows of its cycle, `npyio._data.rows_plan.plan_rows` choosing when None), batching,
-    parallel reads, the shard and the split (as `SplitOptions`)."""
-
-    shuffle: bool = field(default=False, metadata=checked_by(_flag))
-    shuffle_buffer: int | None = field(default=None, metadata=checked_by(positive))
-    seed: int | None = field(default=None, metadata=checked_by(_seed))
-    reshuffle_each_iteration: bool = field(default=True, metadata=checked_by(_flag))
-    batch_size: int | None = field(default=BATCH_SIZE, metadata=checked_by(positive))
-    drop_remainder: bool = field(default=False, metadata=checked_by(_flag))
-    num_parallel_reads: int | None = field(default=AUTOTUNE, metadata=checked_by(_parallelism))
-    shard: Any = field(default=None, metadata=checked_by(_shard))
-    validation_split: float | None = field(default=None, metadata=checked_by(_fraction))
-    subset: str | None = field(default=None, metadata=checked_by(_subset))
-
-    def __post_init__(self) -> None:
-        _check_fields(self)
-        if self.shuffle_buffer is not None and not self.shuffle:
-            raise ValueError(
-                f"shuffle_buffer={self.shuffle_buffer} is the size of the shuffle window, "
-                "which needs shuffle=True (without it rows come in order)"
-            )
-        self.split.check(self.seed)
-
-    @property
-    def split(self) -> SplitOptions:
-        """The split, as `npyio.dataset`'s."""
-        return SplitOptions(self.validation_split, self.subset)
-
-    @classmethod
-    def from_arguments(cls, arguments: Mapping[str, Any]) -> RowsOptions:
-        """The options among `npyio.rows`'s ``arguments`` (see `DatasetOptions`)."""
-        _refuse_unknown(arguments, "rows", cls)
-        return _pick(cls, arguments)
-
-    @property
-    def auto(self) -> bool:
-        """Whether ``num_parallel_reads`` is left to tf.data (AUTOTUNE or None)."""
-        return self.num_parallel_reads in (None, AUTOTUNE)
+        known = entry_points()[function]
+        unknown = sorted(set(arguments) - known - SOURCES)
+        if unknown:
+            raise TypeError(unknown_option(function, unknown[0], known))
+        fields = _fields(LoaderOptions)
+        named = {
+            f: arguments[called(function, f)] for f in fields if called(function, f) in arguments
+        }
+        loader = LoaderOptions(**named, function=function)
+        return cls(_pick(ReadOptions, arguments), loader, _pick(SplitOptions, arguments))
 
 
 # --- validation splits ------------------------------------------------------------------------

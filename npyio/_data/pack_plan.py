@@ -14,9 +14,10 @@ run of neighbouring rows on local shards). What `npyio.dataset`'s options mean h
 - **Shuffle**: by index over the rows, as loose files are shuffled (a full uniform shuffle,
   anew each epoch, a checkpoint of a few scalars). On object storage, where a request per row
   would cost far more than the row, by cycles instead (`npyio._data.rows_plan.RowsPlan.by_cycles`):
-  the rows are cut into pieces of about `PIECE_BYTES` (per part), the pieces put in a new order
-  each epoch, and `CYCLE` at a time form a cycle whose rows come out in a uniformly random
-  order (docs/shuffling.md, "Which shuffle each kind gets").
+  the rows are cut into pieces by `npyio.rows`'s rule (`npyio._data.rows_plan.plan_runs`: 4 to
+  8 MiB of the widest part), the pieces put in a new order each epoch, and 8 at a time (or
+  ``num_parallel_calls``) form a cycle whose rows come out in a uniformly random order
+  (docs/shuffling.md, "Which shuffle each kind gets").
 - **Split.** ``validation_split``/``subset`` hold out exactly the rows `npyio.dataset` holds
   out of the sources: ``int(split * n)`` rows drawn with ``seed``, whatever ``shuffle`` is
   (`npyio._data.options.split`), a random subset: its rows are the units (runs of a few rows
@@ -45,28 +46,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from npyio._data import capabilities
-from npyio._data.options import DatasetOptions, LoaderOptions, ReadOptions, RowsOptions, split
-from npyio._data.rows_plan import (
-    CHUNK_BYTES,
-    CYCLE,
-    RowsPlan,
-    RowsSide,
-    equal_count,
-    row_runs,
-    rows_side,
-    shard_runs,
-    subset_pieces,
-)
+from npyio._data.options import DatasetOptions, LoaderOptions, ReadOptions, split
+from npyio._data.rows_plan import RowsPlan, RowsSide, plan_runs, row_runs, rows_side, shard_runs
 from npyio._data.structure import LEAF, per_part
 from npyio._format import npy
-from npyio._format.files import UnknownSchemeError, is_local, is_remote, path_text
+from npyio._format.files import UnknownSchemeError, is_local, path_text
 from npyio._format.packed import PackIndex, structure_from_json
 from npyio._io.packed import read_index, state
 
-__all__ = ["PIECE_BYTES", "PackPlan", "is_packed", "plan_packed", "plan_subset"]
-
-#: When shuffling, pieces are runs of about this many bytes of the widest part.
-PIECE_BYTES = 1 << 20
+__all__ = ["PackPlan", "is_packed", "plan_packed", "plan_subset"]
 
 
 def is_packed(inputs: object) -> str | None:
@@ -127,41 +115,17 @@ def _check_specs(index: PackIndex, read: ReadOptions) -> None:
 
 
 def plan_subset(
-    index: PackIndex,
-    sides: tuple[RowsSide, ...],
-    rows: np.ndarray,
-    options: DatasetOptions,
+    index: PackIndex, sides: tuple[RowsSide, ...], rows: np.ndarray, options: DatasetOptions
 ) -> RowsPlan:
     """The `RowsPlan` of a pack's ``rows`` (ascending or not: they are read ascending, or
-    shuffled as ``options`` says): this shard's, cut into pieces."""
+    shuffled as ``options`` says): this shard's, cut by the rule of `npyio.rows`
+    (`npyio._data.rows_plan.plan_runs`)."""
     loader = options.loader
-    counts = [s.rows for s in index.shards]
     runs = row_runs(rows)
     if loader.shard is not None and not shard_runs(runs, loader.shard):
         n, i = loader.shard
         raise ValueError(f"shard {i} of {n} has no rows ({len(rows)} in all)")
-    widest = max(max(s.row_bytes for s in sides), 1)
-    chunk = max(1, CHUNK_BYTES // widest)
-    piece_rows, buffer = None, None
-    if loader.shuffle:
-        piece_rows = max(1, PIECE_BYTES // widest)
-        buffer = CYCLE * piece_rows
-        chunk = max(1, min(chunk, buffer // (2 * CYCLE)))
-    cut, keep = subset_pieces(counts, runs, loader.shard, piece_rows, widest)
-    rows_options = RowsOptions(
-        shuffle=loader.shuffle,
-        shuffle_buffer=buffer,
-        seed=loader.seed,
-        reshuffle_each_iteration=loader.reshuffle_each_iteration,
-        batch_size=loader.batch_size,
-        drop_remainder=loader.drop_remainder,
-        num_parallel_reads=loader.num_parallel_calls,
-        shard=loader.shard,  # for the shuffle's keys: the pieces above are already this shard's
-    )
-    equal = equal_count(runs, loader.shard, loader.drop_remainder)
-    mine = tuple(shard_runs(runs, loader.shard))
-    by_cycles = loader.shuffle and is_remote(sides[0].files[0].path)  # `RowsPlan.by_cycles`
-    return RowsPlan(sides, tuple(cut), chunk, CYCLE, rows_options, keep, equal, mine, by_cycles)
+    return plan_runs(sides, [s.rows for s in index.shards], runs, loader)
 
 
 def plan_packed(directory: str, options: DatasetOptions) -> PackPlan | tuple[PackPlan, PackPlan]:

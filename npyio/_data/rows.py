@@ -41,7 +41,7 @@ import numpy as np
 import tensorflow as tf
 
 from npyio._data.map import flat_map, interleave, parallel_map
-from npyio._data.options import AUTOTUNE, RowsOptions, entry_point
+from npyio._data.options import AUTOTUNE, DatasetOptions, LoaderOptions, SplitOptions, entry_point
 from npyio._data.paths import PathSpec
 from npyio._data.remote import for_storage
 from npyio._data.rows_plan import RowsPlan, plan_rows
@@ -191,19 +191,21 @@ def rows(
         [[12.0, 13.0]]
     """
     require_tf2()
-    options = RowsOptions(
+    # each argument passed to its field by its own name, or by the name npyio.dataset gives
+    # the same idea (`npyio._data.options.SAME_IDEA`), and checked there in rows' words
+    loader = LoaderOptions(
         shuffle=shuffle,
         shuffle_buffer=shuffle_buffer,
         seed=seed,
         reshuffle_each_iteration=reshuffle_each_iteration,
         batch_size=batch_size,
         drop_remainder=drop_remainder,
-        num_parallel_reads=num_parallel_reads,
+        num_parallel_calls=num_parallel_reads,
         shard=shard,
-        validation_split=validation_split,
-        subset=subset,
+        function="rows",
     )
-    plans = plan_rows(inputs, labels, options)
+    split = SplitOptions(validation_split=validation_split, subset=subset)
+    plans = plan_rows(inputs, labels, DatasetOptions(loader=loader, split=split))
     if isinstance(plans, tuple):
         return build_rows(plans[0]), build_rows(plans[1])
     return build_rows(plans)
@@ -255,10 +257,10 @@ def _read_pieces(ds: tf.data.Dataset, plan: RowsPlan, read: RowReader) -> tf.dat
             *args, first = args  # type: ignore[assignment]
         return read.read_piece(args, first)
 
-    if not plan.options.shuffle:
+    if not plan.loader.shuffle:
         return flat_map(ds, read_piece)
     cycle = plan.cycle
-    return interleave(ds, read_piece, cycle, tf.data.AUTOTUNE if plan.options.auto else cycle)
+    return interleave(ds, read_piece, cycle, tf.data.AUTOTUNE if plan.loader.auto else cycle)
 
 
 def _decode_chunks(
@@ -284,7 +286,7 @@ def _decode_chunks(
             return finish(*parts)
         return parts[0] if len(parts) == 1 else tuple(parts)
 
-    return parallel_map(ds, decode, plan.options.num_parallel_reads, deterministic=True)
+    return parallel_map(ds, decode, plan.loader.num_parallel_calls, deterministic=True)
 
 
 def _permuted(cycle: object, r: tf.Tensor, index: tf.Tensor) -> object:
@@ -339,10 +341,10 @@ def _length(plan: RowsPlan) -> int:
     in Python, but the flat_map and rebatch steps hide it from tf.data; asserting it lets
     ``len(ds)`` and Keras count an epoch. (No tf.data service worker reads a part of these
     pipelines: they are not split dynamically, so each worker yields the whole count.)"""
-    count, size = plan.epoch_count, plan.options.batch_size
+    count, size = plan.epoch_count, plan.loader.batch_size
     if size is None:
         return count
-    return count // size if plan.options.drop_remainder else -(-count // size)
+    return count // size if plan.loader.drop_remainder else -(-count // size)
 
 
 def _equal(ds: tf.data.Dataset, plan: RowsPlan) -> tf.data.Dataset:
@@ -392,7 +394,7 @@ def _by_rows(
     parallel map. tf.data service's dynamic sharding splits that stream, so each row comes once
     whichever worker reads it. Without ``batch_size``, a gather of rows (at most 64) is read at
     once, inside the index stream, and unbatched: the epoch's length stays known."""
-    options = plan.options
+    options = plan.loader
     table, numbers = _file_table(plan), _row_numbers(plan)
 
     @tf.autograph.experimental.do_not_convert
@@ -417,16 +419,16 @@ def _by_rows(
     # an awkward count's gathers can be larger, `npyio._data.shuffle.gather_size`)
     gathered = shuffle is not None and shuffle.gather_size <= MAX_GATHER
     if options.batch_size is None and not empty and gathered:
-        return shuffle.indices(load, options.num_parallel_reads), shuffle  # type: ignore[union-attr]
+        return shuffle.indices(load, options.num_parallel_calls), shuffle  # type: ignore[union-attr]
     ds = tf.data.Dataset.range(plan.epoch_count) if shuffle is None else shuffle.indices()
     if options.batch_size is None:
         # one row a call: Dataset.unbatch crashes the process on rows of zero elements (TF 2.21)
         def one(position: tf.Tensor) -> object:
             return tf.nest.map_structure(lambda part: part[0], load(position[None]))
 
-        return parallel_map(ds, one, options.num_parallel_reads, deterministic=True), shuffle
+        return parallel_map(ds, one, options.num_parallel_calls, deterministic=True), shuffle
     ds = ds.batch(options.batch_size, drop_remainder=options.drop_remainder)
-    return parallel_map(ds, load, options.num_parallel_reads, deterministic=True), shuffle
+    return parallel_map(ds, load, options.num_parallel_calls, deterministic=True), shuffle
 
 
 def build_rows(
@@ -437,7 +439,7 @@ def build_rows(
 ) -> tf.data.Dataset:
     """The pipeline a `RowsPlan` describes; ``finish`` makes the elements from the sides'
     decoded rows, a chunk at a time (a packed directory makes its structure and paths there)."""
-    options = plan.options
+    options = plan.loader
     remote = any(is_remote(side.files[0].path) for side in plan.sides if side.files)
     # the native reader reads local files only (no ``ram://``, ``file://``, ``gs://``)
     local = all(is_local(f.path) for side in plan.sides for f in side.files[:1])

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from npyio._data import capabilities
-from npyio._data.options import RowsOptions, split
+from npyio._data.options import DatasetOptions, LoaderOptions, split
 from npyio._data.paths import PathSpec, pair, resolve
 from npyio._format import npy
 from npyio._format.files import is_remote
@@ -48,6 +48,7 @@ __all__ = [
     "equal_count",
     "pieces",
     "plan_rows",
+    "plan_runs",
     "row_runs",
     "rows_side",
     "shard_runs",
@@ -246,7 +247,7 @@ class RowsPlan:
     pieces: tuple[tuple[int, int, int], ...]
     chunk: int
     cycle: int
-    options: RowsOptions
+    loader: LoaderOptions
     keep: bytes | None = None
     #: Under ``shard=`` with ``drop_remainder``: the rows every shard reads each epoch,
     #: ``rows // num_shards`` (`equal_count`); None: all of this shard's.
@@ -267,7 +268,7 @@ class RowsPlan:
     @property
     def auto(self) -> bool:
         """Whether tf.data tunes the parallelism of the reads (``num_parallel_reads``)."""
-        return self.options.auto
+        return self.loader.auto
 
     @property
     def count(self) -> int:
@@ -298,42 +299,44 @@ def _paired_sides(inputs: PathSpec, labels: PathSpec | None) -> tuple[RowsSide, 
 
 
 def plan_rows(
-    inputs: PathSpec, labels: PathSpec | None = None, options: RowsOptions = RowsOptions()
+    inputs: PathSpec, labels: PathSpec | None = None, options: DatasetOptions = DatasetOptions()
 ) -> RowsPlan | tuple[RowsPlan, RowsPlan]:
     """Resolves, pairs and checks the files, splits the rows (``validation_split``), and cuts
     this shard's rows of each subset into pieces (see `npyio.rows`). Two plans for
     ``subset="both"``: training, validation."""
     sides = _paired_sides(inputs, labels)
     counts = [f.nrows for f in sides[0].files]
-    total = sum(counts)
-    if options.validation_split is None:
-        subsets = [[(0, total)]]
-    else:
-        subsets = [
-            row_runs(indices) for indices in split(total, options.split, options.seed, "rows")
-        ]
+    loader = options.loader
+    subsets = split(sum(counts), options.split, loader.seed, "rows")
+    plans = [plan_runs(sides, counts, row_runs(rows), loader) for rows in subsets]
+    return plans[0] if len(plans) == 1 else (plans[0], plans[1])
 
+
+def plan_runs(
+    sides: tuple[RowsSide, ...],
+    counts: list[int],
+    runs: list[tuple[int, int]],
+    loader: LoaderOptions,
+) -> RowsPlan:
+    """The plan of the rows ``runs`` (of the one numbering of the files' rows, whose counts are
+    ``counts``) of ``sides``: this shard's, cut into chunks and pieces by the one rule of
+    every kind that reads rows (`npyio.rows`, a pack)."""
     widest = max(max(s.row_bytes for s in sides), 1)
     chunk = max(1, CHUNK_BYTES // widest)
     piece_rows = None
-    cycle = CYCLE if options.auto else int(options.num_parallel_reads)  # type: ignore[arg-type]
-    if options.shuffle:
+    cycle = CYCLE if loader.auto else int(loader.num_parallel_calls)  # type: ignore[arg-type]
+    if loader.shuffle:
         # A cycle's ``cycle`` pieces hold about ``shuffle_buffer`` rows (or more, for pieces
         # of at least MIN_PIECE_BYTES), each piece several chunks. Without a shuffle_buffer,
         # the smallest cycle that reads well: ``cycle`` pieces of MIN_PIECE_BYTES.
-        buffer = options.shuffle_buffer or cycle * max(1, MIN_PIECE_BYTES // widest)
+        buffer = loader.shuffle_buffer or cycle * max(1, MIN_PIECE_BYTES // widest)
         chunk = max(1, min(chunk, buffer // (2 * cycle)))
         wanted = max(-(-buffer // cycle), MIN_PIECE_BYTES // widest)
         piece_rows = max(chunk, min(MAX_PIECE_BYTES // widest, wanted))
-    plans = []
-    for runs in subsets:
-        cut, keep = subset_pieces(counts, runs, options.shard, piece_rows, widest)
-        equal = equal_count(runs, options.shard, options.drop_remainder)
-        mine = tuple(shard_runs(runs, options.shard))
-        by_cycles = options.shuffle and (
-            options.shuffle_buffer is not None or is_remote(sides[0].files[0].path)
-        )
-        plans.append(
-            RowsPlan(sides, tuple(cut), chunk, cycle, options, keep, equal, mine, by_cycles)
-        )
-    return plans[0] if len(plans) == 1 else (plans[0], plans[1])
+    cut, keep = subset_pieces(counts, runs, loader.shard, piece_rows, widest)
+    equal = equal_count(runs, loader.shard, loader.drop_remainder)
+    mine = tuple(shard_runs(runs, loader.shard))
+    by_cycles = loader.shuffle and (
+        loader.shuffle_buffer is not None or is_remote(sides[0].files[0].path)
+    )
+    return RowsPlan(sides, tuple(cut), chunk, cycle, loader, keep, equal, mine, by_cycles)

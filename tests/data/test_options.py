@@ -15,11 +15,12 @@ import pytest
 import npyio
 import npyio.errors
 from npyio._data.options import (
+    ROWS_OPTIONS,
     DatasetOptions,
     LoaderOptions,
     ReadOptions,
-    RowsOptions,
     SplitOptions,
+    called,
     entry_points,
 )
 
@@ -59,23 +60,28 @@ def test_every_field_is_a_parameter_of_dataset_with_the_same_default():
     params = keyword_parameters(npyio.dataset)
     for cls in DATASET_CLASSES:
         for f in dataclasses.fields(cls):
-            if f.init:
+            if f.init and f.name != "shuffle_buffer":  # npyio.rows' alone
                 assert f.name in params, f"{cls.__name__}.{f.name} is not an argument of dataset"
                 assert params[f.name] == f.default, f"{f.name}: dataset and {cls.__name__}"
 
 
-def test_rows_parameters_are_rows_options():
+def test_rows_parameters_are_loader_and_split_options_by_rows_names():
+    """One options schema: npyio.rows' parameters are `LoaderOptions`' and `SplitOptions`'
+    fields, by the names rows gives them (``num_parallel_reads``), with the same defaults."""
     params = keyword_parameters(npyio.rows)
-    assert set(params) == init_fields(RowsOptions)
-    for f in dataclasses.fields(RowsOptions):
-        assert params[f.name] == f.default
+    assert set(params) == ROWS_OPTIONS | init_fields(SplitOptions)
+    for cls in (LoaderOptions, SplitOptions):
+        for f in dataclasses.fields(cls):
+            name = called("rows", f.name)
+            if name in params:
+                assert params[name] == f.default, name
 
 
 #: The options classes each entry point makes, and its parameters that are no option.
 MADE = {
     npyio.dataset: ({"ReadOptions", "LoaderOptions", "SplitOptions"}, NOT_OPTIONS),
     npyio.dataset_from_directory: ({"ReadOptions", "LoaderOptions", "SplitOptions"}, NOT_OPTIONS),
-    npyio.rows: ({"RowsOptions"}, NOT_OPTIONS),
+    npyio.rows: ({"LoaderOptions", "SplitOptions"}, NOT_OPTIONS),
     npyio.pack: ({"PackOptions", "ReadOptions"}, NOT_OPTIONS | {"out", "progress"}),
 }
 
@@ -95,13 +101,19 @@ def test_every_option_is_passed_by_its_own_name(function):
     ]
     assert {call.func.id for call in calls} == classes  # type: ignore[attr-defined]
     passed = []
+    name = function.__name__
     for call in calls:
         assert not call.args, f"{call.func.id} made with positional arguments"  # type: ignore[attr-defined]
         for keyword in call.keywords:
-            assert isinstance(keyword.value, ast.Name) and keyword.value.id == keyword.arg, (
-                f"{function.__name__}: {keyword.arg}= is not passed its own parameter"
+            if keyword.arg == "function":  # the entry point whose words name the fields
+                assert isinstance(keyword.value, ast.Constant) and keyword.value.value == name
+                continue
+            # its own parameter, or the one this entry point calls it (SAME_IDEA)
+            own = called(name, keyword.arg)
+            assert isinstance(keyword.value, ast.Name) and keyword.value.id == own, (
+                f"{name}: {keyword.arg}= is not passed its own parameter"
             )
-            passed.append(keyword.arg)
+            passed.append(own)
     assert sorted(passed) == sorted(set(inspect.signature(function).parameters) - others)
 
 
@@ -147,12 +159,16 @@ def test_limits_come_from_the_size_arguments():
     assert (read.limits.max_header_size, read.limits.max_file_size) == (50, 1000)
 
 
-def test_rows_options_check_their_values():
+def test_rows_options_check_their_values_in_rows_words():
     with pytest.raises(ValueError, match="shuffle_buffer must be a positive int"):
-        RowsOptions(shuffle=True, shuffle_buffer=0)
+        LoaderOptions(shuffle=True, shuffle_buffer=0, function="rows")
     with pytest.raises(ValueError, match="num_parallel_reads must be a positive int"):
-        RowsOptions(num_parallel_reads=0)
-    assert RowsOptions().auto and not RowsOptions(num_parallel_reads=2).auto
+        LoaderOptions(num_parallel_calls=0, function="rows")
+    with pytest.raises(ValueError, match="num_parallel_calls must be a positive int"):
+        LoaderOptions(num_parallel_calls=0)
+    assert LoaderOptions().auto and not LoaderOptions(num_parallel_calls=2).auto
+    options = DatasetOptions.from_arguments({"num_parallel_reads": 3, "shuffle": True}, "rows")
+    assert options.loader.num_parallel_calls == 3 and options.loader.shuffle
 
 
 @pytest.mark.parametrize(
@@ -224,15 +240,19 @@ def test_the_public_functions_refuse_a_bad_argument_before_reading_anything(tmp_
 
 def test_rows_options_refuse_unknown_names():
     with pytest.raises(TypeError, match=r"'with_paths' is an option of npyio.dataset, "):
-        RowsOptions.from_arguments({"inputs": "x", "with_paths": True})
+        DatasetOptions.from_arguments({"inputs": "x", "with_paths": True}, "rows")
+    with pytest.raises(TypeError, match=r"did you mean 'num_parallel_calls'"):
+        DatasetOptions.from_arguments({"num_parallel_reads": 2})
+    with pytest.raises(TypeError, match=r"'shuffle_buffer' is an option of npyio.rows"):
+        DatasetOptions.from_arguments({"shuffle_buffer": 2})
 
 
 def test_rows_shuffle_buffer_needs_shuffle():
-    assert RowsOptions(shuffle=True).shuffle_buffer is None  # the plan picks the window
+    assert LoaderOptions(shuffle=True).shuffle_buffer is None  # the plan picks the cycle
     with pytest.raises(ValueError, match=r"shuffle_buffer=8 .* needs shuffle=True"):
-        RowsOptions(shuffle_buffer=8)
+        LoaderOptions(shuffle_buffer=8, function="rows")
     with pytest.raises(TypeError, match="shuffle must be a bool"):
-        RowsOptions(shuffle="yes")
+        LoaderOptions(shuffle="yes", function="rows")
 
 
 def test_entry_points_are_the_signatures():

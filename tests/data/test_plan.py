@@ -34,7 +34,7 @@ PRELUDE = """
 import json, sys, types
 import numpy as np
 import npyio._data.rows_plan
-from npyio._data.options import DatasetOptions, RowsOptions
+from npyio._data.options import DatasetOptions
 from npyio._data.plan import plan_dataset
 from npyio._data.rows_plan import plan_rows
 from npyio.errors import NpyFormatError
@@ -43,7 +43,7 @@ def plan(inputs, labels=None, **arguments):
     return plan_dataset(inputs, labels, DatasetOptions.from_arguments(arguments))
 
 def rows_plan(inputs, labels=None, **arguments):
-    return plan_rows(inputs, labels, RowsOptions.from_arguments(arguments))
+    return plan_rows(inputs, labels, DatasetOptions.from_arguments(arguments, "rows"))
 
 def spec(s):
     return {

@@ -19,7 +19,7 @@ import tensorflow as tf
 
 import npyio
 from npyio._data import rows_plan
-from npyio._data.options import RowsOptions
+from npyio._data.options import DatasetOptions, LoaderOptions
 from npyio._data.rows import build_rows
 from tests._graph_util import PYTHON_OPS as CALLBACK_OPS
 from tests._graph_util import op_types
@@ -601,7 +601,7 @@ def test_a_random_subset_yields_its_rows_ascending(
 ):
     xs, ys, every = counted
     subset = np.sort(np.random.RandomState(3).permutation(len(every))[:40])
-    whole = rows_plan.plan_rows(xs, ys, RowsOptions(batch_size=batch))
+    whole = rows_plan.plan_rows(xs, ys, DatasetOptions(loader=LoaderOptions(batch_size=batch)))
     assert not isinstance(whole, tuple)
     runs = rows_plan.row_runs(subset)
     cut, keep = rows_plan.subset_pieces([23, 0, 31], runs, shard, None, 12)

@@ -82,7 +82,7 @@ KINDS = ["files", "npz", "directory", "pack", "rows"]
 
 
 #: An InputContext becomes (n, i) where the options are checked (`npyio._data.options`'s
-#: ``shard`` field, one in `DatasetOptions` and one in `RowsOptions`), before any source kind
+#: ``shard`` field, `LoaderOptions`' for every kind), before any source kind
 #: is looked at: a kind of each option class reads it here, every kind reads the tuple.
 SHARD_CASES = [(kind, False) for kind in KINDS] + [("files", True), ("rows", True)]
 
