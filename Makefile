@@ -53,10 +53,10 @@ demo: $(STAMP)
 # shuffle orders (the same numbers on both versions). The rest is TensorFlow-version-free
 # plumbing, run on 2.21 alone.
 TF216_TESTS := tests/test_tf.py tests/test_errors.py tests/test_install.py tests/read tests/graph tests/native \
-	tests/format/test_header_styles.py tests/data/test_dataset_errors.py tests/data/test_map.py \
-	tests/data/test_capabilities.py tests/data/test_directory_keras.py \
-	"tests/data/test_shuffle.py::test_a_seed_gives_the_same_orders_on_every_tensorflow" \
-	"tests/data/test_dataset_crop.py::test_windows_of_per_case_shapes_are_the_kernels_in_the_plain_form" \
+	tests/format/test_header_styles.py tests/sources/test_dataset_errors.py tests/pipeline/test_map.py \
+	tests/pipeline/test_capabilities.py tests/sources/test_directory_keras.py \
+	"tests/pipeline/test_shuffle.py::test_a_seed_gives_the_same_orders_on_every_tensorflow" \
+	"tests/sources/test_dataset_crop.py::test_windows_of_per_case_shapes_are_the_kernels_in_the_plain_form" \
 	"tests/cli/test_bench.py::test_an_installed_peer_reads_every_sample_in_its_worker[tfio]"
 
 # Each leg runs on TEST_WORKERS processes (pytest-xdist), a test module whole in one of them, so

@@ -326,7 +326,7 @@ def batch_reads(paths: list[str], batch: int) -> object:
 def with_backend(backend: str, make: object, *args: object, **kwargs: object) -> object:
     """``make(*args, **kwargs)`` (``npyio.dataset`` on a pack, ``npyio.rows``) built to read
     its rows through ``backend``'s reader of row ranges."""
-    from npyio._data import rows
+    from npyio._sources import rows
 
     saved, rows._BACKEND = rows._BACKEND, backend
     try:

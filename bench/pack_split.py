@@ -69,9 +69,9 @@ def random_subset(count: int) -> np.ndarray:
 def pipelines(xs: str, ys: str, out: str, batch: int) -> dict[str, tuple[object, object]]:
     """(loose, pack) per cell."""
     import npyio
-    from npyio._data.dataset import build_packed
-    from npyio._data.options import DatasetOptions
-    from npyio._data.pack_plan import plan_packed, plan_subset
+    from npyio._pipeline.options import DatasetOptions
+    from npyio._sources.dataset import build_packed
+    from npyio._sources.pack_plan import plan_packed, plan_subset
 
     cells: dict[str, tuple[object, object]] = {}
     for shuffle in (False, True):

@@ -262,10 +262,10 @@ import tensorflow as tf
 xs, ys, how = sys.argv[1], sys.argv[2], sys.argv[3]
 if how == "npyio":
     import npyio
-    from npyio._data.dataset import build_all
-    from npyio._data.options import DatasetOptions
-    from npyio._data.pack_plan import is_packed
-    from npyio._data.plan import plan_dataset
+    from npyio._sources.dataset import build_all
+    from npyio._pipeline.options import DatasetOptions
+    from npyio._sources.pack_plan import is_packed
+    from npyio._sources.plan import plan_dataset
     options = DatasetOptions.from_arguments({"batch_size": 8})
 start = time.perf_counter()
 if how == "npyio":  # what npyio.dataset(xs, ys, batch_size=8) does, in its two steps

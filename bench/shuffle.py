@@ -11,7 +11,7 @@ versions of npyio can be compared, alternating, on the same files):
   file but the first batch's is read: every pair is the same small file);
 - ``gathers``: indices/s of the shuffled index stream alone (`IndexShuffle`, anchored, in
   batches of 32, by iterator) for epochs of each count, with the gather size each gets
-  (`npyio._data.shuffle.gather_size`: a divisor of the count), and for forced sizes beside
+  (`npyio._pipeline.shuffle.gather_size`: a divisor of the count), and for forced sizes beside
   them: what an awkward count costs.
 
 ``compare --before DIR`` runs both for the npyio of ``DIR`` (a checkout of an older commit)
@@ -47,7 +47,7 @@ def throughput(root: str, rounds: int, only: str = "") -> dict[str, list[float]]
     import tensorflow as tf
 
     import npyio
-    import npyio._data.dataset
+    import npyio._sources.dataset
 
     xs, ys = ensure_pairs(root)
 
@@ -65,11 +65,11 @@ def throughput(root: str, rounds: int, only: str = "") -> dict[str, list[float]]
         "in order": npyio.dataset(xs, ys, batch_size=8),
         "floor (read only)": floor(),
     }
-    if hasattr(npyio._data.dataset, "row_source"):
+    if hasattr(npyio._sources.dataset, "row_source"):
         pipelines["shuffled (a buffer of every row)"] = buffer_shuffled(xs, ys)
     # unbatched: one element per pair, where a shuffle's cost per element shows most
     pipelines["shuffled, unbatched"] = npyio.dataset(xs, ys, shuffle=True, seed=1, batch_size=None)
-    if hasattr(npyio._data.dataset, "row_source"):
+    if hasattr(npyio._sources.dataset, "row_source"):
         pipelines["shuffled, unbatched (a buffer)"] = buffer_shuffled(xs, ys, batch_size=None)
     pipelines = {name: ds for name, ds in pipelines.items() if only in name}
 
@@ -137,7 +137,7 @@ def buffer_shuffled(xs: str, ys: str, batch_size: int | None = 8) -> object:
     index: the rows (path strings) through a ``Dataset.shuffle`` buffer that holds all of them,
     everything else the same, so that the two compare in one process."""
     import npyio
-    from npyio._data import dataset as build
+    from npyio._sources import dataset as build
 
     original = build.row_source
 
@@ -200,7 +200,7 @@ def checkpoint(sizes: list[int]) -> dict[str, dict[str, float]]:
 def gathers(counts: list[int], forced: list[int], rounds: int) -> dict[str, dict[str, float]]:
     """Median indices/s of one shuffled epoch of the index stream, per count (its own gather
     size) and per forced gather size (on the first count, which it must divide)."""
-    from npyio._data.shuffle import IndexShuffle, gather_size
+    from npyio._pipeline.shuffle import IndexShuffle, gather_size
 
     cases = [(n, gather_size(n)) for n in counts] + [(counts[0], size) for size in forced]
     out = {}

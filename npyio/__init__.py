@@ -20,14 +20,14 @@ from npyio._format.window import Crop, Foreground
 from npyio.errors import BackendUnavailableError, NpyFormatError, NpyioError, PackIndexError
 
 if TYPE_CHECKING:
-    from npyio._data.dataset import dataset
-    from npyio._data.directory import dataset_from_directory
-    from npyio._data.pack_write import pack
-    from npyio._data.rows import rows
     from npyio._graph.decode import decode_npy
     from npyio._io.header import inspect
     from npyio._read.api import read_npy, read_npz
     from npyio._read.archive import decode_npz
+    from npyio._sources.dataset import dataset
+    from npyio._sources.directory import dataset_from_directory
+    from npyio._sources.pack_write import pack
+    from npyio._sources.rows import rows
 
 __all__ = [
     "BackendUnavailableError",
@@ -58,15 +58,15 @@ if sys.modules.get("tensorflow") is not None:
     _preload()
 
 _LAZY = {
-    "dataset": "npyio._data.dataset",
-    "dataset_from_directory": "npyio._data.directory",
+    "dataset": "npyio._sources.dataset",
+    "dataset_from_directory": "npyio._sources.directory",
     "decode_npy": "npyio._graph.decode",
     "decode_npz": "npyio._read.archive",
     "inspect": "npyio._io.header",
-    "pack": "npyio._data.pack_write",
+    "pack": "npyio._sources.pack_write",
     "read_npy": "npyio._read.api",
     "read_npz": "npyio._read.api",
-    "rows": "npyio._data.rows",
+    "rows": "npyio._sources.rows",
 }
 
 

@@ -346,7 +346,7 @@ def no_injected_prefetch(options: tf.data.Options) -> tf.data.Options:
     """``options``, with tf.data's ``inject_prefetch`` optimization turned off, and returned.
 
     tf.data injects a prefetch (on by default) when a pipeline ends in a synchronous step;
-    only this experimental option keeps it from doing so (`npyio._data.shuffle.IndexShuffle`
+    only this experimental option keeps it from doing so (`npyio._pipeline.shuffle.IndexShuffle`
     says why its anchor must stay the last step)."""
     options.experimental_optimization.inject_prefetch = False
     return options
@@ -356,7 +356,7 @@ def ignore_external_state(options: tf.data.Options) -> tf.data.Options:
     """``options``, with ``experimental_external_state_policy`` IGNORE, and returned: a
     checkpoint then leaves out what the pipeline's stateful ops hold, where the default
     (FAIL) refuses any function that holds one. Only this experimental option says so
-    (`npyio._data.rows` uses it for ops that keep nothing across calls)."""
+    (`npyio._sources.rows` uses it for ops that keep nothing across calls)."""
     import tensorflow as tf
 
     options.experimental_external_state_policy = tf.data.experimental.ExternalStatePolicy.IGNORE
@@ -382,7 +382,7 @@ def random_index_shuffle(
 
     The public ``tf.random.experimental.index_shuffle`` uses 4 rounds and a 64-bit seed, whose
     orders fail a chi-square test of uniformity. (The kernel is not a permutation for every
-    ``max_index``: `npyio._data.shuffle.permute` says which and walks around them.)"""
+    ``max_index``: `npyio._pipeline.shuffle.permute` says which and walks around them.)"""
     import tensorflow as tf
 
     return tf.raw_ops.RandomIndexShuffle(

@@ -67,7 +67,7 @@ print("started", flush=True)
 
 def build(cfg):
     # backend="graph": the workers have TensorFlow only (SERVER), and the native reader's op
-    # is registered only where npyio is imported (tests/data/test_dataset_scaling.py)
+    # is registered only where npyio is imported (tests/sources/test_dataset_scaling.py)
     ds = npyio.dataset(cfg["inputs"], cfg["labels"], batch_size=cfg["batch_size"],
                        shuffle=cfg["shuffle"], seed=cfg["seed"], backend="graph")
     ds = slow(ds, cfg["sleep_us"])

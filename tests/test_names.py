@@ -1,9 +1,10 @@
 """Docstrings and docs that stay true: every backticked ``npyio`` name resolves, and so does
 every class or constant a docstring names in its module.
 
-A name such as `npyio.dataset`, `npyio.errors.NpyFormatError` or `npyio._data.rows_plan.CHUNK_BYTES`
-written in backticks (single or double, with or without a call's arguments after it) in a
-docstring under ``npyio/``, in README.md or in ``docs/**/*.md`` must be importable: the longest
+A name such as `npyio.dataset`, `npyio.errors.NpyFormatError` or
+`npyio._sources.rows_plan.CHUNK_BYTES` written in backticks (single or double, with or without a
+call's arguments after it) in a docstring under ``npyio/``, in README.md or in ``docs/**/*.md`` must
+be importable: the longest
 module prefix imports and the rest are its attributes. A rename or a move that leaves a
 docstring behind fails here, naming the file, the line and the name.
 
@@ -132,9 +133,9 @@ def test_names_in_finds_backticked_npyio_names():
 
 
 def test_resolves_modules_and_their_attributes():
-    assert resolves("npyio._data.rows_plan.CHUNK_BYTES")
+    assert resolves("npyio._sources.rows_plan.CHUNK_BYTES")
     assert resolves("npyio.errors.NpyFormatError.__init__")
-    assert not resolves("npyio._data.rows._CHUNK_BYTES")
+    assert not resolves("npyio._sources.rows._CHUNK_BYTES")
     assert not resolves("npyio._format.packed.Writer")
 
 
@@ -176,7 +177,7 @@ def test_every_backticked_npyio_name_resolves(path):
 
 # --- cited files --------------------------------------------------------------------------------
 #: A repository path cited in a module, a test, a benchmark or a page: ``docs/keras.md``,
-#: ``tests/data/test_shuffle.py``, ``bench/README.md``, ``README.md``.
+#: ``tests/pipeline/test_shuffle.py``, ``bench/README.md``, ``README.md``.
 CITED = re.compile(
     r"(?<![\w./-])((?:docs|tests|bench|npyio|\.ci)/[\w./-]*\w\.(?:md|py|json|txt|svg|png|toml)"
     r"|(?:README|CONTRIBUTING|SECURITY)\.md)(?![\w/])"
@@ -205,13 +206,13 @@ def citing_texts() -> list[Path]:
 
 def test_cited_paths_finds_paths_and_skips_placeholders():
     text = (
-        "see docs/keras.md, and `tests/data/test_shuffle.py`;\n"
+        "see docs/keras.md, and `tests/pipeline/test_shuffle.py`;\n"
         "npyio/_X/m.py goes to tests/X/test_m.py (README.md, docs/img/pipeline.svg)\n"
         "not a path: mydocs/x.md, docs/ alone, www.docs/x.md"
     )
     assert cited_paths(text) == [
         (1, "docs/keras.md"),
-        (1, "tests/data/test_shuffle.py"),
+        (1, "tests/pipeline/test_shuffle.py"),
         (2, "README.md"),
         (2, "docs/img/pipeline.svg"),
     ]

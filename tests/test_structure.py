@@ -177,7 +177,8 @@ LAYERS = (
     ("npyio._graph",),  # graph ops: the parser, decoders, the .npz member
     ("npyio._native",),  # the native reader: its C++ op, built, cached and loaded
     ("npyio._read",),  # readers: a part of an element -> its tensor, by backend
-    ("npyio._data",),  # the pipeline: sources, paths, options, plans, builders
+    ("npyio._pipeline",),  # the loader: paths, options, the index stream, maps, storage
+    ("npyio._sources",),  # the source kinds: their plans, units and reads, and entry points
     (FACADE,),  # the public names, imported lazily from the layers below
     ("npyio.cli", "npyio.__main__"),  # the command line
 )
@@ -208,13 +209,14 @@ def upward_imports(graph: Mapping[str, set[str]]) -> list[str]:
 # --- self-checks: the checks below would fail on what they look for ---------------------------
 def test_upward_imports_finds_imports_of_higher_layers():
     graph = {
-        "npyio._graph.decode": {"npyio._format.npy", "npyio._data.paths"},
-        "npyio._data.plan": {"npyio._format.spec", "npyio._read"},
+        "npyio._graph.decode": {"npyio._format.npy", "npyio._pipeline.paths"},
+        "npyio._pipeline.loader": {"npyio._format.spec", "npyio._sources.rows"},
         "npyio.cli.main": {"npyio"},
         "npyio._read.api": {"npyio"},
     }
     assert upward_imports(graph) == [
-        "npyio._graph.decode -> npyio._data.paths",
+        "npyio._graph.decode -> npyio._pipeline.paths",
+        "npyio._pipeline.loader -> npyio._sources.rows",
         "npyio._read.api -> npyio",
     ]
     assert layer_of("npyio._tf") == 1
@@ -268,7 +270,7 @@ def test_parse_module_sees_lazy_imports_and_private_names():
 # --- the package ------------------------------------------------------------------------------
 def test_module_files_lists_the_package():
     files = module_files()
-    for name in ("npyio", "npyio._data.paths", "npyio._format.header", "npyio.cli.main"):
+    for name in ("npyio", "npyio._pipeline.paths", "npyio._format.header", "npyio.cli.main"):
         assert name in files
 
 
@@ -654,13 +656,13 @@ TF_FREE = sorted(
         if layer_of(name) <= layer_of("npyio._io")
         or name
         in (
-            "npyio._data.capabilities",
-            "npyio._data.options",
-            "npyio._data.pack_plan",
-            "npyio._data.paths",
-            "npyio._data.plan",
-            "npyio._data.rows_plan",
-            "npyio._data.structure",
+            "npyio._pipeline.capabilities",
+            "npyio._pipeline.options",
+            "npyio._pipeline.paths",
+            "npyio._pipeline.structure",
+            "npyio._sources.pack_plan",
+            "npyio._sources.plan",
+            "npyio._sources.rows_plan",
         )
     }
 )

@@ -16,15 +16,15 @@ OUT = Path(__file__).resolve().parents[1] / "img" / "pipeline.svg"
 # the graph. The stages are CONTRIBUTING.md's data flow.
 BUILD = [
     ("sources", "directories, globs, lists, gs://", "your call"),
-    ("paths", "listed, sorted, paired", "_data/paths.py"),
+    ("paths", "listed, sorted, paired", "_pipeline/paths.py"),
     ("spec", "first header: dtype, shape", "_format/spec.py"),
-    ("plan", "split and shard the file list", "_data/plan.py"),
+    ("plan", "split and shard the file list", "_sources/plan.py"),
 ]
 GRAPH = [
-    ("read", "in shuffled order: read_file", "_data/shuffle.py, _read/"),
+    ("read", "in shuffled order: read_file", "_pipeline/shuffle.py, _read/"),
     ("parse", "header checked with tf.strings", "_graph/parser.py"),
     ("decode", "tf.io.decode_raw, checked", "_graph/decode.py"),
-    ("batches", "batch, prefetch: (x, y)", "_data/dataset.py"),
+    ("batches", "batch, prefetch: (x, y)", "_sources/dataset.py"),
 ]
 
 BOX_W, BOX_H, GAP, MARGIN = 190, 70, 30, 20

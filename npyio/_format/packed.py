@@ -9,9 +9,9 @@ holds the same rows, so reading zips them. ``OUT/npyio-pack.json`` (`INDEX`) rec
 format version, the parts (dtype, row shape), every shard's rows, bytes and SHA-256, and the
 original file names in order.
 
-Safety, in the order a pack writes (`npyio._data.pack_write`, through `npyio._io.packed.ShardFile`
-and `npyio._io.packed.write_index`): the marker `INCOMPLETE` first; every shard under a
-temporary name (`temporary`: hidden, with a ``.tmp`` suffix, so that neither a
+Safety, in the order a pack writes (`npyio._sources.pack_write`, through
+`npyio._io.packed.ShardFile` and `npyio._io.packed.write_index`): the marker `INCOMPLETE` first;
+every shard under a temporary name (`temporary`: hidden, with a ``.tmp`` suffix, so that neither a
 directory's listing nor a glob such as ``inputs-*.npy`` finds it), renamed when complete; the
 index (also via a temporary name) last; then the marker is removed. The index is the commit
 point: a directory with the index is a complete pack; one with the marker, temporary files or
@@ -102,7 +102,7 @@ def incomplete(directory: str) -> IncompletePackError:
 
 # --- structures of parts as JSON -------------------------------------------------------------
 def structure_to_json(tmpl: object) -> Any:
-    """A structure template (`npyio._data.structure`: LEAF, dicts, tuples) as JSON."""
+    """A structure template (`npyio._pipeline.structure`: LEAF, dicts, tuples) as JSON."""
     if isinstance(tmpl, dict):
         return {"dict": {k: structure_to_json(v) for k, v in tmpl.items()}}
     if isinstance(tmpl, tuple):

@@ -8,7 +8,7 @@ whole), and what happens past the array's edge (``out_of_bounds``: ``"error"``, 
 fraction of the axis.
 
 `Foreground` (``foreground=``) centres a share of the random windows on a labelled voxel of the
-case's mask, for 3-D segmentation; `npyio._data.foreground` indexes the masks.
+case's mask, for 3-D segmentation; `npyio._sources.foreground` indexes the masks.
 
 `resolve` turns it into a part's `Window`, against the first file's shape, when the dataset is
 built: axes made absolute, fractions made sizes, and a window that the files' static shape

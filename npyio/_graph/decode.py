@@ -58,7 +58,7 @@ def _parse(
     """The parser's verdict on ``f``'s [B] whole files, unasserted: ``(payload, dims, ok,
     message)`` (see `npyio._graph.parser.parse_headers`). By a call of the shared parser
     function, or with ``inline`` its ops in the caller's graph: a single-device function (as
-    `npyio._data.map` makes them) that calls the parser grew resident memory by about 6 MiB
+    `npyio._pipeline.map` makes them) that calls the parser grew resident memory by about 6 MiB
     over 4,000 calls, and by some 0.3 MiB with it inline (TF 2.21)."""
     contents, names = f.contents, f.name
     if names is None:
@@ -298,7 +298,7 @@ def check_group(fetched: Sequence[Fetched], specs: Sequence[Spec]) -> tuple[tf.T
     fetch's ``verdict``), raising nothing: whether the full parser accepts every part, and the
     skip lines a ``report`` `decode_group` would print for the others, word for word ("" for
     none). For ``ignore_errors`` where an error per refused file would cost
-    (`npyio._data.dataset.build_skipping`): only accepted elements are then decoded. The
+    (`npyio._sources.dataset.build_skipping`): only accepted elements are then decoded. The
     parser runs inline (`_parse`), as this runs in single-device functions."""
     rows = [_as_rows(f) for f in fetched]
     verdicts = [

@@ -207,7 +207,7 @@ def foreground_centres(
     modulo ``files``) and its position in the epoch. With ``batch_size``, the last
     ``ceil(fraction * batch_size)`` positions of each batch are centred (nnU-Net's rule); without,
     each element with probability ``fraction``. ``index``: a
-    `npyio._data.foreground.ForegroundIndex`'s ``first, classes, starts, counts, coords``. A
+    `npyio._sources.foreground.ForegroundIndex`'s ``first, classes, starts, counts, coords``. A
     class is chosen uniformly among the case's, then a location among the class's; a case with
     none gets a uniform window.
     """

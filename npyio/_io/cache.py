@@ -1,6 +1,6 @@
 """npyio's cache directory, and the lock under which one process builds what many may want at
 once: the native reader (`npyio._native.library`) and the foreground index of segmentation masks
-(`npyio._data.foreground`). What is built goes to a temporary file and is moved into place, so
+(`npyio._sources.foreground`). What is built goes to a temporary file and is moved into place, so
 that a reader of a finished entry takes no lock. TF-free.
 """
 

@@ -54,7 +54,7 @@ class Capabilities:
         doubts: Reads a batch of parts and says which files it doubts, without deciding them
             (`npyio._read.part.Reader.read_doubting`): with ``ignore_errors``, batches are
             read so, and only the elements of doubted files go to the ``fallback``'s
-            skip-and-report, one by one (`npyio._data.dataset.build_skipping`).
+            skip-and-report, one by one (`npyio._sources.dataset.build_skipping`).
         fallback: The backend that reads a plan this one does not serve (by the capabilities
             above), or None: the plan then reads through ``fallback``, decided when it is
             made (`choose_backend`).

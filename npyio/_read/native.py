@@ -4,7 +4,7 @@
 The plan sends it only parts it serves (`npyio._read.serves`: one static shape, a native-order
 C-order header). With ``ignore_errors``, the builder reads batches through `read_doubting` (the
 kernel's reads, and which files it doubted) and sends only the elements of doubted files to the
-graph reader's skip-and-report (`npyio._data.dataset.build_skipping`).
+graph reader's skip-and-report (`npyio._sources.dataset.build_skipping`).
 
 Local files are read with ``pread``; a path with a scheme (``gs://``, ``ram://``) through
 TensorFlow's own file systems, one read per object that asks for more than TensorFlow's 64 MiB

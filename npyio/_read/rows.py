@@ -1,8 +1,8 @@
 """Readers of row ranges: how a *piece* (per side, a run of rows of one ``.npy`` file) becomes
 its records, and how each record (a *chunk* of rows) is checked and decoded.
 
-`npyio.rows` and packed directories plan their pieces (`npyio._data.rows_plan`) and build the
-pipeline around them in `npyio._data.rows` (the pieces' columns and order, the cycles of a
+`npyio.rows` and packed directories plan their pieces (`npyio._sources.rows_plan`) and build the
+pipeline around them in `npyio._sources.rows` (the pieces' columns and order, the cycles of a
 shuffle, batches, the cardinality). What reads a piece's bytes and decodes its chunks is a
 reader of this layer, chosen through its backend (`npyio._read.backends.row_reader`, for a
 backend whose capabilities say ``rows``): another way to read a row range is another reader,
@@ -64,7 +64,7 @@ REMOTE_READ_BUFFER = BLOCK_BYPASS
 
 
 class RowLayout(Protocol):
-    """What every row of one side of the pieces looks like (`npyio._data.rows_plan.RowsSide`
+    """What every row of one side of the pieces looks like (`npyio._sources.rows_plan.RowsSide`
     is one)."""
 
     @property
@@ -279,7 +279,7 @@ class RowReader:
 
     capabilities = CAPABILITIES["graph"]
     #: Whether rows in a random order read at about the cost of a run of them, so that a
-    #: shuffle by row costs no more than one by cycles of pieces (`npyio._data.rows`): not
+    #: shuffle by row costs no more than one by cycles of pieces (`npyio._sources.rows`): not
     #: here, where each run is a dataset of its own, made and run inside the read.
     random_rows = False
 

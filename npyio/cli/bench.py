@@ -35,7 +35,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from npyio._data.dataset import dataset
+from npyio._sources.dataset import dataset
 from npyio.cli import peers, pipelines, sample
 from npyio.cli.args import usage_error
 from npyio.errors import BackendUnavailableError

@@ -1,6 +1,6 @@
 """``npyio bench INPUTS [LABELS]``: will npyio help on these files, and would a pack?
 
-The sources are listed and paired as `npyio.dataset` lists and pairs them (`npyio._data.paths`:
+The sources are listed and paired as `npyio.dataset` lists and pairs them (`npyio._pipeline.paths`:
 names only, no header is read), and a bounded **sample** of the pairs is taken, evenly across
 the listing (`take_sample`), so that a million files cost their listing and seconds more. On
 the sample, in interleaved rounds after a warm-up (`npyio.cli.bench.measure_rounds`, as the
@@ -54,9 +54,9 @@ import numpy as np
 import tensorflow as tf
 
 import npyio
-from npyio._data.paths import pair, resolve
 from npyio._format.files import is_local
 from npyio._io.packed import load_index
+from npyio._pipeline.paths import pair, resolve
 from npyio.cli import bench, peers, pipelines, sample
 from npyio.cli.args import crop_arguments, print_json, spec_arguments, usage_error
 from npyio.errors import NpyioError

@@ -59,9 +59,9 @@ def command(args: argparse.Namespace) -> int:
 def reader(inputs: str, labels: str, batch_size: int) -> str:
     """The backend that `npyio.dataset`'s plan reads ``inputs`` and ``labels`` with, by
     default: the native reader where it serves them and can be had here, else its fallback."""
-    from npyio._data.options import DatasetOptions, LoaderOptions
-    from npyio._data.plan import DatasetPlan, plan
+    from npyio._pipeline.options import DatasetOptions, LoaderOptions
     from npyio._read.backends import usable
+    from npyio._sources.plan import DatasetPlan, plan
 
     planned = plan(inputs, labels, DatasetOptions(loader=LoaderOptions(batch_size=batch_size)))
     assert isinstance(planned, DatasetPlan)  # loose files, one subset

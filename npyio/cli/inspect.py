@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from npyio._data.paths import Source
 from npyio._format.header import Checked
+from npyio._pipeline.paths import Source
 from npyio.cli import pack, report, verify
 from npyio.cli.args import (
     DEFAULT_JOBS,

@@ -2,7 +2,7 @@
 verify OUT`` of a packed directory (`verify_packs`).
 
 Progress: a bar on a terminal, a line every 10% elsewhere, none with ``-q``; ``--json`` prints
-the summary (`npyio._data.pack_write.PackSummary`) on stdout.
+the summary (`npyio._sources.pack_write.PackSummary`) on stdout.
 """
 
 from __future__ import annotations

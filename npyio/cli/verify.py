@@ -1,7 +1,7 @@
 """What ``npyio inspect`` and ``npyio verify`` do: resolve, check, compare with the spec, decode.
 
 ``verify`` checks what `npyio.dataset` reads, planned as ``dataset`` plans it
-(`npyio._data.plan`: `resolve_parts`, `paired` and `spec_rules`, the steps of `plan_dataset`),
+(`npyio._sources.plan`: `resolve_parts`, `paired` and `spec_rules`, the steps of `plan_dataset`),
 so that the two cannot disagree: each call it stands for (`Call`: ``npyio.dataset(PATH)``, or
 ``npyio.dataset(INPUTS, LABELS)`` with its pairing) gets its parts and each part's `SpecRule`
 from the plan. Files are checked by the one header reader, `npyio._io.header.check_files`
@@ -28,15 +28,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from npyio._data.options import ReadOptions
-from npyio._data.paths import Source, resolve, unpaired
-from npyio._data.plan import Parts, SpecRule, paired, resolve_parts, shares_window, spec_rules
 from npyio._format import npy
 from npyio._format.files import NO_SUCH_FILE
 from npyio._format.header import Checked, Limits
 from npyio._format.spec import Spec
 from npyio._format.window import Crop, named_axes, unequal_axes
 from npyio._io.header import check_files
+from npyio._pipeline.options import ReadOptions
+from npyio._pipeline.paths import Source, resolve, unpaired
+from npyio._sources.plan import Parts, SpecRule, paired, resolve_parts, shares_window, spec_rules
 from npyio._tf import graph_assertion, last_line
 from npyio.cli import pack, report
 from npyio.cli.args import (
@@ -208,11 +208,11 @@ def spec_issues(
 ) -> list[tuple[str, str]]:
     """The good files of one part (``paths``, in ``npyio.dataset``'s order) that
     ``npyio.dataset`` would refuse under the spec ``rule`` derives: the arguments, else the
-    first file's header, as `npyio._data.plan` derives it.
+    first file's header, as `npyio._sources.plan` derives it.
 
     Args:
         paths: the files of the part.
-        rule: the part's rule (`npyio._data.plan.spec_rules`).
+        rule: the part's rule (`npyio._sources.plan.spec_rules`).
         checked: every file's verdict by path (``paths`` must all be there).
 
     Returns:
@@ -309,10 +309,10 @@ def _unpaired_reason(other: str, source: Source) -> str:
 @dataclass(frozen=True)
 class Call:
     """One ``npyio.dataset`` call that ``verify`` checks (``npyio.dataset(PATH)`` or
-    ``npyio.dataset(INPUTS, LABELS)``), planned by `npyio._data.plan` as ``dataset`` plans it.
+    ``npyio.dataset(INPUTS, LABELS)``), planned by `npyio._sources.plan` as ``dataset`` plans it.
 
     Attributes:
-        parts: its parts, resolved, and paired when they pair (`npyio._data.plan.Parts`).
+        parts: its parts, resolved, and paired when they pair (`npyio._sources.plan.Parts`).
         rules: each part's `SpecRule`; none when the specs are not checked (``--allow-mixed``,
             a source with a problem, parts that do not pair).
         unpaired: ``(path, reason)`` for each file without a partner (or one line for two
@@ -355,7 +355,7 @@ def _not_paired(parts: Parts, error: ValueError) -> Call:
 
 
 def plan_call(inputs: str, labels: str | None, read: ReadOptions, specs: bool = True) -> Call:
-    """``npyio.dataset(inputs, labels)`` as `npyio._data.plan` plans it, each source resolved
+    """``npyio.dataset(inputs, labels)`` as `npyio._sources.plan` plans it, each source resolved
     without raising (its problem reported instead); ``specs``: check each part's spec.
 
     Example:

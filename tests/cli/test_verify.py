@@ -14,13 +14,13 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio._data.options import ReadOptions
-from npyio._data.paths import resolve
-from npyio._data.plan import SpecRule, resolve_parts
 from npyio._format import header, npy
 from npyio._format.files import NO_SUCH_FILE
 from npyio._io import header as io_header
 from npyio._io import spec as io_spec
+from npyio._pipeline.options import ReadOptions
+from npyio._pipeline.paths import resolve
+from npyio._sources.plan import SpecRule, resolve_parts
 from npyio.cli import verify
 from npyio.errors import NpyFormatError
 from tests._npy_testing import npy_bytes
@@ -224,7 +224,7 @@ def test_plan_checks_each_path_as_one_dataset_of_inputs(tmp_path, mixed):
 
 
 def test_plan_takes_each_parts_rule_from_the_plan_of_npyio_dataset(tmp_path):
-    """The rules are `npyio._data.plan`'s: labels have the label spec, and elements are pairs
+    """The rules are `npyio._sources.plan`'s: labels have the label spec, and elements are pairs
     (the cast a dtype error suggests maps ``(x, y)``)."""
     x, y = pairs_tree(tmp_path, ["0.npy", "1.npy"], ["0.npy", "1.npy"])
     read = ReadOptions(dtype="float32", shape=X_SHAPE, label_shape=())

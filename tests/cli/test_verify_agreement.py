@@ -1,6 +1,6 @@
 """``npyio verify X Y`` exits 0 if and only if ``npyio.dataset(X, Y)`` delivers every pair.
 
-``verify`` plans what it checks with ``dataset``'s own plan (`npyio._data.plan`: pairing and
+``verify`` plans what it checks with ``dataset``'s own plan (`npyio._sources.plan`: pairing and
 specs), so the two agree by construction; these cases keep one of each failure class on each
 side as a check of it: a spec mismatch, a bad size, a bad header, an unpaired file, and valid
 oddities that both must accept. Each plants its defect (or oddity) in a small generated pair of

@@ -21,9 +21,9 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio._data.options import DatasetOptions
-from npyio._data.plan import BATCH_THEN_DECODE, plan_dataset
 from npyio._format import npy
+from npyio._pipeline.options import DatasetOptions
+from npyio._sources.plan import BATCH_THEN_DECODE, plan_dataset
 from tests._npy_testing import (
     VERSION_IDS,
     VERSIONS,

@@ -11,7 +11,7 @@ import collections
 import numpy as np
 import pytest
 
-from npyio._data.sampling import sample_indices
+from npyio._sources.sampling import sample_indices
 from tests.gcs.sandbox import GcsSandbox
 
 BUILD = """

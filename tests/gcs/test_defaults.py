@@ -15,7 +15,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from npyio._data.sampling import sample_indices
+from npyio._sources.sampling import sample_indices
 from tests.gcs.fixtures import put_pairs
 from tests.gcs.sandbox import GcsSandbox, Worker
 
@@ -143,7 +143,7 @@ def test_rows_on_gs_get_the_private_thread_pool(gcs, pairs):
     )
     run = gcs.python(code, pairs[0], timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
-    from npyio._data.remote import MIN_THREADS
+    from npyio._pipeline.remote import MIN_THREADS
 
     # its headers are read through TensorFlow's 64 MiB block (no GCS_* variable is set): the
     # block budget

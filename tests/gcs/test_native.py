@@ -12,7 +12,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from npyio._data.sampling import sample_indices
+from npyio._sources.sampling import sample_indices
 from tests.gcs.fixtures import put_pairs
 from tests.gcs.sandbox import GcsSandbox
 

@@ -13,12 +13,12 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio._data.plan import BATCH_THEN_DECODE, DECODE_THEN_BATCH, choose_strategy
 from npyio._format.header import make_hint
 from npyio._format.spec import Spec
 from npyio._read import CAPABILITIES
 from npyio._read.backends import Reader, reader, row_reader
 from npyio._read.rows import NativeRowReader, RowReader
+from npyio._sources.plan import BATCH_THEN_DECODE, DECODE_THEN_BATCH, choose_strategy
 from tests._corpus import CORPUS, CORPUS_IDS
 from tests._npy_testing import assert_same, case_id, write_file
 

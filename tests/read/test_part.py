@@ -13,11 +13,11 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio._data.plan import BATCH_THEN_DECODE, DECODE_THEN_BATCH
 from npyio._format import npy
 from npyio._format.spec import Spec
 from npyio._graph.decode import SKIP_PREFIX
 from npyio._read.part import GraphReader, exists_in_graph, member_name
+from npyio._sources.plan import BATCH_THEN_DECODE, DECODE_THEN_BATCH
 
 N = 4
 #: The header numpy writes for these members is 118 bytes of text: over this limit.
@@ -58,8 +58,8 @@ def test_first_member_over_the_limit_is_refused_when_built(archives):
     ids=["batch-then-decode", "decode-then-batch-padded", "decode-then-batch"],
 )
 def test_member_over_the_limit_is_refused_on_every_strategy(archives, kwargs, strategy):
-    from npyio._data.options import DatasetOptions
-    from npyio._data.plan import plan_dataset
+    from npyio._pipeline.options import DatasetOptions
+    from npyio._sources.plan import plan_dataset
 
     args = dict(key="x", dtype="float32", max_header_size=LIMIT, **kwargs)
     assert plan_dataset(archives, options=DatasetOptions.from_arguments(args)).strategy == strategy

@@ -133,7 +133,7 @@ def test_a_file_that_changed_size_by_whole_chunks_is_refused_naming_it(
     tmp_path, rows, words, reader
 ):
     """Its end record comes early, or a record comes where the end should be. (Other changes
-    fail inside FixedLengthRecordDataset: tests/data/test_rows.py has them all.) The native
+    fail inside FixedLengthRecordDataset: tests/sources/test_rows.py has them all.) The native
     reader checks the piece's files where it is read (in a pipeline, when its piece comes) and
     reads a changed one as the graph's reader does."""
     arr = np.arange(24, dtype="<f4").reshape(12, 2)
