@@ -42,6 +42,8 @@ class Source(abc.ABC):
     """What a source kind tells the loader about one epoch of its units.
 
     Attributes:
+        kind: Its column of the capability table (`npyio._pipeline.capabilities.KINDS`): what
+            each option means for it, refused when its plan was made.
         loader: The loader's options (`npyio._pipeline.options.LoaderOptions`).
         count: The units of this shard, of which the index stream permutes positions.
         epoch_count: The units delivered each epoch: `count`, or under ``shard=`` with
@@ -54,6 +56,7 @@ class Source(abc.ABC):
             (`npyio._pipeline.remote.remote_threads`).
     """
 
+    kind: str
     loader: LoaderOptions
     count: int
     epoch_count: int

@@ -43,7 +43,7 @@ from npyio._read import DEFAULT_BACKEND, capabilities
 from npyio._read.backends import Reader, reader, usable
 from npyio._sources.pack_plan import PackPlan
 from npyio._sources.plan import BATCH_THEN_DECODE, DatasetPlan, plan
-from npyio._sources.rows import build_rows
+from npyio._sources.rows import RowsSource, rows_source
 from npyio._tf import print_to_stderr, rebatch_dataset, unbatch_dataset
 
 __all__ = [
@@ -54,9 +54,10 @@ __all__ = [
     "build_all",
     "build_batch_then_decode",
     "build_decode_then_batch",
-    "build_packed",
     "build_skipping",
     "dataset",
+    "packed_source",
+    "source",
 ]
 
 
@@ -104,7 +105,7 @@ class FilesSource(Source):
     """
 
     def __init__(self, plan: DatasetPlan, read: Reader, report: Reader | None) -> None:
-        self.plan, self.reader, self.report = plan, read, report
+        self.plan, self.reader, self.report, self.kind = plan, read, report, plan.kind
         self.loader, self.count, self.epoch_count = plan.loader, plan.count, plan.epoch_count
         self.keyed = any(spec.crop is not None and spec.crop.random for spec in plan.specs)
         self.autotune = read.capabilities.autotune
@@ -428,9 +429,9 @@ def _padding_values(plan: DatasetPlan) -> object:
     return _element(plan, parts, values, tf.constant("", tf.string))
 
 
-def build_packed(plan: PackPlan) -> tf.data.Dataset:
-    """The rows of a pack's plan as `npyio.dataset` elements (`npyio._sources.pack_plan`): the
-    sources' structure, then the path with ``with_paths``."""
+def packed_source(plan: PackPlan) -> RowsSource:
+    """The rows of a pack's plan as a source of `npyio.dataset` elements
+    (`npyio._sources.pack_plan`): the sources' structure, then the path with ``with_paths``."""
     index, loader = plan.index, plan.loader
     inputs_tmpl = structure_from_json(index.inputs, LEAF)
     labels_tmpl = None if index.labels is None else structure_from_json(index.labels, LEAF)
@@ -448,15 +449,13 @@ def build_packed(plan: PackPlan) -> tf.data.Dataset:
             out.append(tf.gather(names, leaves[n_parts]))
         return out[0] if len(out) == 1 else tuple(out)
 
-    return build_rows(plan.rows, finish=finish)
+    return rows_source(plan.rows, finish=finish, kind=plan.kind)
 
 
-def build(plan: DatasetPlan | PackPlan, finish: Finish | None = None) -> tf.data.Dataset:
-    """The pipeline a plan describes, by its source kind; ``finish`` is applied to the
-    batches before the prefetch (``dataset_from_directory`` encodes its labels there)."""
-    require_tf2()
+def source(plan: DatasetPlan | PackPlan) -> Source:
+    """The `Source` of a plan, by its source kind, with the reader that reads it."""
     if isinstance(plan, PackPlan):
-        return build_packed(plan)
+        return packed_source(plan)
     backend = usable(plan.backend)  # the fallback, where the native reader cannot be built
     if backend != plan.backend:
         plan = plan.read_by(backend)
@@ -470,12 +469,22 @@ def build(plan: DatasetPlan | PackPlan, finish: Finish | None = None) -> tf.data
     if skipping:
         fallback = read.capabilities.fallback or plan.backend
         report = reader(fallback, report=True, one_get=one_get)
-    source = FilesSource(plan, read, report)
+    files = FilesSource(plan, read, report)
     one_request = one_get and not ignore_errors
-    source.blocks = not one_request or any(
+    files.blocks = not one_request or any(
         s.hint is None or s.member is not None for s in plan.specs
     )
-    return load(source, finish)
+    return files
+
+
+def build(plan: DatasetPlan | PackPlan, finish: Finish | None = None) -> tf.data.Dataset:
+    """The pipeline a plan describes: the loader's `load` of its `source`; ``finish`` is
+    applied to the batches before the prefetch (``dataset_from_directory`` encodes its labels
+    there; a pack's elements are made as its rows are read)."""
+    require_tf2()
+    if isinstance(plan, PackPlan):
+        return load(packed_source(plan))
+    return load(source(plan), finish)
 
 
 def build_all(

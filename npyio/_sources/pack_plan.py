@@ -1,12 +1,12 @@
 """Planning a packed directory (``npyio pack``'s output) as `npyio.dataset` reads its sources.
 
-`npyio._sources.plan.plan` comes here when ``OUT`` holds a pack index (`npyio._format.packed`),
-and `npyio._sources.dataset.build_packed` builds the `PackPlan`. What each option means for a
-pack, or why it is refused, is `npyio._pipeline.capabilities.TABLE`'s ``pack`` column. The
-shards are read by `npyio.rows`'s machinery (`npyio._sources.rows.build_rows`): each part is a
-*side* of a `RowsPlan`, and each row (a sample) is a unit of the one index stream, read a batch
-at a time by the reader of row ranges (`npyio._read.rows.RowReader.read_rows`: a ``pread`` per
-run of neighbouring rows on local shards). What `npyio.dataset`'s options mean here:
+`npyio._sources.plan.plan` comes here when ``OUT`` holds a pack index (`npyio._format.packed`), and
+`npyio._sources.dataset.packed_source` makes the `PackPlan`'s source. What each option means for a
+pack, or why it is refused, is `npyio._pipeline.capabilities.TABLE`'s ``pack`` column. The shards
+are read by `npyio.rows`'s machinery (`npyio._sources.rows.rows_source`): each part is a *side* of a
+`RowsPlan`, and each row (a sample) is a unit of the one index stream, read a batch at a time by the
+reader of row ranges (`npyio._read.rows.RowReader.read_rows`: a ``pread`` per run of neighbouring
+rows on local shards). What `npyio.dataset`'s options mean here:
 
 - **Order.** Unshuffled, rows come in the packed order, which is the sources' order (unless the
   pack was written with ``shuffle``): the same elements, in the same order, with the same

@@ -42,6 +42,7 @@ import tensorflow as tf
 
 from npyio._format.files import is_local, is_remote
 from npyio._graph.ops import require_tf2
+from npyio._pipeline import capabilities
 from npyio._pipeline.loader import Source, load
 from npyio._pipeline.map import flat_map, interleave, parallel_map
 from npyio._pipeline.options import (
@@ -60,7 +61,7 @@ from npyio._tf import ignore_external_state
 
 __all__ = ["rows"]
 
-#: The backend whose reader of row ranges `build_rows` reads local files through, where it can
+#: The backend whose reader of row ranges `rows_source` reads local files through, where it can
 #: be had (`npyio._read.backends.usable`; other file systems read through the graph's reader):
 #: rows and packs take no ``backend=`` (the capability table refuses it for packs).
 _BACKEND = "native"
@@ -401,9 +402,13 @@ class RowsSource(Source):
     pieces (`own_epoch`), the rows do not come from that stream."""
 
     def __init__(
-        self, plan: RowsPlan, read: RowReader, finish: Callable[..., object] | None
+        self,
+        plan: RowsPlan,
+        read: RowReader,
+        finish: Callable[..., object] | None,
+        kind: str = capabilities.ROWS,
     ) -> None:
-        self.plan, self.reader, self.finish = plan, read, finish
+        self.plan, self.reader, self.finish, self.kind = plan, read, finish, kind
         self.loader, self.count, self.epoch_count = plan.loader, plan.count, plan.epoch_count
         self.autotune = read.capabilities.autotune
         self.paths = [side.files[0].path for side in plan.sides if side.files]
@@ -508,12 +513,19 @@ def _by_cycles(
     return shuffle.epochs(epoch), shuffle.anchor
 
 
-def build_rows(plan: RowsPlan, *, finish: Callable[..., object] | None = None) -> tf.data.Dataset:
-    """The pipeline a `RowsPlan` describes (`npyio._pipeline.loader.load` of its `RowsSource`);
-    ``finish`` makes the elements from the sides' decoded rows, a chunk at a time (a packed
-    directory makes its structure and paths there)."""
+def rows_source(
+    plan: RowsPlan, *, finish: Callable[..., object] | None = None, kind: str = capabilities.ROWS
+) -> RowsSource:
+    """The `RowsSource` of a `RowsPlan` (of ``kind``: `npyio.rows`, or a pack), with the reader
+    of row ranges that reads its files; ``finish`` makes the elements from the sides' decoded
+    rows, a chunk at a time (a packed directory makes its structure and paths there)."""
     # the native reader reads local files only (no ``ram://``, ``file://``, ``gs://``)
     local = all(is_local(f.path) for side in plan.sides for f in side.files[:1])
     remote = any(is_remote(side.files[0].path) for side in plan.sides if side.files)
     read = row_reader(usable(_BACKEND) if local else "graph", plan.sides, plan.chunk, remote)
-    return load(RowsSource(plan, read, finish))
+    return RowsSource(plan, read, finish, kind)
+
+
+def build_rows(plan: RowsPlan) -> tf.data.Dataset:
+    """The pipeline a `RowsPlan` describes: the loader's `load` of its `rows_source`."""
+    return load(rows_source(plan))

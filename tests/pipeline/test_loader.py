@@ -11,14 +11,17 @@ import numpy as np
 import tensorflow as tf
 
 import npyio
+from npyio._pipeline.capabilities import FILES, KINDS, NPZ, PACK, ROWS
 from npyio._pipeline.loader import Source, load, stream
-from npyio._pipeline.options import LoaderOptions
+from npyio._pipeline.options import DatasetOptions, LoaderOptions, ReadOptions
 
 PIPELINE = Path(npyio.__file__).parent / "_pipeline"
 
 
 class Squares(Source):
     """A toy source kind: unit i is the element i * i, read a batch at a time."""
+
+    kind = "squares"
 
     def __init__(self, n: int, loader: LoaderOptions, epoch_count: int | None = None) -> None:
         self.loader, self.count = loader, n
@@ -124,8 +127,28 @@ def test_the_check_of_that_line_finds_an_import(tmp_path):
     assert sources_imported(tmp_path) == {"loader.py": ["npyio._sources", "npyio._sources.rows"]}
 
 
-def test_every_kind_is_a_source():
-    from npyio._sources.dataset import FilesSource
-    from npyio._sources.rows import RowsSource
+def test_every_kind_is_a_source_of_its_column(tmp_path):
+    """Each kind's plan makes a `Source` whose ``kind`` is its column of the capability table,
+    and the loader reads it."""
+    from npyio._sources.dataset import source
+    from npyio._sources.plan import plan
+    from npyio._sources.rows import rows_source
+    from npyio._sources.rows_plan import plan_rows
 
-    assert issubclass(FilesSource, Source) and issubclass(RowsSource, Source)
+    for i in range(3):
+        np.save(tmp_path / f"{i}.npy", np.full(2, i, np.float32))
+        np.savez(tmp_path / f"{i}.npz", a=np.full(2, i, np.float32))
+    npyio.pack(str(tmp_path / "*.npy"), out=str(tmp_path / "pack"))
+    options = DatasetOptions(loader=LoaderOptions(batch_size=None))
+    npz = DatasetOptions(ReadOptions(key="a", backend="graph"), options.loader)
+    sources = {
+        FILES: source(plan(str(tmp_path / "*.npy"), None, options)),
+        NPZ: source(plan(str(tmp_path / "*.npz"), None, npz)),
+        PACK: source(plan(str(tmp_path / "pack"), None, options)),
+        ROWS: rows_source(plan_rows(str(tmp_path / "*.npy"), None, options)),
+    }
+    assert set(sources) == set(KINDS)
+    for kind, made in sources.items():
+        assert isinstance(made, Source) and made.kind == kind
+        values = sorted(float(np.ravel(x)[0]) for x in load(made))
+        assert values == ([0.0, 0.0, 1.0, 1.0, 2.0, 2.0] if kind == ROWS else [0.0, 1.0, 2.0])

@@ -13,8 +13,9 @@ import tensorflow as tf
 
 import npyio
 from npyio._format.packed import INCOMPLETE, INDEX
+from npyio._pipeline.loader import load
 from npyio._pipeline.options import DatasetOptions
-from npyio._sources.dataset import build_packed
+from npyio._sources.dataset import packed_source
 from npyio._sources.pack_plan import is_packed, plan_subset
 from npyio._sources.plan import plan as plan_sources
 from tests.sources.test_pack_write import N
@@ -83,7 +84,7 @@ def test_a_subset_of_scattered_rows_is_read_in_a_piece_per_shard_file(packed, sh
     assert len(p.pieces) <= len(whole.index.shards)  # not one per row
     lo, hi = (0, len(subset)) if shard is None else (len(subset) // 2, len(subset))
     want = subset[lo:hi].tolist()
-    ds = build_packed(dataclasses.replace(whole, rows=p))
+    ds = load(packed_source(dataclasses.replace(whole, rows=p)))
     got = [int(y) for _, y in ds.as_numpy_iterator()]
     assert len(ds) == len(want) and (sorted(got) if shuffle else got) == want
     if shuffle:  # by index, anew each epoch
