@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from npyio._format.files import is_local, is_remote
 from npyio._read import BACKENDS, capabilities
 from npyio._read.part import GraphReader, Reader
 from npyio._read.rows import NativeRowReader, RowLayout, RowReader
@@ -71,14 +72,15 @@ def usable(backend: str) -> str:
 
 
 def row_reader(
-    backend: str, layouts: Sequence[RowLayout], chunk: int, remote: bool = False
+    backend: str, layouts: Sequence[RowLayout], chunk: int, firsts: Sequence[str] = ()
 ) -> RowReader:
     """The reader of row ranges of ``backend`` (`npyio._read.rows`), for pieces whose sides'
-    rows look like ``layouts``, in records of ``chunk`` rows; ``remote`` for files on object
-    storage.
+    rows look like ``layouts``, in records of ``chunk`` rows, of files whose first paths (one
+    per side: a side's files share a file system) are ``firsts``.
 
-    The native backend's reader (`NativeRowReader`) reads local files only: for ``remote``
-    files it gives the graph's.
+    The one rule of which reader reads rows where: the native backend's reader
+    (`NativeRowReader`) reads local files only; for files of another file system (``ram://``,
+    ``gs://``) it gives the graph's, told whether they are on object storage.
 
     Raises:
         ValueError: for an unknown backend name, or one that reads no row ranges
@@ -87,6 +89,6 @@ def row_reader(
     if not capabilities(backend).rows:
         able = ", ".join(name for name in BACKENDS if capabilities(name).rows)
         raise ValueError(f"backend {backend!r} reads no row ranges -- expected one of {able}")
-    if backend == "native" and not remote:
+    if backend == "native" and all(is_local(path) for path in firsts):
         return NativeRowReader(layouts, chunk)
-    return RowReader(layouts, chunk, remote)
+    return RowReader(layouts, chunk, any(is_remote(path) for path in firsts))

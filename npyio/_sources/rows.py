@@ -40,7 +40,7 @@ from collections.abc import Callable
 import numpy as np
 import tensorflow as tf
 
-from npyio._format.files import is_local, is_remote
+from npyio._format.files import is_remote
 from npyio._graph.ops import require_tf2
 from npyio._pipeline import capabilities
 from npyio._pipeline.loader import Source, load
@@ -519,10 +519,8 @@ def rows_source(
     """The `RowsSource` of a `RowsPlan` (of ``kind``: `npyio.rows`, or a pack), with the reader
     of row ranges that reads its files; ``finish`` makes the elements from the sides' decoded
     rows, a chunk at a time (a packed directory makes its structure and paths there)."""
-    # the native reader reads local files only (no ``ram://``, ``file://``, ``gs://``)
-    local = all(is_local(f.path) for side in plan.sides for f in side.files[:1])
-    remote = any(is_remote(side.files[0].path) for side in plan.sides if side.files)
-    read = row_reader(usable(_BACKEND) if local else "graph", plan.sides, plan.chunk, remote)
+    firsts = [side.files[0].path for side in plan.sides if side.files]
+    read = row_reader(usable(_BACKEND), plan.sides, plan.chunk, firsts)
     return RowsSource(plan, read, finish, kind)
 
 

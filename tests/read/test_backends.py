@@ -86,10 +86,13 @@ def test_the_removed_tfio_backend_is_refused_as_unknown(build, tmp_path):
 def test_a_reader_of_row_ranges_comes_from_a_backend_that_reads_them():
     read = row_reader("graph", [], 4)
     assert isinstance(read, RowReader) and read.capabilities.rows and read.chunk == 4
-    native = row_reader("native", [], 4)
+    native = row_reader("native", [], 4, ["/data/x.npy"])
     assert isinstance(native, NativeRowReader) and native.capabilities.rows
-    remote = row_reader("native", [], 4, remote=True)  # the native reader reads local files
+    # the native reader reads local files: others through the graph's, told if remote
+    remote = row_reader("native", [], 4, ["/data/x.npy", "gs://bucket/y.npy"])
     assert type(remote) is RowReader and remote.remote
+    memory = row_reader("native", [], 4, ["ram://x.npy"])
+    assert type(memory) is RowReader and not memory.remote
     with pytest.raises(
         ValueError, match=r"'py_function' reads no row ranges -- expected one of native, graph$"
     ):
