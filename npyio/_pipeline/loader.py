@@ -32,10 +32,13 @@ from npyio._pipeline.options import LoaderOptions
 from npyio._pipeline.remote import for_storage
 from npyio._pipeline.shuffle import epoch_shuffle
 
-__all__ = ["Finish", "Source", "load", "stream"]
+__all__ = ["Anchor", "Finish", "Source", "load", "stream"]
 
 #: A function applied to the read elements before they are prefetched.
 Finish = Callable[[tf.data.Dataset], tf.data.Dataset]
+#: What keeps a shuffle's key generator in every checkpoint, applied to the finished pipeline
+#: (`npyio._pipeline.shuffle.IndexShuffle.anchor`); None for an epoch without one.
+Anchor = Callable[[tf.data.Dataset], tf.data.Dataset]
 
 
 class Source(abc.ABC):
@@ -80,7 +83,7 @@ class Source(abc.ABC):
         """Gathers made at once (None: one at a time), for a `gather` that reads."""
         return None
 
-    def own_epoch(self) -> tuple[tf.data.Dataset, Callable[[tf.data.Dataset], Any]] | None:
+    def own_epoch(self) -> tuple[tf.data.Dataset, Anchor | None] | None:
         """An epoch read without the index stream, and its anchor; None for every kind but the
         rows read by pieces (`npyio.rows`' shuffle by cycles, and pieces in order on object
         storage), which docs/shuffling.md sets apart."""
@@ -95,11 +98,7 @@ class Source(abc.ABC):
         """The elements of one epoch's ``units`` (`stream`), batched as the options say."""
 
 
-def _same(ds: tf.data.Dataset) -> tf.data.Dataset:
-    return ds
-
-
-def stream(source: Source) -> tuple[tf.data.Dataset, Callable[[tf.data.Dataset], Any]]:
+def stream(source: Source) -> tuple[tf.data.Dataset, Anchor | None]:
     """The units of one epoch, and the anchor to apply to the finished pipeline.
 
     Unshuffled and unkeyed, the source's own slices where it has them (`Source.in_order`),
@@ -112,7 +111,7 @@ def stream(source: Source) -> tuple[tf.data.Dataset, Callable[[tf.data.Dataset],
         if in_order is not None:
             if source.epoch_count < source.count:
                 in_order = in_order.take(source.epoch_count)
-            return in_order, _same
+            return in_order, None
     shuffle = epoch_shuffle(
         source.count,
         source.epoch_count,
@@ -139,7 +138,8 @@ def load(source: Source, finish: Finish | None = None) -> tf.data.Dataset:
         ds = finish(ds)
     if source.loader.prefetch:
         ds = ds.prefetch(source.loader.prefetch)
-    ds = anchor(ds)
+    if anchor is not None:
+        ds = anchor(ds)
     options = source.options()
     if not source.autotune:  # a caller's own with_options can turn it back on
         options = options or tf.data.Options()

@@ -1,9 +1,9 @@
 """``npyio.dataset``: paired ``.npy`` files as a ``tf.data`` pipeline.
 
 `npyio._sources.plan` decides everything first (files, pairs, shards, specs, strategy); this module
-turns the plan into a graph. Every element's parts go through one reader
-(`npyio._read.part`): *fetch* (a path -> the part's ``.npy`` bytes), then *decode*. The
-strategy decides only where the batch goes:
+makes the plan's `Source` for the loader (`FilesSource`: its units, and their read). Every element's
+parts go through one reader (`npyio._read.part`): *fetch* (a path -> the part's ``.npy`` bytes),
+then *decode*. The strategy decides only where the batch goes:
 
 - `build_batch_then_decode` (small files of static shape, graph backend): the parallel map only
   fetches, like the read-only floor; whole batches of bytes are then decoded by one set of ops.
@@ -171,10 +171,6 @@ def _draws(plan: DatasetPlan, key: tuple[tf.Tensor, ...]) -> list[tf.Tensor | No
         seeds = key[0][..., :2]
         out.append(draws(seeds, window, centres if window.group == 0 else None))
     return out
-
-
-def _same(x: Any) -> Any:
-    return x
 
 
 def _element(

@@ -43,7 +43,7 @@ import tensorflow as tf
 from npyio._format.files import is_remote
 from npyio._graph.ops import require_tf2
 from npyio._pipeline import capabilities
-from npyio._pipeline.loader import Source, load
+from npyio._pipeline.loader import Anchor, Source, load
 from npyio._pipeline.map import flat_map, interleave, parallel_map
 from npyio._pipeline.options import (
     AUTOTUNE,
@@ -454,7 +454,7 @@ class RowsSource(Source):
         ds = units.batch(loader.batch_size, drop_remainder=loader.drop_remainder)
         return parallel_map(ds, self.load, loader.num_parallel_calls, deterministic=True)
 
-    def own_epoch(self) -> tuple[tf.data.Dataset, Callable[[tf.data.Dataset], object]] | None:
+    def own_epoch(self) -> tuple[tf.data.Dataset, Anchor | None] | None:
         # By pieces on object storage, where each read of a run would be a request of its own
         # (of TensorFlow's 64 MiB read-ahead), in order too; shuffled by cycles where asked, or
         # where rows in a random order would cost a dataset each.
@@ -466,15 +466,11 @@ class RowsSource(Source):
         if plan.keep is not None:  # made once: the functions that use it capture it
             keep = tf.constant(np.frombuffer(plan.keep, np.uint8).astype(bool))
         if not loader.shuffle:
-            return _pieces_in_order(plan, read, self.finish, keep), _same
+            return _pieces_in_order(plan, read, self.finish, keep), None
         return _by_cycles(plan, read, self.finish, keep)
 
     def options(self) -> tf.data.Options:
         return _cycle_options()
-
-
-def _same(ds: tf.data.Dataset) -> tf.data.Dataset:
-    return ds
 
 
 def _pieces_in_order(
