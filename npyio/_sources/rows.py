@@ -1,11 +1,11 @@
 """``npyio.rows``: stream the rows (axis 0) of large ``.npy`` files, with bounded memory.
 
-This module turns a plan of rows (`npyio._sources.rows_plan`; a packed directory's too) into a
-pipeline; the reading is the reader layer's (`npyio._read.rows`, chosen through
-`npyio._read.backends.row_reader`: the native backend's reader,
+This module makes a plan of rows (`npyio._sources.rows_plan`; a packed directory's too) the loader's
+`RowsSource` (`npyio._pipeline.loader`); the reading is the reader layer's (`npyio._read.rows`,
+chosen through `npyio._read.backends.row_reader`: the native backend's reader,
 `npyio._read.rows.NativeRowReader`, on local files where it can be built, else the graph's,
-`npyio._read.rows.RowReader`). No file is ever read into one
-tensor, so memory stays bounded whatever its size.
+`npyio._read.rows.RowReader`). No file is ever read into one tensor, so memory stays bounded
+whatever its size.
 
 Plan of the pipeline, decided in Python when the dataset is built (every header is read, and
 every file's size is checked against it, through ``tf.io.gfile``):
