@@ -10,8 +10,9 @@ loader does the rest, once, for every kind (`load`):
    and, with ``drop_remainder``, every shard's equal count), each gather of positions made into
    units by the source. tf.data service's ``distributed_epoch`` splits that stream, so each unit
    comes once per epoch whichever worker reads it;
-2. the source's read of that stream (`Source.read`: for most kinds a ``batch``, then a parallel
-   map of the source's batch read);
+2. the source's read of that stream (`Source.read`): for most kinds the loader's ``batch``, then
+   a parallel map of the source's batch read (`Source.read_batch`), the step issue 53's native
+   batch source replaces;
 3. the caller's ``finish``, the prefetch, the anchor that keeps the key generator in every
    checkpoint (`npyio._pipeline.shuffle.IndexShuffle.anchor`), the reader's autotune setting,
    and what object storage needs (`npyio._pipeline.remote.for_storage`).
@@ -28,6 +29,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from npyio._pipeline.map import parallel_map
 from npyio._pipeline.options import LoaderOptions
 from npyio._pipeline.remote import for_storage
 from npyio._pipeline.shuffle import epoch_shuffle
@@ -93,9 +95,20 @@ class Source(abc.ABC):
         """Options the kind's pipeline needs (None: none)."""
         return None
 
-    @abc.abstractmethod
+    def read_batch(self, units: Any) -> object:
+        """The elements of a batch of units (each of the structure `gather` makes, with a
+        leading batch dimension), read at once."""
+        raise NotImplementedError(f"{type(self).__name__} reads no batches of units")
+
     def read(self, units: tf.data.Dataset) -> tf.data.Dataset:
-        """The elements of one epoch's ``units`` (`stream`), batched as the options say."""
+        """The elements of one epoch's ``units`` (`stream`), batched as the options say: by
+        default the units in batches, each read by `read_batch` in a parallel map, in order
+        (an unordered map could deliver the short final batch before a full one, which
+        ``batch`` never does). A kind that reads otherwise (an element at a time, then
+        ``padded_batch``) says so here."""
+        loader = self.loader
+        ds = units.batch(loader.batch_size, drop_remainder=loader.drop_remainder)
+        return parallel_map(ds, self.read_batch, loader.num_parallel_calls, deterministic=True)
 
 
 def stream(source: Source) -> tuple[tf.data.Dataset, Anchor | None]:

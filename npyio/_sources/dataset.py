@@ -5,6 +5,8 @@ makes the plan's `Source` for the loader (`FilesSource`: its units, and their re
 parts go through one reader (`npyio._read.part`): *fetch* (a path -> the part's ``.npy`` bytes),
 then *decode*. The strategy decides only where the batch goes:
 
+- batch-then-decode by the native reader (`FilesSource.read_batch`): the loader's batches of
+  units, each read at once by the kernel, straight into the batch's tensors.
 - `build_batch_then_decode` (small files of static shape, graph backend): the parallel map only
   fetches, like the read-only floor; whole batches of bytes are then decoded by one set of ops.
 - `build_decode_then_batch` (everything else): each element is fetched and decoded in the
@@ -135,14 +137,25 @@ class FilesSource(Source):
         epoch = tf.fill(tf.shape(indices), seed[0] * (1 << 32) + seed[1])
         return gathered._replace(key=(tf.stack([epoch, indices, positions], axis=1),))
 
+    def read_batch(self, units: Unit) -> object:
+        """A batch of units read at once by a reader that reads in decode (the native reader:
+        the batch of paths, with no step per element)."""
+        plan, read = self.plan, self.reader
+        fetched = _fetch(read, plan, units)  # (only names the paths)
+        parts = read.decode(fetched, plan.specs, batched=True, draws=_draws(plan, units.key))
+        return _element(plan, parts, units.values, units.paths[0])
+
     def read(self, units: tf.data.Dataset) -> tf.data.Dataset:
-        """The plan's strategy: only where the batch goes (module docstring)."""
+        """The plan's strategy: only where the batch goes (module docstring). Batch-then-decode
+        by a reader that reads in decode is the loader's batches, each read by `read_batch`."""
         plan, read = self.plan, self.reader
         if self.report is not None:
             return build_skipping(plan, read, self.report, units)
-        if plan.strategy == BATCH_THEN_DECODE:
+        if plan.strategy != BATCH_THEN_DECODE:
+            return build_decode_then_batch(plan, read, units)
+        if read.capabilities.fetches:
             return build_batch_then_decode(plan, read, units)
-        return build_decode_then_batch(plan, read, units)
+        return super().read(units)
 
 
 def _draws(plan: DatasetPlan, key: tuple[tf.Tensor, ...]) -> list[tf.Tensor | None]:
@@ -207,10 +220,10 @@ def _fetch(read: Reader, plan: DatasetPlan, unit: Unit) -> list[Fetched]:
 def build_batch_then_decode(
     plan: DatasetPlan, read: Reader, units: tf.data.Dataset
 ) -> tf.data.Dataset:
-    """Batches the units, then decodes whole batches. A reader that fetches (the graph parser:
-    ``fetches`` in `npyio._read.Capabilities`) reads each element's bytes in a parallel map
-    first, like the read-only floor; one that reads in decode (the native reader) gets the
-    batch of paths, with no step per element."""
+    """Fetches each element's bytes in a parallel map, like the read-only floor, then batches
+    and decodes whole batches: by a reader that fetches (the graph parser: ``fetches`` in
+    `npyio._read.Capabilities`). One that reads in decode (the native reader) reads the
+    loader's batches of units (`FilesSource.read_batch`)."""
 
     def fetch(unit: Unit) -> Fetch:
         return Fetch(tuple(_fetch(read, plan, unit)), unit.values, unit.paths[0], unit.key)
@@ -219,21 +232,14 @@ def build_batch_then_decode(
         parts = read.decode(batch.parts, plan.specs, batched=True, draws=_draws(plan, batch.key))
         return _element(plan, parts, batch.values, batch.path)
 
-    def read_paths(units: Unit) -> object:
-        return decode(fetch(units))
-
     # Whole batches keep their order, whatever ``deterministic`` says: an unordered map here
     # could deliver the short final batch before a full one, which ``map(...).batch(...)``
     # never does. Decoding a batch takes about the same time for every batch, so ordering
     # costs next to nothing. (Each decode below is such a map.)
     loader = plan.loader
-    if read.capabilities.fetches:
-        ds = parallel_map(units, fetch, loader.num_parallel_calls, loader.deterministic)
-        ds = ds.batch(loader.batch_size, drop_remainder=loader.drop_remainder)
-        return parallel_map(ds, decode, loader.num_parallel_calls, deterministic=True)
-    # fetch only names the paths: it runs on the batch of units, in decode's function
-    ds = units.batch(loader.batch_size, drop_remainder=loader.drop_remainder)
-    return parallel_map(ds, read_paths, loader.num_parallel_calls, deterministic=True)
+    ds = parallel_map(units, fetch, loader.num_parallel_calls, loader.deterministic)
+    ds = ds.batch(loader.batch_size, drop_remainder=loader.drop_remainder)
+    return parallel_map(ds, decode, loader.num_parallel_calls, deterministic=True)
 
 
 #: The bytes `build_skipping` reads at a time: blocks of whole batches (of units without

@@ -423,7 +423,7 @@ class RowsSource(Source):
         )
 
     @tf.autograph.experimental.do_not_convert
-    def load(self, positions: tf.Tensor) -> object:
+    def read_batch(self, positions: tf.Tensor) -> object:
         """The elements of the rows at ``positions`` of this shard's rows, read at once."""
         parts = self.reader.read_rows(self.numbers(positions), self.table)
         if self.finish is not None:
@@ -431,7 +431,7 @@ class RowsSource(Source):
         return parts[0] if len(parts) == 1 else tuple(parts)
 
     def gather(self, indices: tf.Tensor, *key: tf.Tensor) -> object:
-        return self.load(indices) if self.gathered else indices
+        return self.read_batch(indices) if self.gathered else indices
 
     def gather_parallelism(self) -> int | None:
         return self.loader.num_parallel_calls if self.gathered else None
@@ -448,11 +448,11 @@ class RowsSource(Source):
         if loader.batch_size is None:
             # one row a call: Dataset.unbatch crashes the process on rows of zero elements (TF 2.21)
             def one(position: tf.Tensor) -> object:
-                return tf.nest.map_structure(lambda part: part[0], self.load(position[None]))
+                row = self.read_batch(position[None])
+                return tf.nest.map_structure(lambda part: part[0], row)
 
             return parallel_map(units, one, loader.num_parallel_calls, deterministic=True)
-        ds = units.batch(loader.batch_size, drop_remainder=loader.drop_remainder)
-        return parallel_map(ds, self.load, loader.num_parallel_calls, deterministic=True)
+        return super().read(units)
 
     def own_epoch(self) -> tuple[tf.data.Dataset, Anchor | None] | None:
         # By pieces on object storage, where each read of a run would be a request of its own

@@ -45,6 +45,29 @@ def test_a_new_kind_reads_in_order_in_batches():
     assert [b.numpy().tolist() for b in ds] == [[0, 1, 4, 9], [16, 25, 36, 49], [64, 81]]
 
 
+class Cubes(Source):
+    """A kind that reads only batches of units: the loader batches them (`Source.read`)."""
+
+    kind = "cubes"
+
+    def __init__(self, n: int, loader: LoaderOptions) -> None:
+        self.loader, self.count, self.epoch_count = loader, n, n
+
+    def gather(self, indices: tf.Tensor, *key: tf.Tensor) -> tf.Tensor:
+        return indices
+
+    def read_batch(self, units: tf.Tensor) -> tf.Tensor:
+        return units * units * units
+
+
+def test_the_loader_batches_the_units_a_kind_reads_by_the_batch():
+    ds = load(Cubes(7, LoaderOptions(batch_size=3)))
+    assert [b.numpy().tolist() for b in ds] == [[0, 1, 8], [27, 64, 125], [216]]
+    dropped = load(Cubes(7, LoaderOptions(batch_size=3, drop_remainder=True)))
+    assert dropped.element_spec.shape.as_list() == [3]
+    assert [b.numpy().tolist() for b in dropped] == [[0, 1, 8], [27, 64, 125]]
+
+
 def test_a_new_kind_is_shuffled_by_index_each_unit_once_anew_each_epoch():
     ds = load(Squares(50, LoaderOptions(batch_size=None, shuffle=True, seed=3))).repeat(2)
     values = epoch(ds)
