@@ -69,8 +69,9 @@ def random_subset(count: int) -> np.ndarray:
 def pipelines(xs: str, ys: str, out: str, batch: int) -> dict[str, tuple[object, object]]:
     """(loose, pack) per cell."""
     import npyio
+    from npyio._pipeline.loader import load
     from npyio._pipeline.options import DatasetOptions
-    from npyio._sources.dataset import build_packed
+    from npyio._sources.dataset import packed_source
     from npyio._sources.pack_plan import plan_packed, plan_subset
 
     cells: dict[str, tuple[object, object]] = {}
@@ -97,7 +98,7 @@ def pipelines(xs: str, ys: str, out: str, batch: int) -> dict[str, tuple[object,
     subset = plan_subset(whole.index, whole.rows.sides, rows, options)
     cells["unshuffled, random subset 0.8"] = (
         loose,
-        build_packed(dataclasses.replace(whole, rows=subset)),
+        load(packed_source(dataclasses.replace(whole, rows=subset))),
     )
     return cells
 
