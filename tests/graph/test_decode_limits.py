@@ -362,7 +362,8 @@ _GROWTH_SCRIPT = textwrap.dedent(r"""
     ds = npyio.dataset(
         [bad] * per_epoch, dtype="float32", shape=(4,), ignore_errors=True, batch_size=None
     )
-    assert list(ds) == []  # warm up
+    for _ in range(3):  # warm up: the allocator's arenas grow over the first epochs
+        assert list(ds) == []
     before = rss_kib()
     for _ in range(epochs):
         assert list(ds) == []
@@ -373,13 +374,16 @@ _GROWTH_SCRIPT = textwrap.dedent(r"""
 # TensorFlow keeps ~1 KiB per error raised inside a called function, so npyio's parser
 # returns (ok, message) and the caller asserts.
 def test_refusing_many_files_does_not_grow_memory(tmp_path):
-    """8,000 refusals under ignore_errors: resident memory stays flat (a leak of 1 KiB per
-    refused file adds up over a long training run with a few bad files)."""
+    """16,000 refusals under ignore_errors, after 12,000 to warm up: resident memory stays
+    flat (a leak of 1 KiB per refused file, 16 MiB here, adds up over a long training run with
+    a few bad files). The first epochs grow the allocator's arenas by a few MiB whatever
+    happens (2.0, 1.4, 0.8 MiB over the first three epochs here, then under 0.7 each), which
+    under the suite's load reached a 5 MiB bound measured from the second epoch."""
     bad = write_file(tmp_path, "bad.npy", b"\x93NUMPX" + npy_bytes(np.zeros(4, "<f4"))[6:])
     script = tmp_path / "growth.py"
     script.write_text(_GROWTH_SCRIPT)
     proc = subprocess.run(
-        [sys.executable, str(script), bad, "2", "4000"],
+        [sys.executable, str(script), bad, "4", "4000"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -387,4 +391,4 @@ def test_refusing_many_files_does_not_grow_memory(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     grown_mib = int(proc.stdout.strip().splitlines()[-1]) / 1024
-    assert grown_mib < 5, f"resident memory grew by {grown_mib:.1f} MiB over 8,000 refusals"
+    assert grown_mib < 8, f"resident memory grew by {grown_mib:.1f} MiB over 16,000 refusals"
