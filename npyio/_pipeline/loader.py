@@ -95,10 +95,10 @@ class Source(abc.ABC):
         """Options the kind's pipeline needs (None: none)."""
         return None
 
+    @abc.abstractmethod
     def read_batch(self, units: Any) -> object:
         """The elements of a batch of units (each of the structure `gather` makes, with a
         leading batch dimension), read at once."""
-        raise NotImplementedError(f"{type(self).__name__} reads no batches of units")
 
     def read(self, units: tf.data.Dataset) -> tf.data.Dataset:
         """The elements of one epoch's ``units`` (`stream`), batched as the options say: by

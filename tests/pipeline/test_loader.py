@@ -31,9 +31,12 @@ class Squares(Source):
     def gather(self, indices: tf.Tensor, *key: tf.Tensor) -> tf.Tensor:
         return indices
 
+    def read_batch(self, units: tf.Tensor) -> tf.Tensor:
+        return units * units
+
     def read(self, units: tf.data.Dataset) -> tf.data.Dataset:
-        ds = units if self.loader.batch_size is None else units.batch(self.loader.batch_size)
-        return ds.map(lambda i: i * i)
+        # its own read: single elements without batch_size, the loader's batches with one
+        return units.map(self.read_batch) if self.loader.batch_size is None else super().read(units)
 
 
 def epoch(ds: tf.data.Dataset) -> list[int]:
