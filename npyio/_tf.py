@@ -174,6 +174,14 @@ def dataset_variant(ds: tf.data.Dataset) -> tf.Tensor:
     return tf.data.experimental.to_variant(ds)
 
 
+def dataset_from_variant(variant: tf.Tensor, structure: Any) -> tf.data.Dataset:
+    """The dataset a dataset op's ``variant`` output is, its elements ``structure`` (of
+    ``tf.TensorSpec``): for an op of npyio's own (``NpyioBatchDataset``)."""
+    import tensorflow as tf
+
+    return tf.data.experimental.from_variant(variant, structure)
+
+
 def _op_arguments(ds: tf.data.Dataset, f: Any, structure: Any) -> dict[str, Any]:
     """The arguments every dataset op with a function takes: the input, the function and its
     captures, and the types and shapes of the elements it makes."""

@@ -5,7 +5,10 @@ one shape into one tensor and an ``ok`` per file; ``NpyioReadFile``, one file of
 ``NpyioReadWindows``, a window of each file's array placed by the shape its header gives, only
 its bytes read; ``NpyioReadRanges``, byte ranges of
 files for the pieces of rows and packs; ``NpyioReadRows``, a batch of rows of files numbered
-as one sequence, straight into one tensor),
+as one sequence, straight into one tensor), a dataset op (``src/batch_dataset.cc``:
+``NpyioBatchDataset``, the loader's stream of units read into batches on threads of its own,
+batches kept in flight ahead of the consumer, the graph path called only for a batch with a
+file the core doubts),
 a fuzz and benchmark driver (``src/driver.cc``), and one Python module that builds, caches
 and loads the op (`npyio._native.library`).
 
@@ -28,6 +31,7 @@ Environment variables:
 
 from npyio._native.library import (
     NativeStatus,
+    batch_dataset,
     build,
     ops,
     preload,
@@ -41,6 +45,7 @@ from npyio._native.library import (
 
 __all__ = [
     "NativeStatus",
+    "batch_dataset",
     "build",
     "ops",
     "preload",

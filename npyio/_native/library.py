@@ -87,6 +87,7 @@ SOURCES = (
     "remote.h",
     "remote.cc",
     "op.cc",
+    "batch_dataset.cc",
 )
 #: The bench driver's sources beside the core (TensorFlow-free; hashed into the key too).
 DRIVER_SOURCES = ("driver.cc",)
@@ -746,3 +747,53 @@ def windows_advised() -> int:
         BackendUnavailableError: where the native reader cannot be had (or is off).
     """
     return int(_module().npyio_remote_stats().numpy()[len(REMOTE_STATS)])
+
+
+def batch_dataset(
+    ds: Any,
+    batch_size: int,
+    drop_remainder: bool,
+    parts: Sequence[tuple[int, Any, Sequence[int], bytes]],
+    reads_in_flight: int,
+    batches_ahead: int,
+    fallback: Any,
+    element: Sequence[int],
+    structure: Any,
+) -> Any:
+    """The dataset op ``NpyioBatchDataset`` over ``ds``, whose elements are the loader's units
+    (flat tuples of tensors), in batches of ``batch_size`` units.
+
+    Each batch is first a flat list: every component batched, then per part ``(component,
+    dtype, shape, header)`` (its paths' component, and what every file holds) a [B, *shape]
+    ``values`` and a [B] bool ``ok`` (false where the file is doubted, its slice zeros), as
+    `read_files` gives. Where some file is doubted, ``fallback`` (a concrete function of that
+    list) gives each part's values in their place. The element is then ``structure`` (of
+    ``tf.TensorSpec``), whose flat entries are the entries ``element`` names of the batched
+    components followed by the parts' values. ``reads_in_flight`` files are read at once, on
+    the op's own threads, up to ``batches_ahead`` batches ahead.
+
+    Raises:
+        BackendUnavailableError: where the native reader cannot be had (or is off).
+    """
+    import tensorflow as tf
+
+    from npyio._tf import dataset_from_variant, dataset_variant
+
+    specs = tf.nest.flatten(structure)
+    variant = _module().npyio_batch_dataset(
+        input_dataset=dataset_variant(ds),
+        other_arguments=fallback.captured_inputs,
+        fallback=fallback,
+        element=list(element),
+        batch_size=batch_size,
+        drop_remainder=drop_remainder,
+        read_components=[p[0] for p in parts],
+        read_dtypes=[p[1] for p in parts],
+        read_shapes=[tf.TensorShape(p[2]) for p in parts],
+        read_headers=[p[3] for p in parts],
+        reads_in_flight=reads_in_flight,
+        batches_ahead=batches_ahead,
+        output_types=[s.dtype for s in specs],
+        output_shapes=[s.shape for s in specs],
+    )
+    return dataset_from_variant(variant, structure)

@@ -11,8 +11,9 @@ loader does the rest, once, for every kind (`load`):
    units by the source. tf.data service's ``distributed_epoch`` splits that stream, so each unit
    comes once per epoch whichever worker reads it;
 2. the source's read of that stream (`Source.read`): for most kinds the loader's ``batch``, then
-   a parallel map of the source's batch read (`Source.read_batch`), the step issue 53's native
-   batch source replaces;
+   a parallel map of the source's batch read (`Source.read_batch`); loose files of one shape on
+   the local disk go to the native batch source instead (``NpyioBatchDataset``: units in,
+   batches out, `npyio._read.part.Reader.batches`);
 3. the caller's ``finish``, the prefetch, the anchor that keeps the key generator in every
    checkpoint (`npyio._pipeline.shuffle.IndexShuffle.anchor`), the reader's autotune setting,
    and what object storage needs (`npyio._pipeline.remote.for_storage`).

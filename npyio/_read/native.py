@@ -2,9 +2,14 @@
 (`npyio._native`), with the graph parser deciding every file the kernel doubts.
 
 The plan sends it only parts it serves (`npyio._read.serves`: one static shape, a native-order
-C-order header). With ``ignore_errors``, the builder reads batches through `read_doubting` (the
-kernel's reads, and which files it doubted) and sends only the elements of doubted files to the
-graph reader's skip-and-report (`npyio._sources.dataset.build_skipping`).
+C-order header). Whole files of one static shape on the local disk are read by the dataset op
+``NpyioBatchDataset`` (`NativeReader.batches`): the loader's stream of units in, batches out,
+read on the op's own threads with batches in flight, and `settle` (the graph path) called only
+for a batch with a file the kernel doubts, so no function runs per batch. Other parts (crops,
+per-case shapes, object storage) are read per batch by the ops below, in the loader's parallel
+map. With ``ignore_errors``, the builder reads batches through `read_doubting` (the kernel's
+reads, and which files it doubted) and sends only the elements of doubted files to the graph
+reader's skip-and-report (`npyio._sources.dataset.build_skipping`).
 
 Local files are read with ``pread``; a path with a scheme (``gs://``, ``ram://``) through
 TensorFlow's own file systems, one read per object that asks for more than TensorFlow's 64 MiB
@@ -35,22 +40,24 @@ and its window cut there (`read_cases`: with the pair checks of shared windows).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import tensorflow as tf
 
+from npyio._format.files import is_local
 from npyio._format.header import Hint
 from npyio._format.spec import Spec
 from npyio._format.window import CENTER, PAD, RANDOM
 from npyio._graph.decode import Fetched, decode_group
 from npyio._graph.window import cut_batch
+from npyio._native import batch_dataset, read_files, read_windows
 from npyio._native import read_file as read_parsed
-from npyio._native import read_files, read_windows
 from npyio._read import CAPABILITIES
 from npyio._read.objects import read_sized
-from npyio._read.part import Reader, cut_parts, read_file
+from npyio._read.part import Batching, Reader, cut_parts, read_file
+from npyio._tf import single_device_function
 
 __all__ = ["NativeReader"]
 
@@ -96,6 +103,50 @@ class NativeReader(Reader):
     ) -> list[tf.Tensor]:
         return self.decode(fetched, [spec.read_whole() for spec in specs], batched)
 
+    def batches(
+        self,
+        units: tf.data.Dataset,
+        specs: Sequence[Spec],
+        firsts: Sequence[str],
+        batching: Batching,
+        make: Callable[[Any, list[Any]], Any],
+    ) -> tf.data.Dataset | None:
+        """Batches read by ``NpyioBatchDataset`` where it serves every part (`batch_parts`),
+        with `settle` as its fallback for the batches with a doubted file; else None."""
+        parts = batch_parts(specs, firsts)
+        if parts is None:
+            return None
+        flat = tf.nest.flatten(units.element_spec)
+        n, lead = len(flat), batching.batch_size if batching.drop_remainder else None
+        full = [tf.TensorSpec([lead, *s.shape], s.dtype) for s in flat]
+        full += [tf.TensorSpec([lead, *dims], dtype) for dtype, dims, _ in parts]
+        # the element's structure, of positions in `full` (make builds structure only)
+        marks = make(
+            tf.nest.pack_sequence_as(units.element_spec, list(range(n))),
+            list(range(n, n + len(parts))),
+        )
+
+        def fallback(*read: tf.Tensor) -> list[tf.Tensor]:
+            return [
+                settle(read[i], read[n + 2 * i], read[n + 2 * i + 1], spec)
+                for i, spec in enumerate(specs)
+            ]
+
+        signature = [tf.TensorSpec([None, *s.shape], s.dtype) for s in flat]
+        for dtype, dims, _ in parts:
+            signature += [tf.TensorSpec([None, *dims], dtype), tf.TensorSpec([None], tf.bool)]
+        return batch_dataset(
+            units,
+            batching.batch_size,
+            batching.drop_remainder,
+            [(i, *part) for i, part in enumerate(parts)],
+            READS_IN_FLIGHT if batching.parallelism in (None, -1) else batching.parallelism,
+            BATCHES_AHEAD if batching.prefetch in (None, -1) else max(1, batching.prefetch),
+            single_device_function(fallback, signature),
+            tf.nest.flatten(marks),
+            tf.nest.map_structure(lambda i: full[i], marks),
+        )
+
     def read_doubting(
         self,
         fetched: Sequence[Fetched],
@@ -112,6 +163,33 @@ class NativeReader(Reader):
             oks.append(ok)
         read = tf.reduce_all(tf.stack(oks), axis=0)
         return [_kept_rows(part, read) for part in values], read
+
+
+#: The files NpyioBatchDataset reads at once (its own threads), where the loader's
+#: ``num_parallel_calls`` is AUTOTUNE: a read waits on storage more than it computes, so more
+#: than the cores, for a cold cache or a slow disk (bench/README.md, "The batch source").
+READS_IN_FLIGHT = 16
+#: The batches NpyioBatchDataset keeps in flight ahead of its consumer, where the loader's
+#: ``prefetch`` is AUTOTUNE: the memory they hold is this many batches.
+BATCHES_AHEAD = 2
+
+
+def batch_parts(
+    specs: Sequence[Spec], firsts: Sequence[str]
+) -> list[tuple[tf.DType, tuple[int, ...], bytes]] | None:
+    """What ``NpyioBatchDataset`` reads of each part (its dtype, static shape and the header
+    every file holds), where it serves them all: whole files of one static shape on the local
+    disk. None for any other plan (a crop, per-case shapes, object storage), which the loader's
+    batches and `decode` read."""
+    if not all(is_local(path) for path in firsts):
+        return None
+    out = []
+    for spec in specs:
+        if spec.crop is not None or not spec.file.static or spec.output != spec.file:
+            return None
+        hint, dims = _static(spec)
+        out.append((tf.as_dtype(spec.file.dtype), dims, hint.header))
+    return out
 
 
 def _static(spec: Spec) -> tuple[Hint, tuple[int, ...]]:
@@ -157,11 +235,20 @@ def _kernel_windows(
 
 def read_batch(paths: tf.Tensor, spec: Spec, one_get: bool = False) -> tf.Tensor:
     """The files ``paths`` ([B]) of a part the native reader serves, as one [B, *shape]
-    tensor: the kernel's reads, with the files it doubts decoded (or refused) by the graph
+    tensor: the kernel's reads, settled (`settle`)."""
+    hint, dims = _static(spec)
+    values, ok = read_files(paths, tf.as_dtype(spec.file.dtype), dims, hint.header)
+    return settle(paths, values, ok, spec, one_get)
+
+
+def settle(
+    paths: tf.Tensor, values: tf.Tensor, ok: tf.Tensor, spec: Spec, one_get: bool = False
+) -> tf.Tensor:
+    """The kernel's read of ``paths`` ([B]: ``values``, [B, *shape] or [0, *shape], and ``ok``,
+    [B]) as one [B, *shape] tensor, with the files it doubts decoded (or refused) by the graph
     parser and put in their places (read again by `npyio._read.objects.read_sized` with
     ``one_get``, else by ``tf.io.read_file``)."""
     hint, dims = _static(spec)
-    values, ok = read_files(paths, tf.as_dtype(spec.file.dtype), dims, hint.header)
 
     def graph() -> tf.Tensor:
         doubted = tf.where(tf.logical_not(ok))

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 import tensorflow as tf
 
@@ -35,6 +35,7 @@ from npyio._read.objects import read_sized
 from npyio._tf import undecorated
 
 __all__ = [
+    "Batching",
     "GraphReader",
     "PathReader",
     "Reader",
@@ -88,6 +89,18 @@ def exists_in_graph(path: tf.Tensor) -> tf.Tensor:
     return tf.cond(
         globbed, lambda: tf.constant(True), lambda: tf.size(tf.io.matching_files(path)) > 0
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class Batching:
+    """How the loader batches, for a reader that batches itself (`Reader.batches`): the
+    loader's ``batch_size`` and ``drop_remainder``, and its ``num_parallel_calls`` and
+    ``prefetch`` (None, AUTOTUNE or a count) as the reader's reads and batches in flight."""
+
+    batch_size: int
+    drop_remainder: bool
+    parallelism: int | None
+    prefetch: int | None
 
 
 class Reader(abc.ABC):
@@ -149,6 +162,23 @@ class Reader(abc.ABC):
         # (`choose_strategy` sends ignore_errors here only for a reader whose capabilities
         # say ``doubts``: the native reader, which overrides this)
         raise ValueError(f"{type(self).__name__} does not say which files it doubts")
+
+    def batches(
+        self,
+        units: tf.data.Dataset,
+        specs: Sequence[Spec],
+        firsts: Sequence[str],
+        batching: Batching,
+        make: Callable[[Any, list[Any]], Any],
+    ) -> tf.data.Dataset | None:
+        """For a reader with a dataset op of its own that reads the loader's stream of
+        ``units`` into batches (the native reader's ``NpyioBatchDataset``): the batches, each
+        the structure ``make(units, parts)`` builds of a batch of units and its parts read
+        (``make`` only arranges them: the reader may call it on placeholders). Each unit's
+        first components are its paths, a part each (``specs``, whose first files are
+        ``firsts``). None (here, and where the op does not serve the parts): the loader
+        batches the units and `decode` reads each batch."""
+        return None
 
     def check(
         self, fetched: Sequence[Fetched], specs: Sequence[Spec]

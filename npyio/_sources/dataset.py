@@ -5,8 +5,10 @@ makes the plan's `Source` for the loader (`FilesSource`: its units, and their re
 parts go through one reader (`npyio._read.part`): *fetch* (a path -> the part's ``.npy`` bytes),
 then *decode*. The strategy decides only where the batch goes:
 
-- batch-then-decode by the native reader (`FilesSource.read_batch`): the loader's batches of
-  units, each read at once by the kernel, straight into the batch's tensors.
+- batch-then-decode by the native reader: the loader's stream of units read into batches by
+  the reader's own dataset op where it serves the parts (`npyio._read.part.Reader.batches`:
+  whole files of one shape on the local disk), else the loader's batches of units, each read
+  at once by the kernel (`FilesSource.read_batch`), straight into the batch's tensors.
 - `build_batch_then_decode` (small files of static shape, graph backend): the parallel map only
   fetches, like the read-only floor; whole batches of bytes are then decoded by one set of ops.
 - `build_decode_then_batch` (everything else): each element is fetched and decoded in the
@@ -43,6 +45,7 @@ from npyio._pipeline.remote import on_gcs
 from npyio._pipeline.structure import LEAF, flatten, unflatten
 from npyio._read import DEFAULT_BACKEND, capabilities
 from npyio._read.backends import Reader, reader, usable
+from npyio._read.part import Batching
 from npyio._sources.pack_plan import PackPlan
 from npyio._sources.plan import BATCH_THEN_DECODE, DatasetPlan, plan
 from npyio._sources.rows import RowsSource, rows_source
@@ -155,7 +158,20 @@ class FilesSource(Source):
             return build_decode_then_batch(plan, read, units)
         if read.capabilities.fetches:
             return build_batch_then_decode(plan, read, units)
-        return super().read(units)
+        loader = plan.loader
+        assert loader.batch_size is not None  # batch-then-decode without ignore_errors batches
+        batching = Batching(
+            loader.batch_size, loader.drop_remainder, loader.num_parallel_calls, loader.prefetch
+        )
+        # (a Unit's paths are its first components, as `Reader.batches` expects)
+        own = read.batches(
+            units,
+            plan.specs,
+            self.paths,
+            batching,
+            lambda batch, parts: _element(plan, parts, batch.values, batch.paths[0]),
+        )
+        return super().read(units) if own is None else own
 
 
 def _draws(plan: DatasetPlan, key: tuple[tf.Tensor, ...]) -> list[tf.Tensor | None]:

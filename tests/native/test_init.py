@@ -8,6 +8,7 @@ import npyio._native as native
 def test_the_room_exports_what_the_readers_use():
     assert set(native.__all__) == {
         "NativeStatus",
+        "batch_dataset",
         "build",
         "ops",
         "preload",

@@ -58,8 +58,11 @@ def _tree(root: Path, n: int = 19) -> tuple[str, str]:
     return str(xs), str(ys)
 
 
-def _uses_native(ds: tf.data.Dataset, op: str = "NpyioReadFiles") -> bool:
-    return op in str(graph_def(ds))
+def _uses_native(ds: tf.data.Dataset, op: str | None = None) -> bool:
+    """Whether ``ds``'s graph holds ``op``, or (None) either op that reads files of one shape:
+    the batch source, or the batch read of the loader's batches (without ``batch_size``)."""
+    graph = str(graph_def(ds))
+    return any(name in graph for name in ([op] if op else ["NpyioReadFiles", "NpyioBatchDataset"]))
 
 
 def _batches(ds: tf.data.Dataset) -> list[tuple[bytes, ...]]:

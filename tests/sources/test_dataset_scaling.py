@@ -179,13 +179,13 @@ def test_workers_without_npyio_run_the_graph_path_only(pairs, bare_service):
     assert Counter(ids_of(_distribute(ds, "distributed_epoch", bare_service))) == Counter(range(N))
     native = npyio.dataset(*pairs, batch_size=4)
     assert _uses_native(native)  # the default, for local files of one shape
-    with pytest.raises(tf.errors.OpError, match="NpyioReadFiles"):
+    with pytest.raises(tf.errors.OpError, match="NpyioBatchDataset"):
         ids_of(_distribute(native, "distributed_epoch", bare_service))
 
 
 def _uses_native(ds: tf.data.Dataset) -> bool:
-    """Whether ``ds``'s graph holds the native reader's op."""
-    return "NpyioReadFiles" in str(graph_def(ds))
+    """Whether ``ds``'s graph holds the native reader's batch source."""
+    return "NpyioBatchDataset" in str(graph_def(ds))
 
 
 def test_service_parallel_epochs_gives_each_worker_everything(pairs, service):
