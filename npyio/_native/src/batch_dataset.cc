@@ -39,7 +39,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "npy_read.h"
-#include "remote.h"
 #include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/dataset.h"
 #include "tensorflow/core/framework/model.h"
@@ -77,11 +76,8 @@ using ::tensorflow::data::MemoryCheckpoint;
 using ::tensorflow::data::SerializationContext;
 using ::tensorflow::data::UnaryDatasetOpKernel;
 
-// As NpyioReadFiles' (op.cc): a batch of this many bytes or more is allocated only if some
-// file of it has exactly the size the plan implies.
-constexpr int64_t kCheckedBytes = int64_t{64} << 20;
-
-// Where a batch is read. One of fewer than kParallelFiles files and kParallelBytes bytes is read
+// Where a batch is read. One of fewer than kParallelFiles files and kParallelBytes bytes
+// (npy_read.h) is read
 // in the producer's thread: handing it to the pool would cost more than its reads, and the
 // batches ahead already overlap the consumer. A larger one is cut into a task per core on the
 // pool. Reads that wait on storage (a cold cache, a slow disk: a read's wall time over
@@ -89,7 +85,6 @@ constexpr int64_t kCheckedBytes = int64_t{64} << 20;
 // kWaitingBatches batches: every batch on the pool, cut into reads_in_flight tasks, whose reads
 // then wait together. (bench/README.md, "The batch source", has the measurements.)
 constexpr int64_t kParallelFiles = 32;
-constexpr int64_t kParallelBytes = 1 << 20;
 constexpr int64_t kWaitRatio = 3;
 constexpr int64_t kWaitFloorNs = 200 * 1000;
 constexpr int64_t kWaitingBatches = 64;
@@ -481,7 +476,7 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
     for (const Part& part : dataset()->parts_) unit += part.payload;
     const size_t files = static_cast<size_t>(n) * dataset()->parts_.size();
     return files < static_cast<size_t>(kParallelFiles) &&
-           static_cast<size_t>(n) < static_cast<size_t>(kParallelBytes) / std::max<size_t>(unit, 1);
+           !npyio::reaches(n, unit, npyio::kParallelBytes);
   }
 
   // Reads units [begin, end) of the batch in the calling thread, and turns waiting mode on
@@ -567,22 +562,19 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
     return absl::OkStatus();
   }
 
-  static std::string Path(const Tensor& unit) {
+  // The unit's path as the core opens it, or "" where the core doubts it (npy_read.h).
+  static std::string LocalPath(const Tensor& unit) {
     const tstring& name = unit.scalar<tstring>()();
-    return std::string(name.data(), name.size());
+    return npyio::local_path({name.data(), name.size()});
   }
 
-  // Whether a batch of n * payload >= kCheckedBytes may be allocated: some file of it has
-  // exactly the plan's size (a header that lied about the shape allocates nothing).
+  // Whether a batch of n * payload >= kCheckedBytes (npy_read.h) may be allocated: some file
+  // of it has exactly the plan's size (a header that lied about the shape allocates nothing).
   static bool SomeFileFits(const Batch& batch, const Part& part) {
-    const size_t n = batch.units.size();
-    if (part.payload == 0 || n < static_cast<size_t>(kCheckedBytes) / part.payload) return true;
+    if (!npyio::reaches(batch.units.size(), part.payload, npyio::kCheckedBytes)) return true;
     for (const auto& unit : batch.units) {
-      const std::string path = Path(unit[part.component]);
-      if (path.find('\0') == std::string::npos && !npyio::has_scheme(path) &&
-          npyio::has_size(path.c_str(), part.file_size)) {
-        return true;
-      }
+      const std::string path = LocalPath(unit[part.component]);
+      if (!path.empty() && npyio::has_size(path.c_str(), part.file_size)) return true;
     }
     return false;
   }
@@ -598,9 +590,9 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
       if (values.dim_size(0) == 0) continue;  // nothing allocated: every file doubted
       uint8_t* slice =
           part.payload == 0 ? nullptr : static_cast<uint8_t*>(values.data()) + i * part.payload;
-      const std::string path = Path(batch.units[i][part.component]);
       // A path with a scheme (gs://, ...) is the graph path's: this op reads local files.
-      const bool good = path.find('\0') == std::string::npos && !npyio::has_scheme(path) &&
+      const std::string path = LocalPath(batch.units[i][part.component]);
+      const bool good = !path.empty() &&
                         npyio::read_npy(path.c_str(),
                                         reinterpret_cast<const uint8_t*>(part.header.data()),
                                         part.header.size(), slice, part.payload,

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <string_view>
 
 namespace npyio {
 
@@ -133,6 +135,13 @@ ReadStatus open_sized(const char* path, uint64_t size, Fd& fd, struct stat& st) 
   if (status != ReadStatus::OK) return status;
   if (static_cast<uint64_t>(st.st_size) != size) return ReadStatus::SIZE_MISMATCH;
   return ReadStatus::OK;
+}
+
+bool has_scheme(std::string_view path) { return path.find("://") != std::string_view::npos; }
+
+std::string local_path(std::string_view name) {
+  if (name.find('\0') != std::string_view::npos || has_scheme(name)) return "";
+  return std::string(name);
 }
 
 bool has_size(const char* path, size_t size) {

@@ -11,10 +11,36 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "npy_header.h"
 
 namespace npyio {
+
+// A batch reads its files in parallel from this many bytes on; a smaller batch is read in the
+// calling thread, where the handoff would cost more than it saves.
+constexpr size_t kParallelBytes = size_t{1} << 20;
+// A batch whose output would take this many bytes or more is allocated only if some file of it
+// has exactly the size the plan implies; otherwise (a shape no file holds, as a header that
+// lied gives) the output has no rows, every file is doubted, and the graph path refuses them
+// before it allocates anything.
+constexpr size_t kCheckedBytes = size_t{64} << 20;
+
+// Whether n items of `each` bytes reach `limit` bytes, without the product (which may
+// overflow): from limit / each items on, rounded down, so a batch just under the limit counts
+// too. Nothing of 0 bytes reaches a limit.
+constexpr bool reaches(size_t n, size_t each, size_t limit) {
+  return each != 0 && n >= limit / each;
+}
+
+// Whether the op reads `path` through TensorFlow's file systems rather than open(2): a path
+// with a scheme ("gs://b/o", "ram://x", "file:///x").
+bool has_scheme(std::string_view path);
+
+// `name` as the core opens it, or "" where the core must doubt it: a NUL in it (open(2) would
+// read a shorter path), or a scheme (the op's remote read, or the graph path, reads objects).
+std::string local_path(std::string_view name);
 
 enum class ReadStatus : int {
   OK = 0,

@@ -53,14 +53,13 @@ using ::tensorflow::tstring;
 using ::tensorflow::shape_inference::InferenceContext;
 using ::tensorflow::shape_inference::ShapeHandle;
 
-// A batch reads its files in parallel on TF's CPU worker threads from this many bytes on; a
-// smaller batch is read in the calling thread, where the handoff would cost more than it saves.
-constexpr int64_t kParallelBytes = 1 << 20;
-// A batch whose output would take this many bytes or more is allocated only if some file of it
-// has exactly the size the plan implies; otherwise (a shape no file holds, as a header that
-// lied gives) the output has no rows, every file is doubted, and the graph path refuses them
-// before it allocates anything.
-constexpr int64_t kCheckedBytes = int64_t{64} << 20;
+// kParallelBytes and kCheckedBytes (npy_read.h): when a batch's reads go to TF's CPU worker
+// threads, and when its allocation waits for a file of the plan's size.
+using npyio::kCheckedBytes;
+using npyio::kParallelBytes;
+
+// A local path of a batch as the core takes it, or "" where the core must doubt it.
+std::string local_path(const tstring& name) { return npyio::local_path({name.data(), name.size()}); }
 
 // Objects read at once through TensorFlow's file systems (gs://, ...), by every op of the
 // process together (npyio::kRemoteThreads): each read mostly waits on the network, so a
@@ -221,19 +220,13 @@ class NpyioReadFilesOp : public OpKernel {
   bool some_file_fits(const tensorflow::TTypes<tstring>::ConstFlat& names,
                       const Remote& r) const {
     const int64_t n = names.size();
-    // n * payload_ >= kCheckedBytes, without the product (which may overflow)
-    if (payload_ == 0 || static_cast<size_t>(n) < static_cast<size_t>(kCheckedBytes) / payload_) {
-      return true;
-    }
+    if (!npyio::reaches(n, payload_, kCheckedBytes)) return true;
     for (char ok : r.ok) {
       if (ok) return true;
     }
     for (int64_t i = 0; i < n; ++i) {
-      std::string path(names(i).data(), names(i).size());
-      if (path.find('\0') == std::string::npos && !npyio::has_scheme(path) &&
-          npyio::has_size(path.c_str(), file_size_)) {
-        return true;
-      }
+      const std::string path = local_path(names(i));
+      if (!path.empty() && npyio::has_size(path.c_str(), file_size_)) return true;
     }
     return false;
   }
@@ -242,8 +235,8 @@ class NpyioReadFilesOp : public OpKernel {
   bool read_local(const tstring& name, uint8_t* slice) const {
     bool good = false;
     const bool ran = no_bad_alloc([&] {
-      std::string path(name.data(), name.size());
-      good = path.find('\0') == std::string::npos &&
+      const std::string path = local_path(name);
+      good = !path.empty() &&
              npyio::read_npy(path.c_str(), reinterpret_cast<const uint8_t*>(header_.data()),
                              header_.size(), slice, payload_,
                              dtype_ == tensorflow::DT_BOOL) == npyio::ReadStatus::OK;
@@ -296,9 +289,9 @@ class NpyioReadFilesOp : public OpKernel {
         if (!oks(i) && slice != nullptr) std::memset(slice, 0, payload_);
       }
     };
-    const int64_t bytes = saturated_product(n, static_cast<int64_t>(payload_));
     auto* workers = ctx->device()->tensorflow_cpu_worker_threads();
-    if (n > 1 && bytes >= kParallelBytes && workers != nullptr && workers->num_threads > 1) {
+    if (n > 1 && npyio::reaches(n, payload_, kParallelBytes) && workers != nullptr &&
+        workers->num_threads > 1) {
       // The cost per file, in Shard's units (about a cycle each): a copy of its bytes.
       tensorflow::Shard(workers->num_threads, workers->workers, n,
                         static_cast<int64_t>(payload_) + 10000, read);
@@ -427,7 +420,8 @@ class NpyioReadRangesOp : public OpKernel {
       }
     };
     auto* workers = ctx->device()->tensorflow_cpu_worker_threads();
-    if (n > 1 && bytes >= kParallelBytes && workers != nullptr && workers->num_threads > 1) {
+    if (n > 1 && bytes >= static_cast<int64_t>(kParallelBytes) && workers != nullptr &&
+        workers->num_threads > 1) {
       tensorflow::Shard(workers->num_threads, workers->workers, n, bytes / n + 10000, read);
     } else {
       read(0, n);
@@ -464,9 +458,7 @@ void read_window_rows(OpKernelContext* ctx, int64_t n, size_t window_bytes, Tens
     }
   };
   auto* workers = ctx->device()->tensorflow_cpu_worker_threads();
-  // n * window_bytes >= kParallelBytes, without the product (which may overflow)
-  const bool large = window_bytes != 0 &&
-                     static_cast<size_t>(n) >= static_cast<size_t>(kParallelBytes) / window_bytes;
+  const bool large = npyio::reaches(n, window_bytes, kParallelBytes);
   if (n > 1 && large && workers != nullptr && workers->num_threads > 1) {
     // The cost per file, in Shard's units (about a cycle each): a copy of its window.
     tensorflow::Shard(workers->num_threads, workers->workers, n,
@@ -523,14 +515,6 @@ absl::Status wanted_from_attrs(OpKernelConstruction* ctx, const char* op, bool r
   *want = {code, shape.dims(), dims->data(), static_cast<size_t>(header),
            file < 0 ? UINT64_MAX : static_cast<uint64_t>(file)};
   return absl::OkStatus();
-}
-
-// A local path of a batch as the core takes it, or "" where the core must doubt it (a NUL in
-// it, or a scheme: the graph path reads objects).
-std::string local_path(const tstring& name) {
-  std::string path(name.data(), name.size());
-  if (path.find('\0') != std::string::npos || npyio::has_scheme(path)) return "";
-  return path;
 }
 
 // NpyioReadRows: rows of files numbered as one sequence (a pack's shards, `npyio.rows`'s
@@ -633,7 +617,7 @@ class NpyioReadRowsOp : public OpKernel {
     };
     const int64_t count = static_cast<int64_t>(plan.runs.size());
     auto* workers = ctx->device()->tensorflow_cpu_worker_threads();
-    const bool large = static_cast<size_t>(n) >= static_cast<size_t>(kParallelBytes) / row_bytes_;
+    const bool large = npyio::reaches(n, row_bytes_, kParallelBytes);
     if (count > 1 && large && workers != nullptr && workers->num_threads > 1) {
       tensorflow::Shard(workers->num_threads, workers->workers, count,
                         saturated_product(n / count + 1, row_bytes_) + 10000, read);

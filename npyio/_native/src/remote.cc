@@ -66,8 +66,6 @@ RemoteStats remote_stats() {
           static_cast<int64_t>(b.limit())};
 }
 
-bool has_scheme(std::string_view path) { return path.find("://") != std::string_view::npos; }
-
 RemoteObject::~RemoteObject() { std::free(buffer_); }
 
 void RemoteObject::drop() {

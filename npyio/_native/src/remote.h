@@ -13,10 +13,6 @@
 
 namespace npyio {
 
-// Whether the op reads `path` through TensorFlow's file systems rather than open(2): a path
-// with a scheme ("gs://b/o", "ram://x", "file:///x").
-bool has_scheme(std::string_view path);
-
 // The object `path` read whole, as `data` and `size` (its bytes stay valid until the next
 // call or the object's end): OK when the file system gave exactly `expected` bytes. One
 // NewRandomAccessFile and one Read of more than `expected` bytes and more than TensorFlow's
