@@ -84,6 +84,8 @@ SOURCES = (
     "npy_read.h",
     "npy_read.cc",
     "budget.h",
+    "read_pool.h",
+    "read_pool.cc",
     "remote.h",
     "remote.cc",
     "op.cc",
@@ -93,7 +95,7 @@ SOURCES = (
 DRIVER_SOURCES = ("driver.cc",)
 LIBRARY = "npyio_native.so"
 #: The TensorFlow-free core the driver links (the op's sources but the op and remote reads).
-_CORE = ("npy_read.cc", "npy_header.cc")
+_CORE = ("npy_read.cc", "npy_header.cc", "read_pool.cc")
 #: The core's bench driver, built beside the library (`build_driver`).
 DRIVER = "npyio_driver"
 #: Written beside the library once it loaded in a child process.

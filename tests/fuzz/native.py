@@ -1,12 +1,12 @@
 """The native reader's core under sanitizers: ``python -m tests.fuzz.native --seconds 60``.
 
 Builds ``npyio/_native/src/driver.cc`` with the core and ``-fsanitize=address,undefined``, runs
-its fuzz mode (damaged and racing files read whole, by range and by window, the kernel's
-invariants checked in C++, see the driver's comment), then the differential check of the
-sampled damaged files against the graph path: where the kernel said OK, ``npyio.read_npy``
-with the header's dtype and shape decodes the same bytes; where it doubted the file, either is
-fine (the graph path decides). Exit status 0 when both hold; the counts are printed (and
-written with ``--json``).
+its fuzz mode (damaged and racing files read whole, by range and by window, and on a racing,
+cancelled read pool, the kernel's invariants checked in C++, see the driver's comment), then
+the differential check of the sampled damaged files against the graph path: where the kernel
+said OK, ``npyio.read_npy`` with the header's dtype and shape decodes the same bytes; where it
+doubted the file, either is fine (the graph path decides). Exit status 0 when both hold; the
+counts are printed (and written with ``--json``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ def build_driver(out: Path) -> Path:
     exe = out / "driver"
     compiler = os.environ.get("CXX") or "g++"
     command = [compiler, "-std=c++17", *SANITIZE, "-pthread", "-o", str(exe)]
-    sources = [str(SRC / name) for name in ("driver.cc", "npy_read.cc", "npy_header.cc")]
+    core = ("npy_read.cc", "npy_header.cc", "read_pool.cc")
+    sources = [str(SRC / name) for name in ("driver.cc", *core)]
     subprocess.run([*command, *sources], check=True)
     return exe
 

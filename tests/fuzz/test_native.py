@@ -1,7 +1,8 @@
 """The native core's fuzz driver, briefly: built with the sanitizers, its invariant holds over
 a few seconds of damaged and racing files (read whole, by range, by the op's range read with
-its allocator, and by window) and of threads racing the remote reads' budget, and the sampled
-files agree with the graph path."""
+its allocator, and by window), of threads racing the remote reads' budget, and of the batch
+source's read pool racing and closed on stalled reads; and the sampled files agree with the
+graph path."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ def test_the_native_fuzz_driver_runs_clean_and_agrees_with_the_graph_path(
     for status in ("OK", "NO_MEMORY", "SIZE_MISMATCH", "NOT_REGULAR"):
         assert counts[f"status range_into {status}"] > 0, counts
     assert counts["status race range_into OK"] > 0 and counts["status budget races"] > 0, counts
+    # the batch source's read pool, racing, closed with reads stalled in it and in its caller
+    assert counts["status pool races"] > 0, counts
+    assert counts["status pool closed on a caller's stalled read"] > 0, counts
     # the read of a file of any shape, its header parsed by the core (issue 52)
     for status in ("OK", "HEADER_MISMATCH", "SIZE_MISMATCH", "NO_MEMORY", "BAD_BOOL"):
         assert counts[f"status parsed {status}"] > 0, counts

@@ -170,3 +170,107 @@ def test_an_iterator_deleted_mid_epoch_stops_its_reads(pairs):
         del it
         gc.collect()
     assert len(list(ds)) == 19
+
+
+# Once the file NPYIO_STALL_ARM exists, open(2) of a path holding "npyio-stall" announces itself
+# (NPYIO_STALL_MARK) and waits until the file NPYIO_STALL_GATE exists: a read stalled in a system
+# call, as on a hung NFS. (Armed only after the plan, whose header checks read that file too.)
+_STALL_SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+typedef int (*open_fn)(const char*, int, ...);
+
+static int stalled_open(const char* name, const char* path, int flags, va_list ap) {
+  mode_t mode = (flags & O_CREAT) ? va_arg(ap, mode_t) : 0;
+  open_fn real = (open_fn)dlsym(RTLD_NEXT, name);
+  const char* arm = getenv("NPYIO_STALL_ARM");
+  if (strstr(path, "npyio-stall") != NULL && arm != NULL && access(arm, F_OK) == 0) {
+    const char* mark = getenv("NPYIO_STALL_MARK");
+    const char* gate = getenv("NPYIO_STALL_GATE");
+    if (mark != NULL) close(real(mark, O_WRONLY | O_CREAT, 0644));
+    while (gate != NULL && access(gate, F_OK) != 0) usleep(10000);
+  }
+  return real(path, flags, mode);
+}
+
+int open(const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  int fd = stalled_open("open", path, flags, ap);
+  va_end(ap);
+  return fd;
+}
+
+int open64(const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  int fd = stalled_open("open64", path, flags, ap);
+  va_end(ap);
+  return fd;
+}
+"""
+
+_STALL_SCRIPT = r"""
+import gc, os, sys, time
+import npyio
+root, arm, mark, gate = sys.argv[1:5]
+ds = npyio.dataset(root, batch_size=4)
+open(arm, "w").close()
+it = iter(ds)
+next(it)  # the producer reads ahead, into the batch with the stalled file
+while not os.path.exists(mark):
+    time.sleep(0.01)
+del it
+gc.collect()
+print("deleted, gate open:", os.path.exists(gate), flush=True)
+open(gate, "w").close()  # the stalled read ends, into tensors the pool keeps alive
+time.sleep(0.5)
+"""
+
+
+@pytest.mark.parametrize("shape", [(4,), (256, 256, 4)], ids=["in-the-producer", "on-the-pool"])
+def test_deleting_an_iterator_never_waits_on_a_stalled_read(
+    tmp_path: Path, shape: tuple[int, ...]
+) -> None:
+    """Once the plan is made, the read of the third batch's file stalls in open(2) (an
+    LD_PRELOAD shim) until a gate file exists. The iterator is deleted while it stalls:
+    deletion returns before the test opens the gate (else the child would hang until its
+    timeout), and the process ends clean after the read does. Small files are read in the
+    producer's thread, 1 MiB ones on the pool."""
+    import shutil
+    import subprocess
+    import sys
+
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler for the shim")
+    (tmp_path / "shim.c").write_text(_STALL_SHIM)
+    shim = tmp_path / "shim.so"
+    subprocess.run(
+        [compiler, "-shared", "-fPIC", "-o", str(shim), str(tmp_path / "shim.c"), "-ldl"],
+        check=True,
+    )
+    root = tmp_path / "x"
+    root.mkdir()
+    for i in range(8):
+        np.save(root / f"a{i}.npy", np.full(shape, i, np.float32))
+    np.save(root / "npyio-stall.npy", np.zeros(shape, np.float32))  # sorted last: batch 3
+    files = [tmp_path / name for name in ("arm", "mark", "gate")]
+    env = {**os.environ, "LD_PRELOAD": str(shim)}
+    env |= {f"NPYIO_STALL_{f.name.upper()}": str(f) for f in files}
+    done = subprocess.run(
+        [sys.executable, "-c", _STALL_SCRIPT, str(root), *map(str, files)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "deleted, gate open: False" in done.stdout

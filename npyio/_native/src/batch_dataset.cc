@@ -16,9 +16,11 @@
 // that no file of the plan's size is in, from kCheckedBytes on, allocates [0, *shape] and
 // doubts every file, as NpyioReadFiles does.
 //
-// The pool's threads are the reads in flight, sized for the storage, not tf.data's CPU budget:
-// a read waits on the disk far longer than it computes. Cancelled (the iterator deleted), the
-// reads not started are skipped, so teardown waits only for those already in a system call.
+// The pool's threads (read_pool.h, TensorFlow-free) are the reads in flight, sized for the
+// storage, not tf.data's CPU budget: a read waits on the disk far longer than it computes.
+// Deleting the iterator never waits on a read: the reads not started are dropped, and one
+// stalled in a system call (a hung network file system) ends alone, into the batch's tensors,
+// which it keeps alive; the producer, where it was in such a read, is left to return from it.
 //
 // Checkpoints hold the input's state and the units of the batches in flight, never their data:
 // restored, those units are read again. Under `experimental_symbolic_checkpoint` each batch
@@ -27,18 +29,22 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
-#include <ctime>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "npy_read.h"
+#include "read_pool.h"
+#include "tensorflow/core/framework/cancellation.h"
 #include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/dataset.h"
 #include "tensorflow/core/framework/model.h"
@@ -46,7 +52,6 @@
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/platform/cpu_info.h"
 #include "tensorflow/core/platform/env.h"
-#include "tensorflow/core/platform/threadpool.h"
 #include "tensorflow/core/data/captured_function.h"
 #include "tensorflow/core/util/batch_util.h"
 
@@ -77,17 +82,13 @@ using ::tensorflow::data::SerializationContext;
 using ::tensorflow::data::UnaryDatasetOpKernel;
 
 // Where a batch is read. One of fewer than kParallelFiles files and kParallelBytes bytes
-// (npy_read.h) is read
-// in the producer's thread: handing it to the pool would cost more than its reads, and the
-// batches ahead already overlap the consumer. A larger one is cut into a task per core on the
-// pool. Reads that wait on storage (a cold cache, a slow disk: a read's wall time over
-// kWaitRatio times its CPU time, past kWaitFloorNs) turn on waiting mode for the next
-// kWaitingBatches batches: every batch on the pool, cut into reads_in_flight tasks, whose reads
-// then wait together. (bench/README.md, "The batch source", has the measurements.)
+// (npy_read.h) is read in the producer's thread: handing it to the pool would cost more than its
+// reads, and the batches ahead already overlap the consumer. A larger one is cut into a task per
+// core on the pool. Reads that wait on storage (a cold cache, a slow disk) turn on the pool's
+// waiting mode (read_pool.h) for the next batches: every batch on the pool, cut into
+// reads_in_flight tasks, whose reads then wait together. (bench/README.md, "The batch source",
+// has the measurements.)
 constexpr int64_t kParallelFiles = 32;
-constexpr int64_t kWaitRatio = 3;
-constexpr int64_t kWaitFloorNs = 200 * 1000;
-constexpr int64_t kWaitingBatches = 64;
 
 // A part the dataset reads: the input component holding its paths, what every file holds (the
 // plan's header, checked in Python), and the sizes that follow from it.
@@ -206,8 +207,7 @@ class Dataset : public DatasetBase {
   const std::vector<PartialTensorShape> shapes_;
 };
 
-// One batch in flight: its units, its output tensors once allocated, and how many of its read
-// tasks are still running.
+// One batch in flight: its units, and its output tensors once allocated.
 struct Batch {
   explicit Batch(std::shared_ptr<MemoryCheckpoint::IdRegistry> registry)
       : checkpoint(std::move(registry)) {}
@@ -215,7 +215,6 @@ struct Batch {
   std::vector<std::vector<Tensor>> units;
   std::vector<Tensor> outputs;
   absl::Status status;
-  std::atomic<int64_t> pending{0};
   bool done = false;  // guarded by the iterator's mu_
   MemoryCheckpoint checkpoint;
 };
@@ -225,22 +224,32 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
   explicit Iterator(const Params& params) : DatasetIterator<Dataset>(params) {}
 
   ~Iterator() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      cancelled_ = true;
+    if (deregister_) deregister_();
+    Cancel();
+    // Close drops the queued reads, waits for no read, and says whether the producer is in one.
+    if (pool_ == nullptr || pool_->Close()) {
+      if (producer_.joinable()) producer_.join();  // it checks cancelled_ between units
+    } else {
+      // Stalled in a read: it returns from it without touching this iterator (ReadHere says
+      // closed), and ends alone.
+      producer_.detach();
     }
-    cancelled_flag_ = true;
-    cond_.notify_all();
-    producer_.reset();  // joins: the producer checks cancelled_ between units
-    pool_.reset();      // the queued reads see cancelled_ and return at once
+    pool_.reset();
   }
 
   bool SymbolicCheckpointCompatible() const override { return true; }
 
   absl::Status Initialize(IteratorContext* ctx) override {
-    pool_ = std::make_unique<tensorflow::thread::ThreadPool>(
-        tensorflow::Env::Default(), tensorflow::ThreadOptions(), "npyio_batch",
-        static_cast<int>(dataset()->reads_in_flight_), /*low_latency_hint=*/false);
+    auto plan = std::make_shared<std::vector<npyio::PartPlan>>();
+    for (const Part& part : dataset()->parts_) {
+      plan->push_back({part.header, part.payload, part.dtype == tensorflow::DT_BOOL});
+    }
+    plan_ = std::move(plan);
+    pool_ = std::make_unique<npyio::ReadPool>(static_cast<int>(dataset()->reads_in_flight_));
+    // The iterator's cancellation (its owner deleted, as `prefetch` after this op is) wakes a
+    // GetNext waiting on a batch, which may wait on a stalled read.
+    TF_RETURN_IF_ERROR(tensorflow::RegisterCancellationCallback(
+        ctx->cancellation_manager(), [this] { Cancel(); }, &deregister_));
     TF_RETURN_IF_ERROR(dataset()->fallback_->Instantiate(ctx, &fallback_));
     return dataset()->input_->MakeIterator(ctx, this, prefix(), &input_);
   }
@@ -250,10 +259,16 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
     std::shared_ptr<Batch> batch;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      if (!producer_) {
-        producer_ = ctx->StartThread(
-            "npyio_batch_producer",
-            [this, shared = std::make_shared<IteratorContext>(*ctx)] { Produce(shared); });
+      if (!producer_.joinable()) {
+        // A thread of its own, not ctx->StartThread's: the iterator resource joins those when
+        // it ends, which would wait on a stalled read.
+        try {
+          producer_ = std::thread(
+              [this, shared = std::make_shared<IteratorContext>(*ctx)] { Produce(shared); });
+        } catch (const std::system_error& e) {
+          return absl::ResourceExhaustedError(
+              absl::StrCat("NpyioBatchDataset: could not start its thread: ", e.what()));
+        }
       }
       cond_.wait(lock, [this] {
         return cancelled_ || (!buffer_.empty() && buffer_.front()->done) ||
@@ -315,16 +330,30 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
   }
 
   absl::Status RestoreInternal(IteratorContext* ctx, IteratorStateReader* reader) override {
-    std::vector<std::shared_ptr<Batch>> again;
+    std::vector<std::pair<std::shared_ptr<Batch>, std::shared_ptr<npyio::BatchRead>>> again;
     TF_RETURN_IF_ERROR(RestoreBuffer(ctx, reader, &again));
-    for (const auto& batch : again) Start(ctx, batch);  // their units, read again
+    // Their units, read again: on the pool (only the producer reads in its own thread).
+    for (auto& [batch, read] : again) {
+      pool_->Submit(std::move(read), cores_, [this, batch = batch] { Done(*batch); });
+    }
     return absl::OkStatus();
   }
 
  private:
-  // The input's state and the batches in flight as saved; `again` gets those to read again.
-  absl::Status RestoreBuffer(IteratorContext* ctx, IteratorStateReader* reader,
-                             std::vector<std::shared_ptr<Batch>>* again) {
+  void Cancel() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cancelled_ = true;
+    }
+    cancelled_flag_ = true;
+    cond_.notify_all();
+  }
+
+  // The input's state and the batches in flight as saved, prepared; `again` gets those to read
+  // again, with their reads.
+  absl::Status RestoreBuffer(
+      IteratorContext* ctx, IteratorStateReader* reader,
+      std::vector<std::pair<std::shared_ptr<Batch>, std::shared_ptr<npyio::BatchRead>>>* again) {
     std::lock_guard<std::mutex> input_lock(input_mu_);
     std::lock_guard<std::mutex> lock(mu_);
     buffer_.clear();
@@ -363,8 +392,10 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
                                                 &batch->units[u][c]));
         }
       }
+      auto read = Prepare(ctx, *batch);
+      batch->done = read == nullptr;
       buffer_.push_back(batch);
-      again->push_back(std::move(batch));
+      if (read != nullptr) again->emplace_back(std::move(batch), std::move(read));
     }
     return absl::OkStatus();
   }
@@ -382,30 +413,36 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
         });
         if (cancelled_ || finished_) return;
       }
-      // The input lock is held until the batch is in the buffer, so that a checkpoint never
-      // sees units pulled but in no batch.
-      std::lock_guard<std::mutex> input_lock(input_mu_);
       auto batch = std::make_shared<Batch>(ctx->id_registry());
+      std::shared_ptr<npyio::BatchRead> read;  // its reads, once the batch is in the buffer
       bool end = false;
-      while (static_cast<int64_t>(batch->units.size()) < d.batch_size_ && !end) {
-        if (cancelled_flag_.load(std::memory_order_relaxed)) return;
-        std::vector<Tensor> unit;
-        batch->status = input_->GetNext(ctx.get(), &unit, &end);
-        batch->checkpoint.Merge(ctx->checkpoint());
-        if (!batch->status.ok()) break;
-        if (end) break;
-        batch->units.push_back(std::move(unit));
-      }
-      const bool short_batch = static_cast<int64_t>(batch->units.size()) < d.batch_size_;
-      const bool keep = !batch->status.ok() ||
-                        (!batch->units.empty() && !(short_batch && d.drop_remainder_));
-      if (keep) Start(ctx.get(), batch);
       {
+        // The input lock is held until the batch is in the buffer, so that a checkpoint never
+        // sees units pulled but in no batch.
+        std::lock_guard<std::mutex> input_lock(input_mu_);
+        while (static_cast<int64_t>(batch->units.size()) < d.batch_size_ && !end) {
+          if (cancelled_flag_.load(std::memory_order_relaxed)) return;
+          std::vector<Tensor> unit;
+          batch->status = input_->GetNext(ctx.get(), &unit, &end);
+          batch->checkpoint.Merge(ctx->checkpoint());
+          if (!batch->status.ok()) break;
+          if (end) break;
+          batch->units.push_back(std::move(unit));
+        }
+        const bool short_batch = static_cast<int64_t>(batch->units.size()) < d.batch_size_;
+        const bool keep = !batch->status.ok() ||
+                          (!batch->units.empty() && !(short_batch && d.drop_remainder_));
+        if (keep) read = Prepare(ctx.get(), *batch);
         std::lock_guard<std::mutex> lock(mu_);
         if (end) finished_ = true;
-        if (keep) buffer_.push_back(std::move(batch));
+        if (keep) {
+          batch->done = read == nullptr;
+          buffer_.push_back(batch);
+        }
       }
       cond_.notify_all();
+      // No lock is held here: a read in this thread may stall past the iterator's end.
+      if (read != nullptr && !Read(batch, std::move(read))) return;  // the iterator is gone
       if (end) return;
     }
   }
@@ -439,33 +476,64 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
     return absl::OkStatus();
   }
 
-  // Allocates the batch's outputs and schedules its reads (mu_ not held: the pool may run a
-  // task inline when its queue is full). A batch that failed (its input, or its allocation),
-  // or has nothing to read, is done at once.
-  void Start(IteratorContext* ctx, const std::shared_ptr<Batch>& batch) {
+  // Allocates the batch's outputs and gives its reads, or null where it has none: it failed
+  // (its input, or its allocation), or it has nothing to read. Under input_mu_ (restore's, or
+  // the producer's), so that a checkpoint sees its status whole.
+  std::shared_ptr<npyio::BatchRead> Prepare(IteratorContext* ctx, Batch& batch) {
     const Dataset& d = *dataset();
-    const int64_t n = static_cast<int64_t>(batch->units.size());
-    if (batch->status.ok() && n > 0) {
-      try {
-        batch->status = Assemble(ctx, *batch);
-      } catch (const std::bad_alloc&) {
-        batch->status = absl::ResourceExhaustedError(absl::StrCat(
-            "NpyioBatchDataset: out of memory for a batch of ", n, " units"));
+    const size_t n = batch.units.size();
+    if (!batch.status.ok() || n == 0) return nullptr;
+    try {
+      batch.status = Assemble(ctx, batch);
+    } catch (const std::bad_alloc&) {
+      batch.status = absl::ResourceExhaustedError(
+          absl::StrCat("NpyioBatchDataset: out of memory for a batch of ", n, " units"));
+    }
+    if (!batch.status.ok() || d.parts_.empty()) return nullptr;
+    const size_t components = batch.units[0].size();
+    // The parts' tensors stay alive while a read may write into them, past this batch if the
+    // iterator ends mid-read.
+    auto keep = std::make_shared<std::vector<Tensor>>(batch.outputs.begin() + components,
+                                                      batch.outputs.end());
+    auto read = std::make_shared<npyio::BatchRead>(plan_, n, keep);
+    for (size_t p = 0; p < d.parts_.size(); ++p) {
+      const Part& part = d.parts_[p];
+      Tensor& values = batch.outputs[components + 2 * p];
+      bool* oks = batch.outputs[components + 2 * p + 1].flat<bool>().data();
+      // no rows allocated (no file of the plan's size: SomeFileFits): every file doubted, unread
+      const bool room = values.dim_size(0) > 0;
+      for (size_t i = 0; i < n; ++i) {
+        npyio::FileRead& file = read->file(i, p);
+        // A path with a scheme (gs://, ...) is the graph path's: this op reads local files.
+        if (room) file.path = LocalPath(batch.units[i][part.component]);
+        file.out = !room || part.payload == 0
+                       ? nullptr
+                       : static_cast<uint8_t*>(values.data()) + i * part.payload;
+        file.ok = oks + i;
       }
     }
-    if (batch->status.ok() && !d.parts_.empty() && n > 0) {
-      // waiting mode counts down by batch; a batch read here again after it sees anew
-      const int64_t waiting = waiting_for_.load(std::memory_order_relaxed);
-      if (waiting > 0) waiting_for_.store(waiting - 1, std::memory_order_relaxed);
-      if (waiting > 0 || !Small(n)) {
-        Schedule(batch, waiting > 0 ? d.reads_in_flight_ : cores_);
-        return;
-      }
-      ReadRange(*batch, 0, n);
+    return read;
+  }
+
+  // Reads a prepared batch: on the pool, cut into a task per core (reads_in_flight tasks in
+  // waiting mode), or, small, in this thread. False where the iterator ended while this thread
+  // read: it is then gone, and nothing of it may be touched.
+  bool Read(const std::shared_ptr<Batch>& batch, std::shared_ptr<npyio::BatchRead> read) {
+    const bool waiting = pool_->TakeWaiting();
+    if (waiting || !Small(static_cast<int64_t>(read->units()))) {
+      pool_->Submit(std::move(read), waiting ? dataset()->reads_in_flight_ : cores_,
+                    [this, batch] { Done(*batch); });
+      return true;
     }
+    if (!pool_->ReadHere(read)) return false;
+    Done(*batch);
+    return true;
+  }
+
+  void Done(Batch& batch) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      batch->done = true;
+      batch.done = true;
     }
     cond_.notify_all();
   }
@@ -477,48 +545,6 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
     const size_t files = static_cast<size_t>(n) * dataset()->parts_.size();
     return files < static_cast<size_t>(kParallelFiles) &&
            !npyio::reaches(n, unit, npyio::kParallelBytes);
-  }
-
-  // Reads units [begin, end) of the batch in the calling thread, and turns waiting mode on
-  // where they mostly waited (see kWaitRatio).
-  void ReadRange(Batch& batch, int64_t begin, int64_t end) {
-    const int64_t wall = NowNs(CLOCK_MONOTONIC), cpu = NowNs(CLOCK_THREAD_CPUTIME_ID);
-    for (int64_t i = begin; i < end; ++i) {
-      if (cancelled_flag_.load(std::memory_order_relaxed)) return;
-      ReadUnit(batch, i);
-    }
-    const int64_t waited = NowNs(CLOCK_MONOTONIC) - wall;
-    if (waited > kWaitFloorNs && waited > kWaitRatio * (NowNs(CLOCK_THREAD_CPUTIME_ID) - cpu)) {
-      waiting_for_.store(kWaitingBatches, std::memory_order_relaxed);
-    }
-  }
-
-  static int64_t NowNs(clockid_t clock) {
-    timespec t{};
-    clock_gettime(clock, &t);
-    return int64_t{t.tv_sec} * 1000000000 + t.tv_nsec;
-  }
-
-  // Cuts the batch into `tasks` ranges of units on the pool (a task per file would hand off
-  // more than it reads on small files); the last to finish marks the batch done. (Reading one
-  // range in the producer's thread instead was slower: the next batch waits for it.)
-  void Schedule(const std::shared_ptr<Batch>& batch, int64_t tasks) {
-    const int64_t n = static_cast<int64_t>(batch->units.size());
-    tasks = std::max<int64_t>(1, std::min<int64_t>(n, tasks));
-    batch->pending = tasks;
-    for (int64_t t = 0; t < tasks; ++t) {
-      const int64_t begin = n * t / tasks, end = n * (t + 1) / tasks;
-      pool_->Schedule([this, batch, begin, end] {
-        ReadRange(*batch, begin, end);
-        if (--batch->pending == 0) {
-          {
-            std::lock_guard<std::mutex> lock(mu_);
-            batch->done = true;
-          }
-          cond_.notify_all();
-        }
-      });
-    }
   }
 
   // The batch's outputs: each input component stacked, then per part its values and ok.
@@ -579,30 +605,6 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
     return false;
   }
 
-  // Unit i of the batch, each part's file into its slice: ok where the core read it whole.
-  void ReadUnit(Batch& batch, int64_t i) {
-    const Dataset& d = *dataset();
-    const size_t components = batch.units[0].size();
-    for (size_t p = 0; p < d.parts_.size(); ++p) {
-      const Part& part = d.parts_[p];
-      Tensor& values = batch.outputs[components + 2 * p];
-      auto oks = batch.outputs[components + 2 * p + 1].flat<bool>();
-      if (values.dim_size(0) == 0) continue;  // nothing allocated: every file doubted
-      uint8_t* slice =
-          part.payload == 0 ? nullptr : static_cast<uint8_t*>(values.data()) + i * part.payload;
-      // A path with a scheme (gs://, ...) is the graph path's: this op reads local files.
-      const std::string path = LocalPath(batch.units[i][part.component]);
-      const bool good = !path.empty() &&
-                        npyio::read_npy(path.c_str(),
-                                        reinterpret_cast<const uint8_t*>(part.header.data()),
-                                        part.header.size(), slice, part.payload,
-                                        part.dtype == tensorflow::DT_BOOL) ==
-                            npyio::ReadStatus::OK;
-      oks(i) = good;
-      if (!good && slice != nullptr) std::memset(slice, 0, part.payload);
-    }
-  }
-
   std::mutex input_mu_;  // held while the input is read or saved; taken before mu_
   std::mutex mu_;
   std::condition_variable cond_;
@@ -612,11 +614,12 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
   bool finished_ = false;                      // the input has ended
   bool cancelled_ = false;
   std::atomic<bool> cancelled_flag_{false};
-  std::atomic<int64_t> waiting_for_{0};  // batches still to read in waiting mode
   // the machine's cores: a batch's tasks outside waiting mode
   const int64_t cores_ = std::max<int64_t>(1, tensorflow::port::MaxParallelism());
-  std::unique_ptr<tensorflow::Thread> producer_;
-  std::unique_ptr<tensorflow::thread::ThreadPool> pool_;  // last: destroyed first
+  std::thread producer_;
+  std::shared_ptr<const std::vector<npyio::PartPlan>> plan_;  // the parts, for the reads
+  std::unique_ptr<npyio::ReadPool> pool_;
+  std::function<void()> deregister_;  // of the cancellation callback
 };
 
 std::unique_ptr<IteratorBase> Dataset::MakeIteratorInternal(const std::string& prefix) const {

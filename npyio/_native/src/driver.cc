@@ -40,9 +40,11 @@
 // on every non-racing input: each run's verdict and bytes as the arithmetic and the file say,
 // swapped where asked, nothing written past the runs. And, every 256 inputs, threads racing for a ByteBudget (the
 // remote reads' buffers, budget.h): the bytes held never pass its limit (but for one request
-// larger than it, alone), and each acquire gets its bytes back. The core has no cancellation
-// of its own (a read runs to its end, bounded by one preadv per run), so no cancelled reads
-// are fuzzed. Exit status 1 on the first violation.
+// larger than it, alone), and each acquire gets its bytes back. And, as often, a ReadPool
+// (read_pool.h, NpyioBatchDataset's reads) racing and cancelled: good and damaged files, some
+// whose reads stall, read on the pool and in a caller's thread, the pool closed at a random
+// point (see race_pool). A read itself has no cancellation (it runs to its end, bounded by one
+// preadv per run); the pool's Close is what is cancelled. Exit status 1 on the first violation.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -68,6 +70,7 @@
 #include "budget.h"
 #include "npy_header.h"
 #include "npy_read.h"
+#include "read_pool.h"
 
 namespace {
 
@@ -846,6 +849,148 @@ struct Fuzzer {
     return true;
   }
 
+  // A ReadPool (read_pool.h) racing and cancelled: batches of good and damaged files, some
+  // whose open stalls until released, submitted in ranges and read in a caller's thread, the
+  // pool closed at a random point (often with reads stalled). Each batch whose `done` ran has
+  // every file's verdict and bytes as read_npy gives them (good: the payload; else zeros);
+  // `done` runs at most once, never once Close has returned; ReadHere after Close is false; and
+  // every thread, stalled ones included, exits once its reads are released.
+  bool race_pool() {
+    const Kind& kind = kKinds[pick(std::size(kKinds))];
+    const std::vector<size_t> shape = {1 + pick(64)};
+    const Bytes header = make_header(kind, shape);
+    const size_t payload = shape[0] * kind.size;
+    auto plan = std::make_shared<std::vector<npyio::PartPlan>>();
+    plan->push_back({std::string(header.begin(), header.end()), payload, kind.is_bool});
+    const size_t count = 1 + pick(12);
+    std::vector<std::string> paths;
+    std::vector<Bytes> files;
+    std::vector<bool> good;
+    for (size_t i = 0; i < count; ++i) {
+      Bytes file = header;
+      for (size_t b = 0; b < payload; ++b) file.push_back(static_cast<uint8_t>(rng() % 2));
+      if (pick(3) == 0) file.resize(pick(file.size() + 8), 7);  // damaged: its size
+      const bool stalls = pick(4) == 0;
+      paths.push_back(dir + "/pool-" + std::to_string(i) + (stalls ? "-stall" : "") + ".npy");
+      good.push_back(expect_ok(file, header, payload, kind.is_bool));
+      if (!write_file(paths.back(), file)) return fail("pool: cannot write", NONE, npyio::ReadStatus::OK);
+      files.push_back(std::move(file));
+    }
+    stalls_released = false;
+    const int64_t live = npyio::ReadPool::LiveThreads();
+    auto pool = std::make_unique<npyio::ReadPool>(1 + static_cast<int>(pick(4)));
+    struct Out {
+      std::vector<uint8_t> bytes;
+      std::unique_ptr<bool[]> ok;
+      std::atomic<int> done{0};
+    };
+    // shared: a caller stalled past Close is detached, as the op's producer is
+    struct Flags {
+      std::atomic<bool> closed{false}, broken{false};
+    };
+    auto flags = std::make_shared<Flags>();
+    std::atomic<bool>& closed = flags->closed;
+    std::atomic<bool>& broken = flags->broken;
+    std::vector<std::shared_ptr<Out>> outs;
+    std::vector<std::pair<std::shared_ptr<npyio::BatchRead>, std::shared_ptr<Out>>> here;
+    const size_t batches = 1 + pick(6);
+    const size_t close_at = pick(batches + 1);
+    for (size_t b = 0; b < batches; ++b) {
+      if (b == close_at) {
+        pool->Close();
+        closed = true;
+      }
+      const size_t units = 1 + pick(count);
+      auto out = std::make_shared<Out>();
+      out->bytes.assign(units * payload + 1, 0xAB);  // one canary byte past the last slice
+      out->ok.reset(new bool[units]());
+      auto read = std::make_shared<npyio::BatchRead>(plan, units, out, stalling_read);
+      for (size_t u = 0; u < units; ++u) {
+        npyio::FileRead& f = read->file(u, 0);
+        f.path = paths[(b + u) % count];
+        f.out = payload == 0 ? nullptr : out->bytes.data() + u * payload;
+        f.ok = out->ok.get() + u;
+      }
+      outs.push_back(out);
+      if (pick(3) == 0) {  // read in the caller's thread, as the producer reads a small batch
+        here.emplace_back(read, out);
+        continue;
+      }
+      // weakly: what the reads write into is kept alive by the BatchRead alone
+      pool->Submit(read, 1 + pick(units + 1), [weak = std::weak_ptr<Out>(out), flags] {
+        if (flags->closed.load()) flags->broken = true;  // a `done` after Close returned
+        if (auto out = weak.lock()) ++out->done;
+      });
+      if (pick(4) == 0) std::this_thread::yield();
+    }
+    // The caller: its batches in order, stopping at the first ReadHere that says closed (then
+    // the pool may be gone), as the op's producer does.
+    npyio::ReadPool* p = pool.get();
+    std::thread caller([p, here, flags] {
+      for (const auto& [read, out] : here) {
+        const bool before = flags->closed.load();
+        if (!p->ReadHere(read)) return;
+        if (before) flags->broken = true;  // ReadHere after Close must say closed
+        ++out->done;
+      }
+    });
+    if (!closed) {
+      if (pick(2) == 0) std::this_thread::sleep_for(std::chrono::microseconds(pick(2000)));
+      if (close_at == batches || pick(2) == 0) {
+        const bool free = pool->Close();
+        closed = true;  // after: a `done` running meanwhile may be either side
+        if (!free) {
+          caller.detach();  // in a stalled read: it returns alone, touching no pool
+          ++counts["pool closed on a caller's stalled read"];
+        }
+      }
+    }
+    if (closed) {  // no `done` runs now: the batches not done are the reads' alone to keep
+      for (auto& out : outs) {
+        if (out->done == 0) out.reset();
+      }
+    }
+    stalls_released = true;  // the stalled reads end (closed pools: into `out`, kept alive)
+    if (caller.joinable()) caller.join();
+    pool.reset();
+    for (size_t b = 0; b < outs.size(); ++b) {
+      if (outs[b] == nullptr) continue;
+      const Out& out = *outs[b];
+      if (out.done > 1) broken = true;
+      if (out.done != 1) continue;
+      const size_t units = (out.bytes.size() - 1) / std::max<size_t>(payload, 1);
+      for (size_t u = 0; u < units && payload > 0; ++u) {
+        const size_t f = (b + u) % count;
+        if (out.ok[u] != good[f]) broken = true;
+        const uint8_t* slice = out.bytes.data() + u * payload;
+        for (size_t i = 0; i < payload; ++i) {
+          if (slice[i] != (good[f] ? files[f][header.size() + i] : 0)) broken = true;
+        }
+      }
+      if (out.bytes.back() != 0xAB) broken = true;
+    }
+    ++counts["pool races"];
+    if (broken) return fail("pool: a verdict, a byte or a `done` wrong", NONE, npyio::ReadStatus::OK);
+    // every thread ends once its reads are released
+    for (int i = 0; i < 5000 && npyio::ReadPool::LiveThreads() > live; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (npyio::ReadPool::LiveThreads() > live) {
+      return fail("pool: a thread outlived its released reads", NONE, npyio::ReadStatus::OK);
+    }
+    return true;
+  }
+
+  // read_npy, but a path holding "-stall" waits in "open" until stalls_released.
+  static inline std::atomic<bool> stalls_released{true};
+  static npyio::ReadStatus stalling_read(const char* path, const uint8_t* header, size_t header_len,
+                                         uint8_t* out, size_t payload_len, bool check_bool) {
+    if (std::strstr(path, "-stall") != nullptr) {
+      while (!stalls_released.load()) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    return npyio::read_npy(path, header, header_len, out, payload_len, check_bool);
+  }
+
   void sample(const Bytes& file, const Bytes& header, const Kind& kind,
               const std::vector<size_t>& shape, npyio::ReadStatus s) {
     const std::string name = "case-" + std::to_string(sampled++);
@@ -871,6 +1016,7 @@ int fuzz(double seconds, const std::string& dir, uint64_t seed) {
       if (!f.one(path)) return 1;
     }
     if (!f.race_budget()) return 1;
+    if (!f.race_pool()) return 1;
     if (std::chrono::steady_clock::now() >= end) break;
   }
   std::printf("inputs %ld\nsampled %ld\n", f.inputs, f.sampled);
