@@ -44,6 +44,7 @@ _NPYIO = "npyio graph"
 _NATIVE = "npyio native"
 _BARE = "native bare read loop (no tf.data)"
 _DALI = "DALI CPU fn.readers.numpy"
+_GRAIN = "Grain, 16 threads of np.load"
 #: The peers' pipeline names, shortened for a column's name.
 _SHORT = {"DALI CPU fn.readers.numpy": "DALI", "Grain, 16 threads of np.load": "Grain"}
 
@@ -114,8 +115,8 @@ def rate(value: float) -> str:
 def native_cells(results: dict[str, dict[str, Any]]) -> dict[str, str]:
     """A profile's cells of the native reader, where it ran: its samples/s, the graph path's
     and the bare read loop's, and its ratio to py_function, to the floor, to the graph path of
-    the same run (the before and after), to the bare loop and to DALI (issue 41's targets; each
-    only where that pipeline ran)."""
+    the same run (the before and after), to the bare loop, and to DALI and Grain (issues 41 and
+    53's targets; each only where that pipeline ran)."""
     native = results.get(_NATIVE)
     if native is None:
         return {}
@@ -129,6 +130,7 @@ def native_cells(results: dict[str, dict[str, Any]]) -> dict[str, str]:
         (_NPYIO, "native vs graph"),
         (_BARE, "native vs bare loop"),
         (_DALI, "native vs DALI"),
+        (_GRAIN, "native vs Grain"),
     ):
         if name in results and results[name]["samples_per_s"] > 0:
             cells[column] = ratio(native["samples_per_s"] / results[name]["samples_per_s"])
