@@ -758,6 +758,7 @@ def batch_dataset(
     parts: Sequence[tuple[int, Any, Sequence[int], bytes]],
     reads_in_flight: int,
     batches_ahead: int,
+    deterministic: bool,
     fallback: Any,
     element: Sequence[int],
     structure: Any,
@@ -772,7 +773,9 @@ def batch_dataset(
     list) gives each part's values in their place. The element is then ``structure`` (of
     ``tf.TensorSpec``), whose flat entries are the entries ``element`` names of the batched
     components followed by the parts' values. ``reads_in_flight`` files are read at once, on
-    the op's own threads, up to ``batches_ahead`` batches ahead.
+    the op's own threads, up to ``batches_ahead`` batches ahead, delivered in order; not
+    ``deterministic``, a full batch read before those ahead of it goes first (never the short
+    last batch, nor under ``experimental_symbolic_checkpoint``).
 
     Raises:
         BackendUnavailableError: where the native reader cannot be had (or is off).
@@ -795,6 +798,7 @@ def batch_dataset(
         read_headers=[p[3] for p in parts],
         reads_in_flight=reads_in_flight,
         batches_ahead=batches_ahead,
+        deterministic=deterministic,
         output_types=[s.dtype for s in specs],
         output_shapes=[s.shape for s in specs],
     )

@@ -142,6 +142,7 @@ class NativeReader(Reader):
             [(i, *part) for i, part in enumerate(parts)],
             READS_IN_FLIGHT if batching.parallelism in (None, -1) else batching.parallelism,
             BATCHES_AHEAD if batching.prefetch in (None, -1) else max(1, batching.prefetch),
+            batching.deterministic is not False,
             single_device_function(fallback, signature),
             tf.nest.flatten(marks),
             tf.nest.map_structure(lambda i: full[i], marks),

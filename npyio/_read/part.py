@@ -94,13 +94,15 @@ def exists_in_graph(path: tf.Tensor) -> tf.Tensor:
 @dataclasses.dataclass(frozen=True)
 class Batching:
     """How the loader batches, for a reader that batches itself (`Reader.batches`): the
-    loader's ``batch_size`` and ``drop_remainder``, and its ``num_parallel_calls`` and
-    ``prefetch`` (None, AUTOTUNE or a count) as the reader's reads and batches in flight."""
+    loader's ``batch_size`` and ``drop_remainder``, its ``num_parallel_calls`` and
+    ``prefetch`` (None, AUTOTUNE or a count) as the reader's reads and batches in flight, and
+    its ``deterministic`` (only ``False`` lets a full batch read early go first)."""
 
     batch_size: int
     drop_remainder: bool
     parallelism: int | None
     prefetch: int | None
+    deterministic: bool | None = None
 
 
 class Reader(abc.ABC):

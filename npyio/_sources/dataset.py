@@ -161,7 +161,11 @@ class FilesSource(Source):
         loader = plan.loader
         assert loader.batch_size is not None  # batch-then-decode without ignore_errors batches
         batching = Batching(
-            loader.batch_size, loader.drop_remainder, loader.num_parallel_calls, loader.prefetch
+            loader.batch_size,
+            loader.drop_remainder,
+            loader.num_parallel_calls,
+            loader.prefetch,
+            loader.deterministic,
         )
         # (a Unit's paths are its first components, as `Reader.batches` expects)
         own = read.batches(

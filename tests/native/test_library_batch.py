@@ -235,18 +235,10 @@ time.sleep(0.5)
 """
 
 
-@pytest.mark.parametrize("shape", [(4,), (256, 256, 4)], ids=["in-the-producer", "on-the-pool"])
-def test_deleting_an_iterator_never_waits_on_a_stalled_read(
-    tmp_path: Path, shape: tuple[int, ...]
-) -> None:
-    """Once the plan is made, the read of the third batch's file stalls in open(2) (an
-    LD_PRELOAD shim) until a gate file exists. The iterator is deleted while it stalls:
-    deletion returns before the test opens the gate (else the child would hang until its
-    timeout), and the process ends clean after the read does. Small files are read in the
-    producer's thread, 1 MiB ones on the pool."""
+def _stall_shim(tmp_path: Path) -> Path:
+    """The shim (_STALL_SHIM) built into ``tmp_path``; the test skips without a C compiler."""
     import shutil
     import subprocess
-    import sys
 
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
@@ -257,20 +249,71 @@ def test_deleting_an_iterator_never_waits_on_a_stalled_read(
         [compiler, "-shared", "-fPIC", "-o", str(shim), str(tmp_path / "shim.c"), "-ldl"],
         check=True,
     )
-    root = tmp_path / "x"
-    root.mkdir()
-    for i in range(8):
-        np.save(root / f"a{i}.npy", np.full(shape, i, np.float32))
-    np.save(root / "npyio-stall.npy", np.zeros(shape, np.float32))  # sorted last: batch 3
+    return shim
+
+
+def _run_stalled(tmp_path: Path, script: str, root: Path) -> str:
+    """``script`` run with the shim over ``root`` (its argv: root, arm, mark, gate); its
+    stdout. A child that hangs fails the test at its timeout."""
+    import subprocess
+    import sys
+
     files = [tmp_path / name for name in ("arm", "mark", "gate")]
-    env = {**os.environ, "LD_PRELOAD": str(shim)}
+    env = {**os.environ, "LD_PRELOAD": str(_stall_shim(tmp_path))}
     env |= {f"NPYIO_STALL_{f.name.upper()}": str(f) for f in files}
     done = subprocess.run(
-        [sys.executable, "-c", _STALL_SCRIPT, str(root), *map(str, files)],
+        [sys.executable, "-c", script, str(root), *map(str, files)],
         env=env,
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "deleted, gate open: False" in done.stdout
+    return done.stdout
+
+
+@pytest.mark.parametrize("shape", [(4,), (256, 256, 4)], ids=["in-the-producer", "on-the-pool"])
+def test_deleting_an_iterator_never_waits_on_a_stalled_read(
+    tmp_path: Path, shape: tuple[int, ...]
+) -> None:
+    """Once the plan is made, the read of the third batch's file stalls in open(2) (an
+    LD_PRELOAD shim) until a gate file exists. The iterator is deleted while it stalls:
+    deletion returns before the test opens the gate (else the child would hang until its
+    timeout), and the process ends clean after the read does. Small files are read in the
+    producer's thread, 1 MiB ones on the pool."""
+    root = tmp_path / "x"
+    root.mkdir()
+    for i in range(8):
+        np.save(root / f"a{i}.npy", np.full(shape, i, np.float32))
+    np.save(root / "npyio-stall.npy", np.zeros(shape, np.float32))  # sorted last: batch 3
+    assert "deleted, gate open: False" in _run_stalled(tmp_path, _STALL_SCRIPT, root)
+
+
+_UNORDERED_SCRIPT = r"""
+import os, sys
+import npyio
+root, arm, mark, gate = sys.argv[1:5]
+ds = npyio.dataset(root, batch_size=2, deterministic=False, with_paths=True)
+open(arm, "w").close()
+it = iter(ds)
+names = lambda batch: [os.path.basename(p.decode()) for p in batch[1].numpy()]
+seen = names(next(it))
+second = names(next(it))  # batch 2 stalls: only out of order can this come before the gate
+print("second:", ",".join(second), "gate open:", os.path.exists(gate), flush=True)
+open(gate, "w").close()
+seen += second + [n for batch in it for n in names(batch)]
+print("all:", ",".join(sorted(seen)), flush=True)
+"""
+
+
+def test_not_deterministic_a_full_batch_read_early_goes_first(tmp_path: Path) -> None:
+    """With ``deterministic=False``, while batch 2's read stalls (the shim; files of 1 MiB,
+    read on the pool), batch 3 comes first; then every file comes once."""
+    root = tmp_path / "x"
+    root.mkdir()
+    names = ["a0", "a1", "b-npyio-stall", "b1", "c0", "c1", "d0"]  # in batches of 2
+    for name in names:
+        np.save(root / f"{name}.npy", np.zeros((256, 256, 4), np.float32))
+    out = _run_stalled(tmp_path, _UNORDERED_SCRIPT, root)
+    assert "second: c0.npy,c1.npy gate open: False" in out, out
+    assert f"all: {','.join(sorted(n + '.npy' for n in names))}" in out, out

@@ -192,9 +192,13 @@ def _parallelism(option: str, index: int) -> Check:
 
 def _deterministic(open_: Open, kind: str, tmp: Path) -> None:
     def modes(ds: Any) -> set[bytes]:
-        return {
-            n.attr["deterministic"].s for n in graph_def(ds).node if n.op == "ParallelMapDatasetV2"
-        }
+        out = set()
+        for n in graph_def(ds).node:
+            if n.op == "ParallelMapDatasetV2":
+                out.add(n.attr["deterministic"].s)
+            elif n.op == "NpyioBatchDataset":  # the native batch source: a bool
+                out.add(b"true" if n.attr["deterministic"].b else b"false")
+        return out
 
     assert b"false" not in modes(open_())
     assert b"false" in modes(open_(deterministic=False))

@@ -67,7 +67,8 @@ def test_short_batch_comes_last_when_order_is_not_deterministic(pairs, backend):
     # deterministic=False lets samples move between batches, never the short batch ahead of a
     # full one (map(...).batch(...) semantics). Timing decides whether a reordering shows, so
     # check many epochs and, for certain, that every map after the batch keeps its order, or
-    # that the batches come from the native batch source, which delivers them in order.
+    # that the batches come from the native batch source, which lets only full batches go
+    # ahead (tests/native/test_library_batch.py shows one going ahead).
     ds = npyio.dataset(
         *pairs, batch_size=8, num_parallel_calls=4, deterministic=False, backend=backend
     )

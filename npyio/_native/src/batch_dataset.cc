@@ -4,7 +4,10 @@
 // Its input is the loader's stream of units, one element per unit (a path per part, the
 // label's value, ...). Its iterator pulls a batch's units, allocates the batch's tensors, and
 // reads each file of the parts it reads straight into its slice on a pool of its own, keeping
-// up to `batches_ahead` batches in flight ahead of the consumer, delivered in order.
+// up to `batches_ahead` batches in flight ahead of the consumer, delivered in order; with
+// `deterministic` false, a full batch read before those ahead of it goes first (the short last
+// batch never does, and the order stays under symbolic checkpoints, whose batches each carry
+// the input's state as of their last unit).
 //
 // A batch is first every input component batched (as `batch` would), then per part read a
 // [B, *shape] `values` and a [B] bool `ok`, false where the core doubted the file (its slice is
@@ -105,7 +108,7 @@ class Dataset : public DatasetBase {
  public:
   Dataset(OpKernelContext* ctx, const DatasetBase* input, int64_t batch_size,
           bool drop_remainder, std::vector<Part> parts, int64_t reads_in_flight,
-          int64_t batches_ahead, std::vector<int64_t> element,
+          int64_t batches_ahead, bool deterministic, std::vector<int64_t> element,
           std::unique_ptr<CapturedFunction> fallback, DataTypeVector dtypes,
           std::vector<PartialTensorShape> shapes)
       : DatasetBase(DatasetContext(ctx)),
@@ -117,6 +120,7 @@ class Dataset : public DatasetBase {
         parts_(std::move(parts)),
         reads_in_flight_(reads_in_flight),
         batches_ahead_(batches_ahead),
+        deterministic_(deterministic),
         dtypes_(std::move(dtypes)),
         shapes_(std::move(shapes)) {
     input_->Ref();
@@ -165,7 +169,8 @@ class Dataset : public DatasetBase {
       headers.push_back(part.header);
     }
     AttrValue batch_size, drop_remainder, read_components, read_dtypes, read_shapes,
-        read_headers, reads_in_flight, batches_ahead, element, fallback, arguments;
+        read_headers, reads_in_flight, batches_ahead, deterministic, element, fallback,
+        arguments;
     b->BuildAttrValue(element_, &element);
     b->BuildAttrValue(fallback_->func(), &fallback);
     b->BuildAttrValue(other_types, &arguments);
@@ -177,6 +182,7 @@ class Dataset : public DatasetBase {
     b->BuildAttrValue(headers, &read_headers);
     b->BuildAttrValue(reads_in_flight_, &reads_in_flight);
     b->BuildAttrValue(batches_ahead_, &batches_ahead);
+    b->BuildAttrValue(deterministic_, &deterministic);
     return b->AddDataset(this, {{0, input}}, {{1, other_arguments}},
                          {{"batch_size", batch_size},
                           {"element", element},
@@ -188,7 +194,8 @@ class Dataset : public DatasetBase {
                           {"read_shapes", read_shapes},
                           {"read_headers", read_headers},
                           {"reads_in_flight", reads_in_flight},
-                          {"batches_ahead", batches_ahead}},
+                          {"batches_ahead", batches_ahead},
+                          {"deterministic", deterministic}},
                          output);
   }
 
@@ -203,6 +210,7 @@ class Dataset : public DatasetBase {
   const std::vector<Part> parts_;
   const int64_t reads_in_flight_;
   const int64_t batches_ahead_;
+  const bool deterministic_;
   const DataTypeVector dtypes_;
   const std::vector<PartialTensorShape> shapes_;
 };
@@ -270,17 +278,19 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
               absl::StrCat("NpyioBatchDataset: could not start its thread: ", e.what()));
         }
       }
-      cond_.wait(lock, [this] {
-        return cancelled_ || (!buffer_.empty() && buffer_.front()->done) ||
-               (buffer_.empty() && finished_);
+      const bool in_order = dataset()->deterministic_ || ctx->symbolic_checkpoint();
+      auto next = buffer_.end();
+      cond_.wait(lock, [&] {
+        next = Next(in_order);
+        return cancelled_ || next != buffer_.end() || (buffer_.empty() && finished_);
       });
       if (cancelled_) return absl::CancelledError("NpyioBatchDataset: iterator deleted");
       if (buffer_.empty()) {
         *end_of_sequence = true;
         return absl::OkStatus();
       }
-      batch = std::move(buffer_.front());
-      buffer_.pop_front();
+      batch = std::move(*next);
+      buffer_.erase(next);
     }
     cond_.notify_all();  // room for the producer
     *end_of_sequence = false;
@@ -340,6 +350,22 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
   }
 
  private:
+  // The batch to deliver now, or end() while none may go: the first in flight once read; out
+  // of order, any read full batch that read well (a short or failed one keeps its place).
+  std::deque<std::shared_ptr<Batch>>::iterator Next(bool in_order) {
+    if (buffer_.empty() || buffer_.front()->done || in_order) {
+      return !buffer_.empty() && buffer_.front()->done ? buffer_.begin() : buffer_.end();
+    }
+    for (auto it = buffer_.begin(); it != buffer_.end(); ++it) {
+      const Batch& b = **it;
+      if (b.done && b.status.ok() &&
+          static_cast<int64_t>(b.units.size()) == dataset()->batch_size_) {
+        return it;
+      }
+    }
+    return buffer_.end();
+  }
+
   void Cancel() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -634,6 +660,7 @@ class NpyioBatchDatasetOp : public UnaryDatasetOpKernel {
     OP_REQUIRES_OK(ctx, ctx->GetAttr("drop_remainder", &drop_remainder_));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("reads_in_flight", &reads_in_flight_));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("batches_ahead", &batches_ahead_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("deterministic", &deterministic_));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("output_types", &dtypes_));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("output_shapes", &shapes_));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("element", &element_));
@@ -708,7 +735,8 @@ class NpyioBatchDatasetOp : public UnaryDatasetOpKernel {
                       ", which is not a string of the input's ", components)));
     }
     *output = new Dataset(ctx, input, batch_size_, drop_remainder_, parts_, reads_in_flight_,
-                          batches_ahead_, element_, std::move(fallback), dtypes_, shapes_);
+                          batches_ahead_, deterministic_, element_, std::move(fallback),
+                          dtypes_, shapes_);
   }
 
  private:
@@ -716,6 +744,7 @@ class NpyioBatchDatasetOp : public UnaryDatasetOpKernel {
   bool drop_remainder_ = false;
   int64_t reads_in_flight_ = 1;
   int64_t batches_ahead_ = 1;
+  bool deterministic_ = true;
   DataTypeVector dtypes_;
   std::vector<PartialTensorShape> shapes_;
   std::vector<Part> parts_;
@@ -738,6 +767,7 @@ REGISTER_OP("NpyioBatchDataset")
     .Attr("read_headers: list(string) >= 0")
     .Attr("reads_in_flight: int >= 1")
     .Attr("batches_ahead: int >= 1")
+    .Attr("deterministic: bool = true")
     .Attr("output_types: list(type) >= 1")
     .Attr("output_shapes: list(shape) >= 1")
     .SetShapeFn(tensorflow::shape_inference::ScalarShape);
