@@ -116,23 +116,13 @@ def rchar() -> int:
         return next(int(line.split()[1]) for line in f if line.startswith("rchar:"))
 
 
-def evict(paths: Sequence[str]) -> None:
-    """Drops ``paths`` from the page cache."""
-    for path in set(paths):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fdatasync(fd)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
-
-
 def drainer(ds: Any, files: Sequence[str], cold: bool) -> Callable[[], tuple[int, float, int]]:
     """One epoch by a Python iterator: (patches, seconds, bytes asked of read syscalls)."""
+    from npyio.cli import pipelines
 
     def drain() -> tuple[int, float, int]:
         if cold:
-            evict(files)
+            pipelines.evict(files)
         before, start = rchar(), time.perf_counter()
         n = sum(int(x.shape[0]) for x, _ in ds)
         return n, time.perf_counter() - start, rchar() - before

@@ -1,8 +1,14 @@
 """``npyio bench``: npyio's readers (native and graph, side by side) against the py_function
 and from_generator pipelines, the floor, and the native kernel's own bare read loop.
 
-Every pipeline reads the same files in batches of 8 and is drained with ``Dataset.reduce``
-(no Python per batch, see `npyio.cli.pipelines.drain`). The pipelines run interleaved in
+Every pipeline reads the same files in batches of 8. The tf.data pipelines are drained with
+``Dataset.reduce`` (no Python per batch, `npyio.cli.pipelines.drain`), or with ``--drain
+iterator`` by a new Python iterator each epoch, as ``model.fit`` and a JAX loop read, and as the
+peers' own loops run (`npyio.cli.pipelines.iterate`: ``reduce`` redoes tf.data's graph rewrites
+each epoch, an iterator pays a Python step per batch). With ``--cold``, every file is dropped
+from the page cache before each epoch of each pipeline (`npyio.cli.pipelines.evict`), and the
+bare loop reads with `COLD_THREADS` threads: a read then waits on the disk, and a deep queue is
+what the disk gives at best. The pipelines run interleaved in
 rounds after a warm-up, and the medians are reported, so that they share the machine's state
 (page cache, CPU frequency, other load) as fairly as possible. All run in this process except the
 ``Dataset.from_generator`` ones, which run in one worker process (`Worker`), in the
@@ -68,6 +74,9 @@ GENERATOR_KEYS = (GENERATOR, GENERATOR_INTERLEAVED)
 #: ones only with a worker).
 REFERENCES = (PY_FUNCTION, *GENERATOR_KEYS, FLOOR, NUMPY_LOOP)
 TUNED = "npyio graph, mallopt"
+#: The bare loop's threads with ``--cold``: 32 reads in flight, the ceiling a deep queue gets
+#: from the disk (issue 53's cold figures), where one thread a core would wait on each read.
+COLD_THREADS = 32
 #: What each reference row is, for the table's footnotes and the JSON's ``note``. The np.load
 #: loop is no pipeline: it is there for scale, and must not read as a tf.data alternative.
 NOTES = {
@@ -100,6 +109,12 @@ NOTES = {
         "output buffer per thread; the machine's limit for this read (driver's own timing)"
     ),
 }
+#: `BARE`'s note with ``--cold``.
+COLD_BARE_NOTE = (
+    f"not a tf.data pipeline: the native reader's C++ read (npy_read.cc) in the core's bench "
+    f"driver, outside TensorFlow, {COLD_THREADS} threads (reads in flight), inputs then labels; "
+    f"the disk's limit for this read at a deep queue (driver's own timing)"
+)
 #: The rows that are no pipeline: for scale, hatched in the chart.
 SCALE_ONLY = (NUMPY_LOOP, BARE)
 
@@ -144,26 +159,30 @@ def generator_drain(
     label_shape: Sequence[int],
     batch_size: int,
     generators: int,
+    by: str = "reduce",
 ) -> Callable[[], tuple[int, float]]:
-    """The drain of ``generator_pipeline(...)``: what a `Worker` builds for the
-    from_generator pipelines."""
+    """The drain (``by`` one of `npyio.cli.pipelines.DRAINS`) of ``generator_pipeline(...)``:
+    what a `Worker` builds for the from_generator pipelines."""
     ds = pipelines.generator_pipeline(
         inputs, labels, input_shape, label_shape, batch_size, generators
     )
-    return functools.partial(pipelines.drain, ds)
+    return functools.partial(pipelines.DRAINS[by], ds)
 
 
 def tuned_drain(
-    inputs: Sequence[str], labels: Sequence[str], batch_size: int
+    inputs: Sequence[str], labels: Sequence[str], batch_size: int, by: str = "reduce"
 ) -> Callable[[], tuple[int, float]]:
-    """The drain of ``npyio.dataset`` after `npyio.cli.peers.mallopt` (process-wide: a
-    `Worker` of its own builds it)."""
+    """The drain (``by``) of ``npyio.dataset`` after `npyio.cli.peers.mallopt` (process-wide:
+    a `Worker` of its own builds it)."""
     peers.mallopt()
-    return functools.partial(pipelines.drain, dataset(inputs, labels, batch_size=batch_size))
+    ds = dataset(inputs, labels, batch_size=batch_size)
+    return functools.partial(pipelines.DRAINS[by], ds)
 
 
 #: The tuned npyio row, run through the peers' plumbing (a worker of its own).
-TUNED_PEER = peers.Peer(TUNED, "mallopt", "npyio", "npyio", "npyio.cli.bench:tuned_drain", "")
+TUNED_PEER = peers.Peer(
+    TUNED, "mallopt", "npyio", "npyio", "npyio.cli.bench:tuned_drain", "", tf_data=True
+)
 
 
 class BareDrain:
@@ -260,8 +279,10 @@ class Worker:
         input_shape: Sequence[int],
         label_shape: Sequence[int],
         generators: int,
+        by: str = "reduce",
     ) -> _RemoteDrain:
-        """Builds ``generator_pipeline(...)`` in the worker under ``key``; returns its drain."""
+        """Builds ``generator_pipeline(...)`` in the worker under ``key``, drained ``by``;
+        returns its drain."""
         return self.build(
             key,
             "npyio.cli.bench:generator_drain",
@@ -271,6 +292,7 @@ class Worker:
             label_shape=list(label_shape),
             batch_size=BATCH,
             generators=generators,
+            by=by,
         )
 
     def close(self) -> None:
@@ -319,6 +341,8 @@ def drains(
     backends: list[str],
     worker: Worker | None = None,
     peer_workers: Mapping[peers.Peer, Worker] | None = None,
+    by: str = "reduce",
+    cold: bool = False,
 ) -> dict[str, Callable[[], tuple[int, float]]]:
     """name -> a function that drains that pipeline once and returns (samples, seconds).
 
@@ -332,17 +356,21 @@ def drains(
             one they are left out. Their drains carry the worker's ``peak_rss``.
         peer_workers: each peer to measure (`npyio.cli.peers`), with the worker of its own
             that it runs in. Their drains carry their worker's ``peak_rss``.
+        by: how the tf.data pipelines are drained, a key of `npyio.cli.pipelines.DRAINS`
+            (the peers that are no tf.data pipeline run their own loops).
+        cold: the bare loop reads with `COLD_THREADS` threads (`run` evicts the files).
     """
     xs, ys = sample.paths(profile, root)
+    tf_drain = pipelines.DRAINS[by]
     out: dict[str, Callable[[], tuple[int, float]]] = {}
     for backend in backends:
         out[f"npyio {backend}"] = functools.partial(
-            pipelines.drain, dataset(xs, ys, batch_size=BATCH, backend=backend)
+            tf_drain, dataset(xs, ys, batch_size=BATCH, backend=backend)
         )
     baseline = pipelines.py_function_pipeline(
         xs, ys, profile.input_shape, profile.label_shape, BATCH
     )
-    out[PY_FUNCTION] = functools.partial(pipelines.drain, baseline)
+    out[PY_FUNCTION] = functools.partial(tf_drain, baseline)
     if worker is not None:
         for key, generators in ((GENERATOR, 1), (GENERATOR_INTERLEAVED, GENERATORS)):
             out[key] = worker.pipeline(
@@ -352,17 +380,24 @@ def drains(
                 profile.input_shape,
                 profile.label_shape,
                 generators,
+                by,
             )
     for peer, peer_worker in (peer_workers or {}).items():
+        how = {"by": by} if peer.tf_data else {}
         out[peer.name] = peer_worker.build(
-            f"{profile.dirname()}/{peer.name}", peer.builder, inputs=xs, labels=ys, batch_size=BATCH
+            f"{profile.dirname()}/{peer.name}",
+            peer.builder,
+            inputs=xs,
+            labels=ys,
+            batch_size=BATCH,
+            **how,
         )
     floor = pipelines.floor_pipeline(xs, ys, BATCH)
-    out[FLOOR] = functools.partial(pipelines.drain, floor)
+    out[FLOOR] = functools.partial(tf_drain, floor)
     out[NUMPY_LOOP] = functools.partial(timed, pipelines.numpy_loop, xs, ys)
     if "native" in backends:
         try:
-            out[BARE] = BareDrain(xs, ys)
+            out[BARE] = BareDrain(xs, ys, COLD_THREADS if cold else None)
         except BackendUnavailableError as e:
             print(f"npyio bench: no {BARE} line: {e}", file=sys.stderr)
     return out
@@ -404,6 +439,8 @@ def run(
     log: Callable[[str], None] = print,
     peer_names: Sequence[str] = (),
     tuned: bool = False,
+    by: str = "reduce",
+    cold: bool = False,
 ) -> list[Result]:
     """Measures every pipeline on every profile.
 
@@ -418,6 +455,9 @@ def run(
             process of its own, in the same rounds.
         tuned: also measure npyio after `npyio.cli.peers.mallopt` (`TUNED`), in a worker
             process of its own.
+        by: how the tf.data pipelines are drained (`npyio.cli.pipelines.DRAINS`).
+        cold: drop the profile's files from the page cache before each drain (the bare loop
+            then reads with `COLD_THREADS` threads).
 
     Returns:
         One `Result` per (profile, pipeline), in profile order.
@@ -441,8 +481,11 @@ def run(
             if counts and name in counts:
                 profile = dataclasses.replace(profile, count=counts[name])
             where = sample.ensure(profile, root)
-            runs = drains(profile, where, backends, worker, peer_workers)
-            rows = measure_rounds(profile.name, profile.count, runs, rounds, log)
+            runs = drains(profile, where, backends, worker, peer_workers, by, cold)
+            files = [p for part in sample.paths(profile, where) for p in part] if cold else []
+            rows = measure_rounds(profile.name, profile.count, runs, rounds, log, files)
+            if cold and BARE in rows:
+                rows[BARE].note = COLD_BARE_NOTE
             set_rates(rows.values(), profile.count, profile.pair_bytes)
             results.extend(rows.values())
     return results
@@ -454,9 +497,12 @@ def measure_rounds(
     runs: dict[str, Callable[[], tuple[int, float]]],
     rounds: int,
     log: Callable[[str], None],
+    evict: Sequence[str] = (),
 ) -> dict[str, Result]:
     """A warm-up round, then ``rounds`` rounds of every drain in turn: their seconds and peak
     RSS (the worker's for its drains, else this process's), as rows of the profile ``name``.
+    The files ``evict`` are dropped from the page cache before every drain, warm-up too
+    (`npyio.cli.pipelines.evict`; not timed).
 
     Raises:
         RuntimeError: a drain delivered another number of samples than ``count``.
@@ -464,9 +510,11 @@ def measure_rounds(
     notes = _notes()
     rows = {k: Result(name, k, count, note=notes.get(k, "")) for k in runs}
     for drain in runs.values():  # warm-up: traces functions, fills the page cache
+        pipelines.evict(evict)
         drain()
     for r in range(rounds):
         for key, drain in runs.items():
+            pipelines.evict(evict)
             with peers.PeakRss() as rss:
                 n, seconds = drain()
             if n != count:
@@ -534,8 +582,14 @@ def table(results: list[Result]) -> str:
             f"{r.peak_rss_mib:,.0f} |"
         )
     shown = dict.fromkeys(r.pipeline for r in results)
-    notes = [f"- {key}: {note}." for key, note in _notes().items() if key in shown]
+    own = _own_notes(results)
+    notes = [f"- {key}: {own.get(key, note)}." for key, note in _notes().items() if key in shown]
     return "\n".join(lines + (["", *notes] if notes else []))
+
+
+def _own_notes(results: list[Result]) -> dict[str, str]:
+    """The notes the rows carry (a run's own, such as `COLD_BARE_NOTE`), by pipeline."""
+    return {r.pipeline: r.note for r in results if r.note}
 
 
 #: `native_table`'s ratios: the column's name and the row native is divided by (issue 41's
@@ -601,12 +655,18 @@ def peer_table(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
-def to_json(results: list[Result]) -> str:
-    """The results as ``npyio bench --json`` prints them, with the date and `machine`."""
-    return json.dumps(
-        {"date": _today(), "machine": machine(), "results": [asdict(r) for r in results]},
-        indent=2,
-    )
+def to_json(results: list[Result], by: str = "reduce", cold: bool = False) -> str:
+    """The results as ``npyio bench --json`` prints them, with the date, `machine`, how the
+    tf.data pipelines were drained and whether the page cache was cold."""
+    head = {"date": _today(), "machine": machine(), "drain": by, "cold": cold}
+    return json.dumps(head | {"results": [asdict(r) for r in results]}, indent=2)
+
+
+def conditions(by: str, cold: bool) -> str:
+    """How a run read, for the line above its table."""
+    how = "Dataset.reduce" if by == "reduce" else "a Python iterator each epoch"
+    cache = "cold (each file evicted before every epoch)" if cold else "warm"
+    return f"tf.data pipelines drained by {how}, page cache {cache}"
 
 
 def _pyplot() -> Any:
@@ -652,7 +712,9 @@ def plot(results: list[Result], path: str) -> Any:
     ax.legend(fontsize=8)
     scale = [n for n in SCALE_ONLY if n in names]
     if scale:
-        text = "\n".join(f"{'*' * (SCALE_ONLY.index(n) + 1)} {NOTES[n]}." for n in scale)
+        own = _own_notes(results)
+        stars = {n: "*" * (SCALE_ONLY.index(n) + 1) for n in scale}
+        text = "\n".join(f"{stars[n]} {own.get(n, NOTES[n])}." for n in scale)
         fig.text(0.01, 0.01, text, fontsize=7.5, color="0.3", wrap=True)
         fig.tight_layout(rect=(0, 0.05 * len(scale), 1, 1))
     else:
@@ -692,6 +754,7 @@ def command(args: argparse.Namespace) -> int:
         flags = ", ".join(g.replace("_", "-") for g in given)
         usage_error(args, f"{flags}: for your own files, give INPUTS [LABELS]")
     log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr))
+    by = args.drain or "reduce"
     results = run(
         args.profiles or list(sample.PROFILES),
         rounds=args.rounds,
@@ -700,11 +763,14 @@ def command(args: argparse.Namespace) -> int:
         log=log,
         peer_names=[p for p in (args.peers or "").split(",") if p],
         tuned=args.mallopt,
+        by=by,
+        cold=args.cold,
     )
     if args.json:
-        print(to_json(results))
+        print(to_json(results, by, args.cold))
     else:
-        print(f"{_today()}, {machine()}, batches of {BATCH}, median of {args.rounds} rounds\n")
+        print(f"{_today()}, {machine()}, batches of {BATCH}, median of {args.rounds} rounds;")
+        print(f"{conditions(by, args.cold)}\n")
         print(table(results))
         for extra in (native_table(results), peer_table(results)):
             if extra:

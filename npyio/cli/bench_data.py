@@ -101,7 +101,7 @@ FIXED = "floor over one sample"
 #: volumes is not the pipelines' start-up alone, as a training epoch of patches is not.
 CROP_WINDOWS = 256
 #: The profile bench's options, refused with sources (and this mode's, refused without).
-PROFILE_OPTIONS = ("profiles", "count", "cache", "plot", "mallopt")
+PROFILE_OPTIONS = ("profiles", "count", "cache", "plot", "mallopt", "cold")
 #: The peers that read a user's files (``--peers`` with INPUTS and LABELS): those whose
 #: builders take a crop (`npyio.cli.peers`).
 CROPPING_PEERS = ("dali", "grain")
@@ -598,6 +598,8 @@ def command(args: argparse.Namespace) -> int:
     given = [f"--{o}" for o in PROFILE_OPTIONS if getattr(args, o, None) not in (None, False)]
     if given:
         usage_error(args, f"{', '.join(given)}: for the sample profiles, not with INPUTS")
+    if args.drain == "reduce":
+        usage_error(args, "--drain reduce: INPUTS are drained by a Python iterator, as fit reads")
     inputs, labels = args.sources[0], (args.sources[1:] or [None])[0]
     log = (lambda m: None) if args.json else (lambda m: print(m, file=sys.stderr))
     arguments = dataset_arguments(args)

@@ -203,6 +203,19 @@ BENCH = CommandSpec(
             "'npyio[peers]'); tfio too, on TensorFlow 2.16 (pip install 'npyio[tfio]')",
         ),
         option(
+            "--drain",
+            choices=("reduce", "iterator"),
+            help="drain the tf.data pipelines with Dataset.reduce or a new Python iterator\n"
+            "each epoch, as model.fit reads (without INPUTS: reduce by default; with INPUTS:\n"
+            "always an iterator)",
+        ),
+        option(
+            "--cold",
+            action="store_true",
+            help="without INPUTS: drop every file from the page cache before each epoch;\n"
+            "the bare read loop then reads with 32 threads (npyio.cli.bench.COLD_THREADS)",
+        ),
+        option(
             "--mallopt",
             action="store_true",
             help="also measure npyio with glibc's mmap/trim thresholds raised (256 MiB mmap, 1 "

@@ -62,7 +62,9 @@ class Peer:
     its package and the npyio extra that installs it), and where its worker builds it.
 
     ``builder`` is ``"module:function"``; the function takes ``inputs``, ``labels`` and
-    ``batch_size`` and returns a drain: ``() -> (samples, seconds)`` over one epoch.
+    ``batch_size`` and returns a drain: ``() -> (samples, seconds)`` over one epoch. A peer
+    that is a tf.data pipeline (``tf_data``) also takes ``by``, how ``npyio bench --drain``
+    drains it (`npyio.cli.pipelines.DRAINS`); the others run their own Python loops.
     """
 
     name: str
@@ -72,6 +74,7 @@ class Peer:
     builder: str
     note: str
     extra: str = "peers"
+    tf_data: bool = False
 
 
 PEERS = {
@@ -105,6 +108,7 @@ PEERS = {
         "which it reads), in a parallel map (AUTOTUNE), batch 8, prefetch (AUTOTUNE); loads "
         "only with TensorFlow 2.16; in a worker process of its own",
         extra="tfio",
+        tf_data=True,
     ),
 }
 
@@ -253,9 +257,11 @@ def grain_drain(
     return drain
 
 
-def tfio_drain(inputs: Sequence[str], labels: Sequence[str], batch_size: int) -> Drain:
+def tfio_drain(
+    inputs: Sequence[str], labels: Sequence[str], batch_size: int, by: str = "reduce"
+) -> Drain:
     """tensorflow-io's ``IO>NumpyRead`` of each pair in a tf.data pipeline; a drain reads one
-    epoch with ``Dataset.reduce``, as npyio's rows are drained.
+    epoch as npyio's rows are drained (``by``: `npyio.cli.pipelines.DRAINS`).
 
     Each part's shape and dtype come from its first file, as a user would give them.
     """
@@ -286,7 +292,7 @@ def tfio_drain(inputs: Sequence[str], labels: Sequence[str], batch_size: int) ->
     ds = tf.data.Dataset.from_tensor_slices((list(inputs), list(labels)))
     ds = ds.map(lambda x, y: (read_x(x), read_y(y)), num_parallel_calls=tf.data.AUTOTUNE)
     ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
-    return functools.partial(pipelines.drain, ds)
+    return functools.partial(pipelines.DRAINS[by], ds)
 
 
 #: glibc ``mallopt`` parameters (malloc.h) and the values of the environment variables

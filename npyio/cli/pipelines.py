@@ -19,7 +19,7 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -295,3 +295,24 @@ def iterate(ds: tf.data.Dataset) -> tuple[int, float]:
     start = time.perf_counter()
     n = sum(int(tf.nest.flatten(batch)[0].shape[0]) for batch in ds)
     return n, time.perf_counter() - start
+
+
+#: How a bench drains a tf.data pipeline (``npyio bench --drain``): `drain` (``Dataset.reduce``)
+#: or `iterate` (a new Python iterator per epoch).
+DRAINS: dict[str, Callable[[tf.data.Dataset], tuple[int, float]]] = {
+    "reduce": drain,
+    "iterator": iterate,
+}
+
+
+def evict(paths: Sequence[str]) -> None:
+    """Drops the local files ``paths`` from the page cache (``posix_fadvise(DONTNEED)``, after
+    writing back what is dirty, which it cannot drop), so that the next epoch reads the disk:
+    ``npyio bench --cold``. The kernel may keep a page that another process maps."""
+    for path in dict.fromkeys(paths):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fdatasync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)

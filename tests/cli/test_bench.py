@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import npyio
-from npyio.cli import bench, peers, sample
+from npyio.cli import bench, peers, pipelines, sample
 
 ALL_PIPELINES = {bench.NPYIO, *bench.REFERENCES}
 
@@ -109,6 +109,36 @@ def test_drains_hold_every_pipeline_and_deliver_every_sample(small, worker):
     assert set(bench.drains(profile, root, ["graph"])) == ALL_PIPELINES - set(bench.GENERATOR_KEYS)
 
 
+def test_cold_runs_evict_every_file_before_every_drain_and_drain_as_asked(tmp_path, monkeypatch):
+    evicted: list[list[str]] = []
+    monkeypatch.setattr(pipelines, "evict", lambda paths: evicted.append(list(paths)))
+    results = bench.run(["small"], rounds=2, root=str(tmp_path), counts={"small": 9},
+                        log=lambda m: None, by="iterator", cold=True)  # fmt: skip
+    profile = dataclasses.replace(sample.PROFILES["small"], count=9)
+    xs, ys = sample.paths(profile, sample.ensure(profile, str(tmp_path), quiet=True))
+    rows = {r.pipeline: r for r in results}
+    assert evicted == [xs + ys] * (len(rows) * 3)  # the warm-up and 2 rounds, every drain
+    assert all(r.samples == 9 and len(r.seconds) == 2 for r in results)
+    if bench.BARE in rows:  # native active: the bare loop at a deep queue, and says so
+        assert rows[bench.BARE].note == bench.COLD_BARE_NOTE
+        assert f"{bench.COLD_THREADS} threads" in bench.COLD_BARE_NOTE
+        assert f"- {bench.BARE}: {bench.COLD_BARE_NOTE}." in bench.table(results)
+
+
+def test_the_tf_data_drains_are_the_one_asked_for(small, worker):
+    profile, root = small
+    for by, drain in pipelines.DRAINS.items():
+        runs = bench.drains(profile, root, ["graph"], by=by)
+        for name in (bench.NPYIO, bench.PY_FUNCTION, bench.FLOOR):
+            assert runs[name].func is drain, (by, name)
+    runs = bench.drains(profile, root, ["graph"], worker, by="iterator")
+    for key in bench.GENERATOR_KEYS:  # built in the worker with the drain asked for
+        assert runs[key]()[0] == profile.count
+    built = bench.generator_drain(*sample.paths(profile, root), profile.input_shape,
+                                  profile.label_shape, 8, 1, by="iterator")  # fmt: skip
+    assert built.func is pipelines.iterate
+
+
 # tfio runs in the TF 2.16 leg (NPYIO_TFIO=1, tests/conftest.py), where it must load, not skip
 @pytest.mark.parametrize("name", ["dali", "grain", pytest.param("tfio", marks=pytest.mark.tfio)])
 def test_an_installed_peer_reads_every_sample_in_its_worker(name, small):
@@ -184,9 +214,10 @@ def test_table_rows_and_only_the_footnotes_of_pipelines_shown():
     assert "\n\n" not in bench.table(results()[:2])  # no reference pipeline: no footnotes
 
 
-def test_to_json_has_the_date_and_machine():
+def test_to_json_has_the_date_machine_and_how_it_read():
     doc = json.loads(bench.to_json(results()))
-    assert set(doc) == {"date", "machine", "results"}
+    assert set(doc) == {"date", "machine", "drain", "cold", "results"}
+    assert (doc["drain"], doc["cold"]) == ("reduce", False)
     assert doc["machine"] == bench.machine()
     assert "cores" in doc["machine"] and "TensorFlow " in doc["machine"]
     assert doc["results"][0]["pipeline"] == "npyio graph"
@@ -222,23 +253,33 @@ def test_command_prints_the_results_and_writes_the_plot(json_out, tmp_path, monk
     png = tmp_path / "b.png"
     args = argparse.Namespace(profiles=["small"], rounds=2, count=["small=3", "large=1"],
                               cache="/c", json=json_out, plot=str(png),
-                              peers="dali,grain", mallopt=True)  # fmt: skip
+                              peers="dali,grain", mallopt=True, drain="iterator",
+                              cold=True)  # fmt: skip
     assert bench.command(args) == 0
     ((profiles, kwargs),) = calls
     assert profiles == ["small"]
-    assert {k: kwargs[k] for k in ("rounds", "root", "counts", "peer_names", "tuned")} == {
+    keys = ("rounds", "root", "counts", "peer_names", "tuned", "by", "cold")
+    assert {k: kwargs[k] for k in keys} == {
         "rounds": 2,
         "root": "/c",
         "counts": {"small": 3, "large": 1},
         "peer_names": ["dali", "grain"],
         "tuned": True,
+        "by": "iterator",
+        "cold": True,
     }
     out, err = capsys.readouterr()
     if json_out:
-        assert json.loads(out)["results"][0]["pipeline"] == "npyio graph"
+        run = json.loads(out)
+        assert run["results"][0]["pipeline"] == "npyio graph"
+        assert (run["drain"], run["cold"]) == ("iterator", True)
         assert "a round done" not in err
     else:
-        assert ", batches of 8, median of 2 rounds\n\n| profile |" in out
+        assert (
+            ", batches of 8, median of 2 rounds;\ntf.data pipelines drained by a Python "
+            "iterator each epoch, page cache cold (each file evicted before every epoch)"
+            "\n\n| profile |"
+        ) in out
         assert "a round done" in err
     assert png.stat().st_size > 0 and f"plot written to {png}" in err
 
@@ -247,8 +288,11 @@ def test_command_without_profiles_runs_every_profile(monkeypatch, capsys):
     seen = []
     monkeypatch.setattr(bench, "run", lambda profiles, **kw: seen.append(profiles) or results())
     args = argparse.Namespace(profiles=None, rounds=1, count=None, cache=None, json=True,
-                              plot=None, peers=None, mallopt=False)  # fmt: skip
+                              plot=None, peers=None, mallopt=False, drain=None,
+                              cold=False)  # fmt: skip
     assert bench.command(args) == 0 and seen == [["small", "medium", "large"]]
+    run = json.loads(capsys.readouterr().out)
+    assert (run["drain"], run["cold"]) == ("reduce", False)  # reduce by default
 
 
 # --- npyio native, and the native kernel's bare read loop ------------------------------------
@@ -345,3 +389,12 @@ def test_plot_hatches_the_bare_loop_too(tmp_path):
     assert bars[f"{bench.BARE} **"].patches[0].get_hatch() == "xxx"
     assert bars[bench.NATIVE].patches[0].get_hatch() is None
     assert any("** not a tf.data pipeline: the native" in t.get_text() for t in fig.texts)
+
+
+def test_the_help_of_cold_names_the_bare_loops_threads(capsys):
+    from npyio.cli import main as cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["bench", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"then reads with {bench.COLD_THREADS} threads" in help_text

@@ -219,6 +219,8 @@ def test_inputs_alone_on_a_remote_file_system_with_the_pack_beside_them(capsys):
         (["bench", "--crop", "4,4"], "--crop: for your own files"),
         (["bench", "--shape", "None,4", "--label-crop", "none"], "--shape, --label-crop: for"),
         (["bench", "a", "--crop", "4,x"], "expected a window's sizes such as 64,64,64"),
+        (["bench", "a", "--cold"], "--cold: for the sample profiles"),
+        (["bench", "a", "--drain", "reduce"], "--drain reduce: INPUTS are drained by a Python"),
     ],
 )
 def test_options_of_the_other_mode_are_usage_errors(argv, message, capsys):

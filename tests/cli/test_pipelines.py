@@ -60,6 +60,39 @@ def test_drain_counts_samples_along_the_batch_dimension(profile_files):
     assert pipelines.drain(nested)[0] == 3
 
 
+def test_iterate_counts_alike_and_drains_names_both(profile_files):
+    profile, xs, ys = profile_files
+    n, seconds = pipelines.iterate(pipelines.floor_pipeline(xs, ys, batch_size=5))
+    assert n == profile.count and seconds > 0
+    assert {"reduce": pipelines.drain, "iterator": pipelines.iterate} == pipelines.DRAINS
+
+
+def _cold(path: str) -> bool:
+    """Whether ``path``'s last page is out of the page cache: a one-byte read that may not wait
+    for the disk is refused (the refusal may start reading it, so probe once)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.preadv(fd, [bytearray(1)], os.fstat(fd).st_size - 1, os.RWF_NOWAIT)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.skipif(not hasattr(os, "RWF_NOWAIT"), reason="Linux's preadv2(RWF_NOWAIT)")
+def test_evict_drops_every_file_from_the_page_cache(tmp_path):
+    paths = [str(tmp_path / f"{i}.npy") for i in range(3)]
+    for path in paths:
+        np.save(path, np.arange(4096.0))  # written just now: dirty pages, written back first
+    assert not _cold(paths[0])
+    pipelines.evict([*paths, paths[0]])  # a repeated path is dropped once
+    cold = [_cold(p) for p in paths]
+    if not any(cold):
+        pytest.skip("this file system keeps the pages (tmpfs?)")
+    assert all(cold)
+
+
 # Runs in a fresh process: from_generator would slow the tf.data tests after it in this one.
 _AGREE = r"""
 import json, sys
