@@ -7,6 +7,7 @@ the file), exact resume from checkpoints that hold units, not data, and a graph 
 from __future__ import annotations
 
 import gc
+import json
 import os
 from pathlib import Path
 
@@ -180,6 +181,7 @@ _STALL_SHIM = r"""
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -194,7 +196,14 @@ static int stalled_open(const char* name, const char* path, int flags, va_list a
   if (strstr(path, "npyio-stall") != NULL && arm != NULL && access(arm, F_OK) == 0) {
     const char* mark = getenv("NPYIO_STALL_MARK");
     const char* gate = getenv("NPYIO_STALL_GATE");
+    const char* marks = getenv("NPYIO_STALL_MARKS");  /* a mark per stalled file, here */
     if (mark != NULL) close(real(mark, O_WRONLY | O_CREAT, 0644));
+    if (marks != NULL) {
+      char each[4096];
+      const char* base = strrchr(path, '/');
+      snprintf(each, sizeof each, "%s/%s", marks, base == NULL ? path : base + 1);
+      close(real(each, O_WRONLY | O_CREAT, 0644));
+    }
     while (gate != NULL && access(gate, F_OK) != 0) usleep(10000);
   }
   return real(path, flags, mode);
@@ -252,17 +261,18 @@ def _stall_shim(tmp_path: Path) -> Path:
     return shim
 
 
-def _run_stalled(tmp_path: Path, script: str, root: Path) -> str:
-    """``script`` run with the shim over ``root`` (its argv: root, arm, mark, gate); its
-    stdout. A child that hangs fails the test at its timeout."""
+def _run_stalled(tmp_path: Path, script: str, root: Path, *args: str) -> str:
+    """``script`` run with the shim over ``root`` (its argv: root, arm, mark, gate, marks, then
+    ``args``); its stdout. A child that hangs fails the test at its timeout."""
     import subprocess
     import sys
 
-    files = [tmp_path / name for name in ("arm", "mark", "gate")]
+    files = [tmp_path / name for name in ("arm", "mark", "gate", "marks")]
+    files[-1].mkdir()
     env = {**os.environ, "LD_PRELOAD": str(_stall_shim(tmp_path))}
     env |= {f"NPYIO_STALL_{f.name.upper()}": str(f) for f in files}
     done = subprocess.run(
-        [sys.executable, "-c", script, str(root), *map(str, files)],
+        [sys.executable, "-c", script, str(root), *map(str, files), *args],
         env=env,
         capture_output=True,
         text=True,
@@ -287,6 +297,52 @@ def test_deleting_an_iterator_never_waits_on_a_stalled_read(
         np.save(root / f"a{i}.npy", np.full(shape, i, np.float32))
     np.save(root / "npyio-stall.npy", np.zeros(shape, np.float32))  # sorted last: batch 3
     assert "deleted, gate open: False" in _run_stalled(tmp_path, _STALL_SCRIPT, root)
+
+
+_IN_FLIGHT_SCRIPT = r"""
+import json, os, sys, threading, time
+import tensorflow as tf
+import npyio
+root, arm, mark, gate, marks = sys.argv[1:6]
+threads, budget = json.loads(sys.argv[6])
+options = tf.data.Options()
+if threads:
+    options.threading.private_threadpool_size = threads
+if budget:
+    options.autotune.ram_budget = budget
+ds = npyio.dataset(root, batch_size=64).with_options(options)
+open(arm, "w").close()
+it = iter(ds)
+reader = threading.Thread(target=lambda: print("batches:", sum(1 for _ in it), flush=True))
+reader.start()
+deadline = time.monotonic() + 120
+while not os.listdir(marks) and time.monotonic() < deadline:
+    time.sleep(0.01)
+time.sleep(2.0)  # every task that will start has met its stalled file by now
+print("stalled:", len(os.listdir(marks)), flush=True)
+open(gate, "w").close()
+reader.join()
+"""
+
+
+@pytest.mark.parametrize(
+    ("threads", "budget", "stalled"),
+    [(1, 0, 2), (3, 0, 6), (1, 1, 1), (3, 1, 3)],
+    ids=["1-thread", "3-threads", "1-thread-no-room", "3-threads-no-room"],
+)
+def test_threads_and_batches_in_flight_follow_the_options(
+    tmp_path: Path, threads: int, budget: int, stalled: int
+) -> None:
+    """Every open stalls until a gate opens, and the shim marks each file it stalls, so the
+    marks are the reads in flight. A batch of 64 files goes to the pool in a task per thread
+    of tf.data's runner (``threading.private_threadpool_size``), and two batches go ahead
+    while ``autotune.ram_budget`` has room, one where it has none; every batch comes after."""
+    root = tmp_path / "x"
+    root.mkdir()
+    for i in range(192):
+        np.save(root / f"npyio-stall-{i:03d}.npy", np.full((4,), i, np.float32))
+    out = _run_stalled(tmp_path, _IN_FLIGHT_SCRIPT, root, json.dumps([threads, budget]))
+    assert f"stalled: {stalled}\n" in out and "batches: 3\n" in out, out
 
 
 _UNORDERED_SCRIPT = r"""

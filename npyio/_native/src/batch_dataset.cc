@@ -20,7 +20,11 @@
 // doubts every file, as NpyioReadFiles does.
 //
 // The pool's threads (read_pool.h, TensorFlow-free) are the reads in flight, sized for the
-// storage, not tf.data's CPU budget: a read waits on the disk far longer than it computes.
+// storage, not tf.data's CPU budget: a read waits on the disk far longer than it computes. Reads
+// that compute (a warm page cache) are cut into one task per thread of tf.data's runner: the
+// cores, or `threading.private_threadpool_size`. A batch ahead of the first in flight holds its
+// bytes of the pipeline's RAM budget (`autotune.ram_budget`; by default half the machine's),
+// as `prefetch` does; the first batch goes whatever the budget.
 // Deleting the iterator never waits on a read: the reads not started are dropped, and one
 // stalled in a system call (a hung network file system) ends alone, into the batch's tensors,
 // which it keeps alive; the producer, where it was in such a read, is left to return from it.
@@ -53,7 +57,6 @@
 #include "tensorflow/core/framework/model.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
-#include "tensorflow/core/platform/cpu_info.h"
 #include "tensorflow/core/platform/env.h"
 #include "tensorflow/core/data/captured_function.h"
 #include "tensorflow/core/util/batch_util.h"
@@ -223,7 +226,8 @@ struct Batch {
   std::vector<std::vector<Tensor>> units;
   std::vector<Tensor> outputs;
   absl::Status status;
-  bool done = false;  // guarded by the iterator's mu_
+  bool done = false;     // guarded by the iterator's mu_
+  int64_t budgeted = 0;  // bytes it holds of the RAM budget (guarded by mu_)
   MemoryCheckpoint checkpoint;
 };
 
@@ -243,6 +247,10 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
       producer_.detach();
     }
     pool_.reset();
+    // After the producer: it may have reserved bytes for a batch it never pushed (and one it
+    // left in a read has pushed its batch first).
+    std::lock_guard<std::mutex> lock(mu_);
+    ReleaseBudget();
   }
 
   bool SymbolicCheckpointCompatible() const override { return true; }
@@ -253,7 +261,12 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
       plan->push_back({part.header, part.payload, part.dtype == tensorflow::DT_BOOL});
     }
     plan_ = std::move(plan);
-    pool_ = std::make_unique<npyio::ReadPool>(static_cast<int>(dataset()->reads_in_flight_));
+    // tf.data's runner (a private thread pool's size where the options set one) and the
+    // pipeline's RAM budget, both given by the root of the pipeline
+    cpu_tasks_ = std::max<int64_t>(1, ctx->runner_threadpool_size());
+    ram_budget_ = ctx->ram_budget_manager();
+    pool_ = std::make_unique<npyio::ReadPool>(
+        static_cast<int>(std::max(dataset()->reads_in_flight_, cpu_tasks_)));
     // The iterator's cancellation (its owner deleted, as `prefetch` after this op is) wakes a
     // GetNext waiting on a batch, which may wait on a stalled read.
     TF_RETURN_IF_ERROR(tensorflow::RegisterCancellationCallback(
@@ -291,6 +304,7 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
       }
       batch = std::move(*next);
       buffer_.erase(next);
+      Release(*batch);
     }
     cond_.notify_all();  // room for the producer
     *end_of_sequence = false;
@@ -344,7 +358,7 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
     TF_RETURN_IF_ERROR(RestoreBuffer(ctx, reader, &again));
     // Their units, read again: on the pool (only the producer reads in its own thread).
     for (auto& [batch, read] : again) {
-      pool_->Submit(std::move(read), cores_, [this, batch = batch] { Done(*batch); });
+      pool_->Submit(std::move(read), cpu_tasks_, [this, batch = batch] { Done(*batch); });
     }
     return absl::OkStatus();
   }
@@ -366,6 +380,28 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
     return buffer_.end();
   }
 
+  // Whether one more batch may go ahead of the first in flight: it fits in the RAM budget, and
+  // then holds its bytes (sized as the last full batch) until it is delivered. Under mu_.
+  bool Budgeted() {
+    if (ram_budget_ == nullptr || batch_bytes_ == 0) return true;
+    if (!ram_budget_->RequestLegacyPrefetchBytes(batch_bytes_)) return false;
+    reserved_ = batch_bytes_;
+    return true;
+  }
+
+  // Gives a batch's bytes back to the RAM budget. Under mu_.
+  void Release(Batch& batch) {
+    if (batch.budgeted > 0) ram_budget_->RequestLegacyPrefetchBytes(-batch.budgeted);
+    batch.budgeted = 0;
+  }
+
+  // Gives back every batch's bytes and any reserved for the next. Under mu_.
+  void ReleaseBudget() {
+    for (auto& batch : buffer_) Release(*batch);
+    if (reserved_ > 0) ram_budget_->RequestLegacyPrefetchBytes(-reserved_);
+    reserved_ = 0;
+  }
+
   void Cancel() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -382,6 +418,7 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
       std::vector<std::pair<std::shared_ptr<Batch>, std::shared_ptr<npyio::BatchRead>>>* again) {
     std::lock_guard<std::mutex> input_lock(input_mu_);
     std::lock_guard<std::mutex> lock(mu_);
+    ReleaseBudget();
     buffer_.clear();
     int64_t symbolic = 0;
     TF_RETURN_IF_ERROR(reader->ReadScalar(prefix(), "symbolic", &symbolic));
@@ -434,8 +471,8 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
       {
         std::unique_lock<std::mutex> lock(mu_);
         cond_.wait(lock, [&] {
-          return cancelled_ || finished_ ||
-                 static_cast<int64_t>(buffer_.size()) < d.batches_ahead_;
+          return cancelled_ || finished_ || buffer_.empty() ||
+                 (static_cast<int64_t>(buffer_.size()) < d.batches_ahead_ && Budgeted());
         });
         if (cancelled_ || finished_) return;
       }
@@ -461,9 +498,13 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
         if (keep) read = Prepare(ctx.get(), *batch);
         std::lock_guard<std::mutex> lock(mu_);
         if (end) finished_ = true;
+        if (!short_batch) batch_bytes_ = std::max(batch_bytes_, Bytes(*batch));
         if (keep) {
           batch->done = read == nullptr;
+          batch->budgeted = std::exchange(reserved_, 0);
           buffer_.push_back(batch);
+        } else if (reserved_ > 0) {
+          ram_budget_->RequestLegacyPrefetchBytes(-std::exchange(reserved_, 0));
         }
       }
       cond_.notify_all();
@@ -541,13 +582,20 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
     return read;
   }
 
-  // Reads a prepared batch: on the pool, cut into a task per core (reads_in_flight tasks in
-  // waiting mode), or, small, in this thread. False where the iterator ended while this thread
+  // The bytes a batch's outputs hold.
+  static int64_t Bytes(const Batch& batch) {
+    int64_t bytes = 0;
+    for (const Tensor& t : batch.outputs) bytes += static_cast<int64_t>(t.TotalBytes());
+    return bytes;
+  }
+
+  // Reads a prepared batch: on the pool, cut into a task per runner thread (reads_in_flight
+  // tasks in waiting mode), or, small, in this thread. False where the iterator ended while this thread
   // read: it is then gone, and nothing of it may be touched.
   bool Read(const std::shared_ptr<Batch>& batch, std::shared_ptr<npyio::BatchRead> read) {
     const bool waiting = pool_->TakeWaiting();
     if (waiting || !Small(static_cast<int64_t>(read->units()))) {
-      pool_->Submit(std::move(read), waiting ? dataset()->reads_in_flight_ : cores_,
+      pool_->Submit(std::move(read), waiting ? dataset()->reads_in_flight_ : cpu_tasks_,
                     [this, batch] { Done(*batch); });
       return true;
     }
@@ -640,8 +688,13 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
   bool finished_ = false;                      // the input has ended
   bool cancelled_ = false;
   std::atomic<bool> cancelled_flag_{false};
-  // the machine's cores: a batch's tasks outside waiting mode
-  const int64_t cores_ = std::max<int64_t>(1, tensorflow::port::MaxParallelism());
+  // a batch's tasks outside waiting mode: tf.data's runner threads (set in Initialize)
+  int64_t cpu_tasks_ = 1;
+  // the pipeline's RAM budget (null outside a pipeline's root), the bytes of a full batch,
+  // and those reserved for the batch being pulled (guarded by mu_)
+  std::shared_ptr<tensorflow::data::model::RamBudgetManager> ram_budget_;
+  int64_t batch_bytes_ = 0;
+  int64_t reserved_ = 0;
   std::thread producer_;
   std::shared_ptr<const std::vector<npyio::PartPlan>> plan_;  // the parts, for the reads
   std::unique_ptr<npyio::ReadPool> pool_;
