@@ -141,7 +141,7 @@ class NativeReader(Reader):
             batching.drop_remainder,
             [(i, *part) for i, part in enumerate(parts)],
             READS_IN_FLIGHT if batching.parallelism in (None, -1) else batching.parallelism,
-            BATCHES_AHEAD if batching.prefetch in (None, -1) else max(1, batching.prefetch),
+            0 if batching.prefetch in (None, -1) else max(1, batching.prefetch),
             batching.deterministic is not False,
             single_device_function(fallback, signature),
             tf.nest.flatten(marks),
@@ -168,11 +168,9 @@ class NativeReader(Reader):
 
 #: The files NpyioBatchDataset reads at once (its own threads), where the loader's
 #: ``num_parallel_calls`` is AUTOTUNE: a read waits on storage more than it computes, so more
-#: than the cores, for a cold cache or a slow disk (bench/README.md, "The batch source").
-READS_IN_FLIGHT = 16
-#: The batches NpyioBatchDataset keeps in flight ahead of its consumer, where the loader's
-#: ``prefetch`` is AUTOTUNE: the memory they hold is this many batches.
-BATCHES_AHEAD = 2
+#: than the cores, for a cold cache or a slow disk: 32, as the C loop that `npyio bench --cold`
+#: measures (bench/README.md, "The batch source").
+READS_IN_FLIGHT = 32
 
 
 def batch_parts(

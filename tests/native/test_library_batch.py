@@ -193,9 +193,11 @@ static int stalled_open(const char* name, const char* path, int flags, va_list a
   mode_t mode = (flags & O_CREAT) ? va_arg(ap, mode_t) : 0;
   open_fn real = (open_fn)dlsym(RTLD_NEXT, name);
   const char* arm = getenv("NPYIO_STALL_ARM");
-  if (strstr(path, "npyio-stall") != NULL && arm != NULL && access(arm, F_OK) == 0) {
+  /* npyio-stall files wait for the gate, npyio-hold files for the hold gate */
+  const int hold = strstr(path, "npyio-hold") != NULL;
+  if ((hold || strstr(path, "npyio-stall") != NULL) && arm != NULL && access(arm, F_OK) == 0) {
     const char* mark = getenv("NPYIO_STALL_MARK");
-    const char* gate = getenv("NPYIO_STALL_GATE");
+    const char* gate = getenv(hold ? "NPYIO_STALL_HOLD" : "NPYIO_STALL_GATE");
     const char* marks = getenv("NPYIO_STALL_MARKS");  /* a mark per stalled file, here */
     if (mark != NULL) close(real(mark, O_WRONLY | O_CREAT, 0644));
     if (marks != NULL) {
@@ -262,13 +264,13 @@ def _stall_shim(tmp_path: Path) -> Path:
 
 
 def _run_stalled(tmp_path: Path, script: str, root: Path, *args: str) -> str:
-    """``script`` run with the shim over ``root`` (its argv: root, arm, mark, gate, marks, then
-    ``args``); its stdout. A child that hangs fails the test at its timeout."""
+    """``script`` run with the shim over ``root`` (its argv: root, arm, mark, gate, marks,
+    hold, then ``args``); its stdout. A child that hangs fails the test at its timeout."""
     import subprocess
     import sys
 
-    files = [tmp_path / name for name in ("arm", "mark", "gate", "marks")]
-    files[-1].mkdir()
+    files = [tmp_path / name for name in ("arm", "mark", "gate", "marks", "hold")]
+    files[3].mkdir()
     env = {**os.environ, "LD_PRELOAD": str(_stall_shim(tmp_path))}
     env |= {f"NPYIO_STALL_{f.name.upper()}": str(f) for f in files}
     done = subprocess.run(
@@ -304,7 +306,7 @@ import json, os, sys, threading, time
 import tensorflow as tf
 import npyio
 root, arm, mark, gate, marks = sys.argv[1:6]
-threads, budget = json.loads(sys.argv[6])
+threads, budget = json.loads(sys.argv[7])
 options = tf.data.Options()
 if threads:
     options.threading.private_threadpool_size = threads
@@ -343,6 +345,46 @@ def test_threads_and_batches_in_flight_follow_the_options(
         np.save(root / f"npyio-stall-{i:03d}.npy", np.full((4,), i, np.float32))
     out = _run_stalled(tmp_path, _IN_FLIGHT_SCRIPT, root, json.dumps([threads, budget]))
     assert f"stalled: {stalled}\n" in out and "batches: 3\n" in out, out
+
+
+_DEEPER_SCRIPT = r"""
+import json, os, sys, threading, time
+import npyio
+root, arm, mark, gate, marks, hold = sys.argv[1:7]
+(prefetch,) = json.loads(sys.argv[7])
+ds = npyio.dataset(root, batch_size=8, prefetch=prefetch)
+open(arm, "w").close()
+it = iter(ds)
+reader = threading.Thread(target=lambda: print("batches:", sum(1 for _ in it), flush=True))
+reader.start()
+time.sleep(0.5)
+open(gate, "w").close()  # the first batch's reads end: they waited, so waiting mode is on
+deadline = time.monotonic() + 120
+while not any("hold" in n for n in os.listdir(marks)) and time.monotonic() < deadline:
+    time.sleep(0.01)
+time.sleep(2.0)
+print("held:", sum("hold" in n for n in os.listdir(marks)), flush=True)
+open(hold, "w").close()
+reader.join()
+"""
+
+
+@pytest.mark.parametrize(("prefetch", "held"), [(None, 32), (2, 16)], ids=["auto", "fixed"])
+def test_reads_that_wait_keep_batches_enough_for_every_read_in_flight(
+    tmp_path: Path, prefetch: int | None, held: int
+) -> None:
+    """The first batch's files stall until a gate opens (its reads waited: waiting mode); every
+    later file until a second gate, and the shim marks each, so the marks are the files in
+    flight. Batches of 8 are 8 tasks each: with prefetch=AUTOTUNE the op keeps enough batches
+    ahead for all 32 reads in flight (8 batches, the rest queued), with prefetch=2 two."""
+    root = tmp_path / "x"
+    root.mkdir()
+    for i in range(8):
+        np.save(root / f"a-npyio-stall-{i}.npy", np.full((4,), i, np.float32))
+    for i in range(96):
+        np.save(root / f"b-npyio-hold-{i:03d}.npy", np.full((4,), i, np.float32))
+    out = _run_stalled(tmp_path, _DEEPER_SCRIPT, root, json.dumps([prefetch]))
+    assert f"held: {held}\n" in out and "batches: 13\n" in out, out
 
 
 _UNORDERED_SCRIPT = r"""

@@ -4,7 +4,8 @@
 // Its input is the loader's stream of units, one element per unit (a path per part, the
 // label's value, ...). Its iterator pulls a batch's units, allocates the batch's tensors, and
 // reads each file of the parts it reads straight into its slice on a pool of its own, keeping
-// up to `batches_ahead` batches in flight ahead of the consumer, delivered in order; with
+// up to `batches_ahead` batches in flight ahead of the consumer (0: kBatchesAhead, deeper
+// while reads wait on storage), delivered in order; with
 // `deterministic` false, a full batch read before those ahead of it goes first (the short last
 // batch never does, and the order stays under symbolic checkpoints, whose batches each carry
 // the input's state as of their last unit).
@@ -95,6 +96,11 @@ using ::tensorflow::data::UnaryDatasetOpKernel;
 // reads_in_flight tasks, whose reads then wait together. (bench/README.md, "The batch source",
 // has the measurements.)
 constexpr int64_t kParallelFiles = 32;
+
+// Batches kept ahead of the consumer where `batches_ahead` is 0 (prefetch=AUTOTUNE): 2, and
+// in waiting mode as many as keep reads_in_flight reads going (a batch of 8 units is only 8
+// tasks), within the RAM budget.
+constexpr int64_t kBatchesAhead = 2;
 
 // A part the dataset reads: the input component holding its paths, what every file holds (the
 // plan's header, checked in Python), and the sizes that follow from it.
@@ -380,6 +386,16 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
     return buffer_.end();
   }
 
+  // The batches to keep in flight: `batches_ahead`, or where it is 0, kBatchesAhead and in
+  // waiting mode enough for reads_in_flight tasks.
+  int64_t Ahead() const {
+    const Dataset& d = *dataset();
+    if (d.batches_ahead_ > 0) return d.batches_ahead_;
+    if (!waiting_.load(std::memory_order_relaxed)) return kBatchesAhead;
+    const int64_t tasks = std::min(d.batch_size_, d.reads_in_flight_);  // one a unit at most
+    return std::max(kBatchesAhead, (2 * d.reads_in_flight_ + tasks - 1) / tasks);
+  }
+
   // Whether one more batch may go ahead of the first in flight: it fits in the RAM budget, and
   // then holds its bytes (sized as the last full batch) until it is delivered. Under mu_.
   bool Budgeted() {
@@ -472,7 +488,7 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
         std::unique_lock<std::mutex> lock(mu_);
         cond_.wait(lock, [&] {
           return cancelled_ || finished_ || buffer_.empty() ||
-                 (static_cast<int64_t>(buffer_.size()) < d.batches_ahead_ && Budgeted());
+                 (static_cast<int64_t>(buffer_.size()) < Ahead() && Budgeted());
         });
         if (cancelled_ || finished_) return;
       }
@@ -595,6 +611,7 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
   bool Read(const std::shared_ptr<Batch>& batch, std::shared_ptr<npyio::BatchRead> read) {
     const bool waiting = pool_->TakeWaiting();
     if (waiting || !Small(static_cast<int64_t>(read->units()))) {
+      waiting_.store(waiting, std::memory_order_relaxed);
       pool_->Submit(std::move(read), waiting ? dataset()->reads_in_flight_ : cpu_tasks_,
                     [this, batch] { Done(*batch); });
       return true;
@@ -688,6 +705,7 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
   bool finished_ = false;                      // the input has ended
   bool cancelled_ = false;
   std::atomic<bool> cancelled_flag_{false};
+  std::atomic<bool> waiting_{false};  // the last batch went out in waiting mode
   // a batch's tasks outside waiting mode: tf.data's runner threads (set in Initialize)
   int64_t cpu_tasks_ = 1;
   // the pipeline's RAM budget (null outside a pipeline's root), the bytes of a full batch,
@@ -819,7 +837,7 @@ REGISTER_OP("NpyioBatchDataset")
     .Attr("read_shapes: list(shape) >= 0")
     .Attr("read_headers: list(string) >= 0")
     .Attr("reads_in_flight: int >= 1")
-    .Attr("batches_ahead: int >= 1")
+    .Attr("batches_ahead: int >= 0")
     .Attr("deterministic: bool = true")
     .Attr("output_types: list(type) >= 1")
     .Attr("output_shapes: list(shape) >= 1")
