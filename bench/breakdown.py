@@ -27,8 +27,10 @@ then do the tools attach to it, so TensorFlow's import and the first iterator ar
 
 Beside them, the ceilings: the native core's bench driver (``driver bench``, the C read loop
 of ``npyio bench``'s "native bare read loop": every core reads whole files into reused
-buffers), under ``perf record`` too; and ``tf.data.Dataset.range(n).batch(8)`` drained by a
-Python iterator, the iterator's own ceiling (also profiled).
+buffers), under ``perf record`` too; ``tf.data.Dataset.range(n).batch(8)`` drained by a
+Python iterator, the iterator's own ceiling (also profiled); and per profile one in-memory batch
+of its (inputs, labels) repeated (`MEMORY`), the ceiling of a Python iterator over that element:
+an iterator pays per component, so a pair's ceiling is well under ``range``'s.
 
 ``--malloc [VARIANT ...]`` runs the large profile at batch 128 (a 512 MiB input tensor per
 batch; the labels' is 5 KiB) with the iterator, once per `MALLOC_VARIANTS` entry named (all
@@ -290,9 +292,16 @@ def shares(counts: dict[str, int]) -> dict[str, float]:
 
 
 # --- the child --------------------------------------------------------------------------------
+#: A case's profile with this prefix is the iterator's ceiling for that profile's element: one
+#: in-memory batch of its (inputs, labels), repeated for an epoch's batches. A Python iterator
+#: pays per component of an element, so a pair's ceiling is not ``range(n).batch(B)``'s.
+MEMORY = "in memory: "
+
+
 class Case(NamedTuple):
-    """One measured process: ``profile`` (a `npyio.cli.sample.PROFILES` name, or ``empty`` for
-    ``range(pairs).batch(batch)``), the batch size, the drain, the pairs read (default: the
+    """One measured process: ``profile`` (a `npyio.cli.sample.PROFILES` name, that name after
+    `MEMORY` for its element's ceiling, or ``empty`` for ``range(pairs).batch(batch)``), the
+    batch size, the drain, the pairs read (default: the
     profile's) and the `MALLOC_VARIANTS` entry set for the child."""
 
     profile: str
@@ -315,9 +324,15 @@ def _dataset(case: Case, root: str) -> tuple[Any, int]:
     import npyio
     from npyio.cli import sample
 
-    profile = sample.PROFILES[case.profile]
+    name = case.profile.removeprefix(MEMORY)
+    profile = sample.PROFILES[name]
     if case.pairs:
         profile = dataclasses.replace(profile, count=case.pairs)
+    if name != case.profile:  # one batch of the profile's element, repeated: nothing is read
+        spec = npyio.dataset(*sample.paths(profile, sample.ensure(profile, root, quiet=True)),
+                             batch_size=case.batch).element_spec  # fmt: skip
+        batch = tuple(tf.zeros([case.batch, *s.shape[1:]], s.dtype) for s in spec)
+        return tf.data.Dataset.from_tensors(batch).repeat(profile.count // case.batch), 0
     xs, ys = sample.paths(profile, sample.ensure(profile, root, quiet=True))
     return npyio.dataset(xs, ys, batch_size=case.batch), profile.count * profile.pair_bytes
 
@@ -569,6 +584,9 @@ def run_all(args: argparse.Namespace) -> list[dict[str, Any]]:
         for batch in args.batches:
             case = Case("empty", batch, "iterator", args.empty_count)
             note(case.name(), measure(case, args, tool))
+            for profile in args.profiles:
+                case = Case(f"{MEMORY}{profile}", batch, "iterator", args.count)
+                note(case.name(), measure(case, args, tool))
     return out
 
 

@@ -127,6 +127,16 @@ def test_a_case_drains_every_sample_in_its_child_and_reports_its_counters(profil
     assert float(row["CPU ms/batch"].replace(",", "")) > 0
 
 
+def test_the_in_memory_ceiling_has_the_profiles_element_and_reads_nothing(profile, tmp_path):
+    args = profile.parse(["--root", str(tmp_path), "--seconds", "0.1"])
+    case = profile.Case(f"{profile.MEMORY}small", 8, "iterator", pairs=20)
+    ds, epoch_bytes = profile._dataset(case, str(tmp_path))
+    x, y = ds.element_spec
+    assert (x.shape.as_list(), y.shape.as_list(), epoch_bytes) == ([8, 16, 16], [8, 10], 0)
+    run = profile.measure(case, args, tool="", epochs=1)
+    assert (run["samples"], run["batches"]) == (16, 2)  # the whole batches of 20 pairs
+
+
 def test_the_c_loop_reads_every_pair(profile, tmp_path):
     import npyio
 
