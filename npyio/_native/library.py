@@ -774,8 +774,8 @@ def batch_dataset(
     ``tf.TensorSpec``), whose flat entries are the entries ``element`` names of the batched
     components followed by the parts' values. ``reads_in_flight`` files are read at once, on
     the op's own threads, up to ``batches_ahead`` batches ahead (0: 2, and more while reads
-    wait on storage, as many as keep ``reads_in_flight`` reads going, within the pipeline's RAM
-    budget), delivered in order; not
+    wait on storage, as many as keep twice ``reads_in_flight`` reads going, up to 32 MiB, within
+    the pipeline's RAM budget), delivered in order; not
     ``deterministic``, a full batch read before those ahead of it goes first (never the short
     last batch, nor under ``experimental_symbolic_checkpoint``).
 

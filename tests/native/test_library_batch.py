@@ -369,22 +369,29 @@ reader.join()
 """
 
 
-@pytest.mark.parametrize(("prefetch", "held"), [(None, 32), (2, 16)], ids=["auto", "fixed"])
+@pytest.mark.parametrize(
+    ("prefetch", "shape", "held"),
+    [(None, (4,), 32), (2, (4,), 16), (None, (512, 1024), 10)],
+    ids=["auto", "fixed", "auto-2-MiB-files"],
+)
 def test_reads_that_wait_keep_batches_enough_for_every_read_in_flight(
-    tmp_path: Path, prefetch: int | None, held: int
+    tmp_path: Path, prefetch: int | None, shape: tuple[int, ...], held: int
 ) -> None:
     """The first batch's files stall until a gate opens (its reads waited: waiting mode); every
     later file until a second gate, and the shim marks each, so the marks are the files in
     flight. Batches of 8 are 8 tasks each: with prefetch=AUTOTUNE the op keeps enough batches
-    ahead for all 32 reads in flight (8 batches, the rest queued), with prefetch=2 two."""
+    ahead for all 32 reads in flight (8 batches, the rest queued), with prefetch=2 two; and
+    batches of 16 MiB (2 MiB files) two, the most that 32 MiB holds: there the first batch is
+    large enough for the pool, so the second went out (2 tasks) before waiting mode began, and
+    the third in it (8 tasks), where without the cap the pool's 32 threads would all hold one."""
     root = tmp_path / "x"
     root.mkdir()
     for i in range(8):
-        np.save(root / f"a-npyio-stall-{i}.npy", np.full((4,), i, np.float32))
-    for i in range(96):
-        np.save(root / f"b-npyio-hold-{i:03d}.npy", np.full((4,), i, np.float32))
+        np.save(root / f"a-npyio-stall-{i}.npy", np.full(shape, i, np.float32))
+    for i in range(40):
+        np.save(root / f"b-npyio-hold-{i:03d}.npy", np.full(shape, i, np.float32))
     out = _run_stalled(tmp_path, _DEEPER_SCRIPT, root, json.dumps([prefetch]))
-    assert f"held: {held}\n" in out and "batches: 13\n" in out, out
+    assert f"held: {held}\n" in out and "batches: 6\n" in out, out
 
 
 _UNORDERED_SCRIPT = r"""

@@ -98,9 +98,12 @@ using ::tensorflow::data::UnaryDatasetOpKernel;
 constexpr int64_t kParallelFiles = 32;
 
 // Batches kept ahead of the consumer where `batches_ahead` is 0 (prefetch=AUTOTUNE): 2, and
-// in waiting mode as many as keep reads_in_flight reads going (a batch of 8 units is only 8
-// tasks), within the RAM budget.
+// in waiting mode as many as keep twice reads_in_flight reads going (a batch of 8 units is
+// only 8 tasks), up to kWaitingBytes of batches and within the RAM budget. Many small reads
+// need the depth; large files fill the disk's queue with a few, and would only hold memory
+// (4 MiB arrays, batches of 8: 1,144 MiB peak against 880 with 2 ahead, at the same rate).
 constexpr int64_t kBatchesAhead = 2;
+constexpr int64_t kWaitingBytes = int64_t{32} << 20;
 
 // A part the dataset reads: the input component holding its paths, what every file holds (the
 // plan's header, checked in Python), and the sizes that follow from it.
@@ -387,13 +390,15 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
   }
 
   // The batches to keep in flight: `batches_ahead`, or where it is 0, kBatchesAhead and in
-  // waiting mode enough for reads_in_flight tasks.
+  // waiting mode enough for twice reads_in_flight tasks, up to kWaitingBytes. Under mu_.
   int64_t Ahead() const {
     const Dataset& d = *dataset();
     if (d.batches_ahead_ > 0) return d.batches_ahead_;
     if (!waiting_.load(std::memory_order_relaxed)) return kBatchesAhead;
     const int64_t tasks = std::min(d.batch_size_, d.reads_in_flight_);  // one a unit at most
-    return std::max(kBatchesAhead, (2 * d.reads_in_flight_ + tasks - 1) / tasks);
+    int64_t deep = (2 * d.reads_in_flight_ + tasks - 1) / tasks;
+    if (batch_bytes_ > 0) deep = std::min(deep, kWaitingBytes / batch_bytes_);
+    return std::max(kBatchesAhead, deep);
   }
 
   // Whether one more batch may go ahead of the first in flight: it fits in the RAM budget, and
