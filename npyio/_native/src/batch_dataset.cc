@@ -611,12 +611,12 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
   }
 
   // Reads a prepared batch: on the pool, cut into a task per runner thread (reads_in_flight
-  // tasks in waiting mode), or, small, in this thread. False where the iterator ended while this thread
-  // read: it is then gone, and nothing of it may be touched.
+  // tasks in waiting mode), or, small, in this thread. False where the iterator ended while
+  // this thread read: it is then gone, and nothing of it may be touched.
   bool Read(const std::shared_ptr<Batch>& batch, std::shared_ptr<npyio::BatchRead> read) {
     const bool waiting = pool_->TakeWaiting();
+    waiting_.store(waiting, std::memory_order_relaxed);
     if (waiting || !Small(static_cast<int64_t>(read->units()))) {
-      waiting_.store(waiting, std::memory_order_relaxed);
       pool_->Submit(std::move(read), waiting ? dataset()->reads_in_flight_ : cpu_tasks_,
                     [this, batch] { Done(*batch); });
       return true;
