@@ -30,15 +30,36 @@ __all__ = [
 def uniforms(keys: tf.Tensor, salt: int, k: int) -> tf.Tensor:
     """``k`` random numbers in [0, 1) for each element: float64 ``[..., k]`` from its key
     (``keys``: int64 ``[..., 2]``, the epoch's value and the element's index) folded with
-    ``salt``, so that each use draws its own."""
+    ``salt``, so that each use draws its own.
 
-    def one(key: tf.Tensor) -> tf.Tensor:
-        seed = tf.random.experimental.stateless_fold_in(key, salt)
-        return tf.random.stateless_uniform([k], seed=seed, dtype=tf.float64)
+    A counter-based hash (SplitMix64's finalizer over the key's words, the salt and the
+    number's place), in whole-tensor ops: the same numbers for any batch of keys, on any
+    machine, and a fixed cost per gather of units however many it holds (a stateless random
+    op per element, in a ``map_fn``, cost a gather of 50 units about 1 ms: bench/README.md,
+    "Crops in the batch source")."""
+    words = tf.bitcast(keys, tf.uint64)
+    h = _mix(_mix(words[..., 0] * _GOLDEN) ^ words[..., 1])
+    h = _mix(h ^ tf.constant((salt * _GOLDEN + _SALTED) % 2**64, tf.uint64))
+    places = tf.constant([(j + 1) * _GOLDEN % 2**64 for j in range(k)], tf.uint64)
+    bits = tf.bitwise.right_shift(_mix(h[..., None] + places), tf.constant(11, tf.uint64))
+    return tf.cast(bits, tf.float64) * 2.0**-53
 
-    if keys.shape.rank == 1:
-        return one(keys)
-    return tf.map_fn(one, keys, fn_output_signature=tf.TensorSpec([k], tf.float64))
+
+#: SplitMix64's increment (2**64 / the golden ratio), and a constant that keeps salt 0 apart
+#: from no salt.
+_GOLDEN = 0x9E3779B97F4A7C15
+_SALTED = 0x632BE59BD9B4E019
+
+
+def _mix(z: tf.Tensor) -> tf.Tensor:
+    """SplitMix64's finalizer of uint64 ``z`` (wrapping arithmetic)."""
+    z = (z ^ tf.bitwise.right_shift(z, tf.constant(30, tf.uint64))) * tf.constant(
+        0xBF58476D1CE4E5B9, tf.uint64
+    )
+    z = (z ^ tf.bitwise.right_shift(z, tf.constant(27, tf.uint64))) * tf.constant(
+        0x94D049BB133111EB, tf.uint64
+    )
+    return z ^ tf.bitwise.right_shift(z, tf.constant(31, tf.uint64))
 
 
 def draws(keys: tf.Tensor, window: Window, centres: tf.Tensor | None = None) -> tf.Tensor:

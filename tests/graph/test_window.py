@@ -117,3 +117,27 @@ def test_cut_batch_cuts_each_with_its_draw_and_name():
     out = cut_batch(arrays, window, draw, tf.constant(["a", "b"])).numpy()
     np.testing.assert_array_equal(out[0], arrays.numpy()[0, 0:2, 0:3])
     np.testing.assert_array_equal(out[1], arrays.numpy()[1, 4:6, 2:5])
+
+
+def test_uniforms_are_each_keys_own_whatever_the_batch():
+    """A unit's numbers depend on its key and the salt alone (a gather of 50 units, one unit,
+    or a batch draw the same), lie in [0, 1), differ by salt, and are drawn by whole-tensor ops
+    (no loop per element, which cost the batch source a serial millisecond per gather)."""
+    from npyio._graph.window import uniforms
+
+    keys = tf.stack(
+        [tf.fill([50], tf.constant(-(2**40) + 7, tf.int64)), tf.range(50, dtype=tf.int64)], 1
+    )
+    many = uniforms(keys, 3, 4).numpy()
+    assert many.shape == (50, 4) and many.min() >= 0 and many.max() < 1
+    for i in (0, 17, 49):
+        np.testing.assert_array_equal(uniforms(keys[i], 3, 4).numpy(), many[i])
+        np.testing.assert_array_equal(uniforms(keys[i : i + 1], 3, 4).numpy()[0], many[i])
+    assert not np.array_equal(uniforms(keys, 4, 4).numpy(), many)
+    assert len(np.unique(many)) == many.size
+    graph = (
+        tf.function(lambda k: uniforms(k, 3, 4))
+        .get_concrete_function(tf.TensorSpec([None, 2], tf.int64))
+        .graph
+    )
+    assert not {op.type for op in graph.get_operations()} & {"While", "StatelessWhile"}
