@@ -302,7 +302,7 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
       }
       const bool in_order = dataset()->deterministic_ || ctx->symbolic_checkpoint();
       auto next = buffer_.end();
-      cond_.wait(lock, [&] {
+      ready_.wait(lock, [&] {
         next = Next(in_order);
         return cancelled_ || next != buffer_.end() || (buffer_.empty() && finished_);
       });
@@ -315,7 +315,7 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
       buffer_.erase(next);
       Release(*batch);
     }
-    cond_.notify_all();  // room for the producer
+    room_.notify_one();  // room for the producer
     *end_of_sequence = false;
     ctx->MergeCheckpoint(&batch->checkpoint);
     if (!batch->status.ok()) return batch->status;
@@ -429,7 +429,8 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
       cancelled_ = true;
     }
     cancelled_flag_ = true;
-    cond_.notify_all();
+    ready_.notify_all();
+    room_.notify_all();
   }
 
   // The input's state and the batches in flight as saved, prepared; `again` gets those to read
@@ -491,7 +492,7 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
     while (true) {
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cond_.wait(lock, [&] {
+        room_.wait(lock, [&] {
           return cancelled_ || finished_ || buffer_.empty() ||
                  (static_cast<int64_t>(buffer_.size()) < Ahead() && Budgeted());
         });
@@ -528,7 +529,8 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
           ram_budget_->RequestLegacyPrefetchBytes(-std::exchange(reserved_, 0));
         }
       }
-      cond_.notify_all();
+      // (a batch still to read is nothing to its consumer yet)
+      if (read == nullptr || end) ready_.notify_all();
       // No lock is held here: a read in this thread may stall past the iterator's end.
       if (read != nullptr && !Read(batch, std::move(read))) return;  // the iterator is gone
       if (end) return;
@@ -631,7 +633,7 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
       std::lock_guard<std::mutex> lock(mu_);
       batch.done = true;
     }
-    cond_.notify_all();
+    ready_.notify_all();
   }
 
   // Whether a batch of n units is small enough to read in the producer's thread.
@@ -703,7 +705,10 @@ class Dataset::Iterator : public DatasetIterator<Dataset> {
 
   std::mutex input_mu_;  // held while the input is read or saved; taken before mu_
   std::mutex mu_;
-  std::condition_variable cond_;
+  // Two waits, so that each wakes only its waiter (a futex wake costs more than a batch of
+  // small files): the consumer's for a batch read (or the end), the producer's for room.
+  std::condition_variable ready_;
+  std::condition_variable room_;
   std::unique_ptr<IteratorBase> input_;
   std::unique_ptr<InstantiatedCapturedFunction> fallback_;
   std::deque<std::shared_ptr<Batch>> buffer_;  // the batches in flight, in order
