@@ -48,8 +48,8 @@ class Source(abc.ABC):
     """What a source kind tells the loader about one epoch of its units.
 
     Attributes:
-        kind: Its column of the capability table (`npyio._pipeline.capabilities.KINDS`): what
-            each option means for it, refused when its plan was made.
+        kind: Its name: the column of the capability table (what each option means for
+            it) that its plan's options were checked against.
         loader: The loader's options (`npyio._pipeline.options.LoaderOptions`).
         count: The units of this shard, of which the index stream permutes positions.
         epoch_count: The units delivered each epoch: `count`, or under ``shard=`` with

@@ -17,10 +17,10 @@ source, `SOURCES`) is a TypeError.
 
 Adding an option touches four places: a parameter in the public signature, a field with its
 check here, its keyword where the entry point makes the options, and the code that uses it
-(plus its row in `npyio._pipeline.capabilities.TABLE`, which says what it means for each source
-kind). ``tests/pipeline/test_options.py`` checks that every public parameter lands in exactly one
-class, passed by its own name, and ``tests/pipeline/test_capabilities.py`` that the table has a row
-for it.
+(plus its row in the capability table, `npyio._pipeline.capabilities.OPTIONS`, and its cell in
+each source kind's column, which says what it means there). ``tests/pipeline/test_options.py``
+checks that every public parameter lands in exactly one class, passed by its own name, and
+``tests/pipeline/test_capabilities.py`` that the table has a row for it.
 
 TF-free.
 """
@@ -40,7 +40,6 @@ import numpy as np
 from npyio._format import npy
 from npyio._format.header import Limits
 from npyio._format.window import SAME, Crop, Foreground, as_crop, as_foreground
-from npyio._pipeline import capabilities
 from npyio._pipeline.paths import parse_shard
 from npyio._read import BACKENDS, DEFAULT_BACKEND
 from npyio._read import capabilities as reader_capabilities
@@ -412,12 +411,6 @@ class ReadOptions:
         """The read options among `npyio.pack`'s ``arguments`` (the rest are `PackOptions`'
         or its own): what each part loads as."""
         return _pick(cls, arguments)
-
-    @property
-    def kind(self) -> str:
-        """The source kind these options alone decide: ``.npz`` members with ``key``, else
-        loose files (planning tells a pack by its index, `npyio._sources.plan.plan`)."""
-        return capabilities.FILES if self.key is None else capabilities.NPZ
 
     @property
     def suffix(self) -> str:

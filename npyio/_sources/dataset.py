@@ -647,7 +647,7 @@ def dataset(
 
     Raises:
         ValueError: When the dataset is built: a bad argument, an option the source refuses
-            (docs/options.md's table of options per source: `npyio._pipeline.capabilities`), no
+            (docs/options.md's table of options per source: `npyio._sources.kinds`), no
             files found, sources that do not pair (the first ten unpaired names listed), a
             ``padding_value`` not of its part's dtype.
         NpyFormatError: When the dataset is built: a bad first header (read when ``dtype`` or

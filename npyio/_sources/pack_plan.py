@@ -2,7 +2,7 @@
 
 `npyio._sources.plan.plan` comes here when ``OUT`` holds a pack index (`npyio._format.packed`), and
 `npyio._sources.dataset.packed_source` makes the `PackPlan`'s source. What each option means for a
-pack, or why it is refused, is `npyio._pipeline.capabilities.TABLE`'s ``pack`` column. The shards
+pack, or why it is refused, is its column of the capability table, `PACK_COLUMN`. The shards
 are read by `npyio.rows`'s machinery (`npyio._sources.rows.rows_source`): each part is a *side* of a
 `RowsPlan`, and each row (a sample) is a unit of the one index stream, read a batch at a time by the
 reader of row ranges (`npyio._read.rows.RowReader.read_rows`: a ``pread`` per run of neighbouring
@@ -50,12 +50,78 @@ from npyio._format import npy
 from npyio._format.files import UnknownSchemeError, is_local, path_text
 from npyio._format.packed import PackIndex, structure_from_json
 from npyio._io.packed import read_index, state
-from npyio._pipeline import capabilities
+from npyio._pipeline.capabilities import (
+    LOADER,
+    NEEDS_KEY,
+    REFUSED,
+    Column,
+    Use,
+    absent,
+    honoured,
+)
 from npyio._pipeline.options import DatasetOptions, LoaderOptions, ReadOptions, split
 from npyio._pipeline.structure import LEAF, per_part
 from npyio._sources.rows_plan import RowsPlan, RowsSide, plan_runs, row_runs, rows_side, shard_runs
 
-__all__ = ["PackPlan", "is_packed", "plan_packed", "plan_subset"]
+__all__ = ["PACK", "PACK_COLUMN", "PackPlan", "is_packed", "plan_packed", "plan_subset"]
+
+PACK = "pack"
+
+
+def _not_for_pack(name: str, why: str = "") -> Use:
+    message = f"{name}= does not apply to a packed directory"
+    return Use(REFUSED, why or "refused", f"{message}: {why}" if why else message)
+
+
+_ROW_READER = (
+    "a packed directory is read by npyio's row reader; backend= and ignore_errors= do not "
+    "apply (npyio verify checks its shards)"
+)
+_WHOLE = "a pack's rows are read whole; crop the loose files"
+#: What each option means for a pack: the capability table's column
+#: (`npyio._pipeline.capabilities`). A pack refuses what it fixed when it was written.
+PACK_COLUMN = Column(
+    PACK,
+    "a pack (`npyio.pack`)",
+    {
+        **LOADER,
+        "shuffle": honoured(
+            "rows in a full uniform shuffle, anew each epoch (on object storage: pieces of rows "
+            "in a new order, rows permuted within cycles of 8)"
+        ),
+        "shard": honoured("by row (contiguous ranges of rows)"),
+        "num_parallel_calls": honoured("chunks decoded at once"),
+        "deterministic": Use(
+            REFUSED,
+            "`False` refused: rows come in order",
+            "deterministic=False does not apply to a packed directory: its rows are decoded "
+            "in order",
+            refuses=lambda value: value is False,
+        ),
+        "prefetch": honoured(),
+        "with_paths": honoured("the source file each row was packed from"),
+        "padding_value": _not_for_pack("padding_value", "a shard holds rows of one shape"),
+        **{
+            name: honoured("checked against the pack's")
+            for name in ("dtype", "shape", "label_dtype", "label_shape")
+        },
+        **{
+            name: _not_for_pack(name, _WHOLE)
+            for name in ("crop", "label_crop", "crops_per_file", "foreground")
+        },
+        "label_key": NEEDS_KEY,  # and key= does not apply to a packed directory
+        "backend": Use(REFUSED, "the row reader reads a pack", _ROW_READER),
+        "ignore_errors": Use(REFUSED, "the row reader reads a pack", _ROW_READER),
+        "max_file_size": _not_for_pack("max_file_size"),
+        "max_header_size": Use(
+            REFUSED,
+            "its index holds the headers",
+            "max_header_size= does not apply to a packed directory: its index holds the headers",
+        ),
+        "shuffle_buffer": absent("`npyio.dataset`"),
+        "num_parallel_reads": absent("`npyio.dataset`"),
+    },
+)
 
 
 def is_packed(inputs: object) -> str | None:
@@ -83,7 +149,7 @@ class PackPlan:
     index: PackIndex
     rows: RowsPlan
     loader: LoaderOptions
-    kind: str = capabilities.PACK
+    kind: str = PACK
 
 
 def _check_specs(index: PackIndex, read: ReadOptions) -> None:

@@ -5,6 +5,10 @@ check without it. `npyio.dataset` is ``build(plan_dataset(...))``: the sources a
 paired (`npyio._pipeline.paths`), each part's spec is derived from the arguments or the first
 file's header (`npyio._format.spec`; ``npyio verify`` applies the very same rule to every file),
 the files are split and sharded, and `choose_strategy` picks where the batch goes.
+
+Two source kinds are planned here, loose ``.npy`` files and ``.npz`` members (``key=``), and
+their columns of the capability table (`FILES_COLUMN`, `NPZ_COLUMN`) say what each option means
+for them.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from npyio._format.window import CENTER, PAD, RANDOM, SAME, TRIM, Crop, fill_for
 from npyio._format.window import resolve as resolve_window
 from npyio._io.header import read_checked
 from npyio._io.spec import derive_spec
-from npyio._pipeline import capabilities
+from npyio._pipeline.capabilities import LOADER, NEEDS_KEY, REFUSED, Column, Use, absent, honoured
 from npyio._pipeline.options import DatasetOptions, LoaderOptions, ReadOptions, split
 from npyio._pipeline.paths import (
     PathSpec,
@@ -43,16 +47,20 @@ from npyio._pipeline.structure import (
     per_part,
     structure_of,
 )
-from npyio._read import Capabilities, choose_backend
+from npyio._read import BACKENDS, Capabilities, choose_backend, reads
 from npyio._read import capabilities as reader_capabilities
 from npyio._sources.foreground import ForegroundIndex, build_index
-from npyio._sources.pack_plan import PackPlan, is_packed, plan_packed
+from npyio._sources.pack_plan import PACK_COLUMN, PackPlan, is_packed, plan_packed
 from npyio._sources.sampling import check_samples
 from npyio.errors import NpyFormatError
 
 __all__ = [
     "BATCH_THEN_DECODE",
     "DECODE_THEN_BATCH",
+    "FILES",
+    "FILES_COLUMN",
+    "NPZ",
+    "NPZ_COLUMN",
     "DatasetPlan",
     "Parts",
     "SpecRule",
@@ -66,6 +74,65 @@ __all__ = [
     "spec_rules",
     "split",
 ]
+
+FILES, NPZ = "files", "npz"
+
+#: What each option means for loose ``.npy`` files: the capability table's column
+#: (`npyio._pipeline.capabilities`).
+FILES_COLUMN = Column(
+    FILES,
+    "`.npy` files",
+    {
+        **LOADER,
+        "shuffle": honoured("files in a full uniform shuffle, anew each epoch"),
+        "shard": honoured("by file (every n-th file)"),
+        "num_parallel_calls": honoured("files read and decoded at once"),
+        "deterministic": honoured("as `Dataset.map`'s"),
+        **{name: honoured() for name in ("prefetch", "with_paths", "padding_value")},
+        **{name: honoured() for name in ("dtype", "shape", "label_dtype", "label_shape")},
+        "crop": honoured(
+            "a window of each array (`npyio.Crop`); the native reader reads only its bytes "
+            "(C-order files), the graph path cuts it from the whole array"
+        ),
+        "label_crop": honoured(
+            "the inputs' window by default, `None` for whole labels, or a window of its own"
+        ),
+        "crops_per_file": honoured(
+            "k random windows of each file per epoch, each a unit of the epoch's stream "
+            "(shuffled with the rest)"
+        ),
+        "foreground": honoured(
+            "a share of the random windows centred on a labelled voxel of the mask "
+            "(`npyio.Foreground`), from an index cached per mask"
+        ),
+        "label_key": NEEDS_KEY,
+        "backend": honoured(),
+        "ignore_errors": honoured("skips a bad file, naming it"),
+        "max_file_size": honoured(),
+        "max_header_size": honoured(),
+        "shuffle_buffer": absent("`npyio.dataset`"),
+        "num_parallel_reads": absent("`npyio.dataset`"),
+    },
+)
+_MEMBER_BACKENDS = " or ".join(repr(name) for name in BACKENDS if reads(name, "members"))
+#: ``.npz`` members: the files' column, but for the member's own options and their reader.
+NPZ_COLUMN = Column(
+    NPZ,
+    "`.npz` members (`key=`)",
+    {
+        **FILES_COLUMN.uses,
+        "label_key": honoured("the labels' member"),
+        "backend": Use(
+            REFUSED,
+            f"only {_MEMBER_BACKENDS}",
+            f"key (.npz archives) needs backend={_MEMBER_BACKENDS}, got {{value!r}}",
+            refuses=lambda value: not reads(value, "members"),  # type: ignore[arg-type]
+        ),
+        "max_file_size": Use(
+            REFUSED, "refused", "max_file_size is not supported with key (.npz archives)"
+        ),
+    },
+)
 
 #: Batch the fetched parts, then decode (read) a whole batch with one set of ops.
 BATCH_THEN_DECODE = "batch-then-decode"
@@ -133,8 +200,8 @@ class DatasetPlan:
 
     @property
     def kind(self) -> str:
-        """The source kind (`npyio._pipeline.capabilities`): loose files or ``.npz`` members."""
-        return self.read.kind
+        """The source kind: loose files, or ``.npz`` members with ``key``."""
+        return FILES if self.read.key is None else NPZ
 
     @property
     def epoch_count(self) -> int:
@@ -676,14 +743,16 @@ def _foreground_index(
     )
 
 
-def _refuse(kind: str, labels: PathSpec | None, options: DatasetOptions, where: str | None) -> None:
-    """What the source ``kind`` refuses (`npyio._pipeline.capabilities.TABLE`'s column; for a pack,
-    labels given and ``key`` too), before anything is read.
+def _refuse(
+    column: Column, labels: PathSpec | None, options: DatasetOptions, where: str | None
+) -> None:
+    """What the source kind refuses (its ``column``; for a pack, labels given and ``key``
+    too), before anything is read.
 
     Raises:
-        ValueError: naming the option, with the table's message (after ``"{where}: "``).
+        ValueError: naming the option, with the column's message (after ``"{where}: "``).
     """
-    if kind == capabilities.PACK:
+    if column is PACK_COLUMN:
         if labels is not None:
             raise ValueError(
                 f"{where}: a packed directory holds its labels; call npyio.dataset({where!r}) "
@@ -691,7 +760,7 @@ def _refuse(kind: str, labels: PathSpec | None, options: DatasetOptions, where: 
             )
         if options.read.key is not None:  # not a row of the table: key makes .npz members
             raise ValueError(f"{where}: key= does not apply to a packed directory")
-    capabilities.refuse(kind, options.given(), where)
+    column.refuse(options.given(), where)
 
 
 def plan(
@@ -705,13 +774,16 @@ def plan(
     """What `npyio.dataset` reads and how. The source kind is decided here, and what it
     refuses is refused here, once, before anything is read: a directory that is a pack by
     `npyio._io.packed.state`'s rule is a pack (with ``packs``), ``key`` makes ``.npz``
-    members, else loose files; each kind's options are checked against
-    `npyio._pipeline.capabilities.TABLE`. Two plans for ``subset="both"``: training, validation.
-    ``strata`` (a class per file: class folders) makes the split stratified
-    (`npyio._pipeline.options.split`)."""
+    members, else loose files; the options are checked against the kind's column of the
+    capability table (`FILES_COLUMN`, `NPZ_COLUMN`, `npyio._sources.pack_plan.PACK_COLUMN`).
+    Two plans for ``subset="both"``: training, validation. ``strata`` (a class per file: class
+    folders) makes the split stratified (`npyio._pipeline.options.split`)."""
     directory = is_packed(inputs) if packs else None
-    kind = options.read.kind if directory is None else capabilities.PACK
-    _refuse(kind, labels, options, directory)
+    if directory is not None:
+        column = PACK_COLUMN
+    else:
+        column = FILES_COLUMN if options.read.key is None else NPZ_COLUMN
+    _refuse(column, labels, options, directory)
     if directory is not None:  # written by npyio pack: its index says what it holds
         return plan_packed(directory, options)
     return _plan_files(inputs, labels, options, strata)

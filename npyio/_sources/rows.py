@@ -42,7 +42,6 @@ import tensorflow as tf
 
 from npyio._format.files import is_remote
 from npyio._graph.ops import require_tf2
-from npyio._pipeline import capabilities
 from npyio._pipeline.loader import Anchor, Source, load
 from npyio._pipeline.map import flat_map, interleave, parallel_map
 from npyio._pipeline.options import (
@@ -56,7 +55,7 @@ from npyio._pipeline.paths import PathSpec
 from npyio._pipeline.shuffle import MAX_GATHER, IndexShuffle, gather_size
 from npyio._read.backends import row_reader, usable
 from npyio._read.rows import FileTable, RowReader
-from npyio._sources.rows_plan import RowsPlan, plan_rows
+from npyio._sources.rows_plan import ROWS, RowsPlan, plan_rows
 from npyio._tf import ignore_external_state
 
 __all__ = ["rows"]
@@ -406,7 +405,7 @@ class RowsSource(Source):
         plan: RowsPlan,
         read: RowReader,
         finish: Callable[..., object] | None,
-        kind: str = capabilities.ROWS,
+        kind: str = ROWS,
     ) -> None:
         self.plan, self.reader, self.finish, self.kind = plan, read, finish, kind
         self.loader, self.count, self.epoch_count = plan.loader, plan.count, plan.epoch_count
@@ -510,7 +509,7 @@ def _by_cycles(
 
 
 def rows_source(
-    plan: RowsPlan, *, finish: Callable[..., object] | None = None, kind: str = capabilities.ROWS
+    plan: RowsPlan, *, finish: Callable[..., object] | None = None, kind: str = ROWS
 ) -> RowsSource:
     """The `RowsSource` of a `RowsPlan` (of ``kind``: `npyio.rows`, or a pack), with the reader
     of row ranges that reads its files; ``finish`` makes the elements from the sides' decoded

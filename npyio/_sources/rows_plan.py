@@ -12,7 +12,7 @@ import numpy as np
 from npyio._format import npy
 from npyio._format.files import is_remote
 from npyio._io.header import read_checked
-from npyio._pipeline import capabilities
+from npyio._pipeline.capabilities import LOADER, OPTIONS, Column, absent, honoured
 from npyio._pipeline.options import DatasetOptions, LoaderOptions, split
 from npyio._pipeline.paths import PathSpec, pair, resolve
 from npyio.errors import NpyFormatError
@@ -42,6 +42,8 @@ __all__ = [
     "GAP_BYTES",
     "MAX_PIECE_BYTES",
     "MIN_PIECE_BYTES",
+    "ROWS",
+    "ROWS_COLUMN",
     "RowsFile",
     "RowsPlan",
     "RowsSide",
@@ -54,6 +56,25 @@ __all__ = [
     "shard_runs",
     "subset_pieces",
 ]
+
+ROWS = "rows"
+#: What each option means for `npyio.rows`: the capability table's column
+#: (`npyio._pipeline.capabilities`). Most options of `npyio.dataset` are not its arguments.
+ROWS_COLUMN = Column(
+    ROWS,
+    "rows (`npyio.rows`)",
+    {
+        **{name: absent("`npyio.rows`") for name in OPTIONS},
+        **LOADER,
+        "shuffle": honoured(
+            "rows in a full uniform shuffle, anew each epoch; with `shuffle_buffer` (and on "
+            "object storage) a shuffle by cycles of pieces"
+        ),
+        "shard": honoured("by row (contiguous ranges of rows)"),
+        "shuffle_buffer": honoured("with `shuffle`: shuffle by cycles of these rows"),
+        "num_parallel_reads": honoured("batches read at once (a cycle's pieces)"),
+    },
+)
 
 
 @dataclass(frozen=True)
@@ -262,8 +283,8 @@ class RowsPlan:
 
     @property
     def kind(self) -> str:
-        """The source kind (`npyio._pipeline.capabilities`)."""
-        return capabilities.ROWS
+        """The source kind (its column of the capability table: `ROWS_COLUMN`)."""
+        return ROWS
 
     @property
     def auto(self) -> bool:

@@ -1,6 +1,7 @@
 """The capability table holds when run: every option on every source kind is honoured (its
 effect, `EFFECTS`, seen against the same call without it), or refused with the table's message,
-or not an argument of that kind's function; the README's table is the one `markdown` writes."""
+or not an argument of that kind's function (tests/sources/test_kinds.py: the page that holds the
+table)."""
 
 from __future__ import annotations
 
@@ -16,24 +17,16 @@ import pytest
 import tensorflow as tf
 
 import npyio
-from npyio._pipeline import capabilities
-from npyio._pipeline.capabilities import (
-    ABSENT,
-    FILES,
-    HONOURED,
-    KINDS,
-    NPZ,
-    PACK,
-    REFUSED,
-    ROWS,
-    TABLE,
-)
+from npyio._pipeline.capabilities import ABSENT, HONOURED, OPTIONS, REFUSED, Column, honoured
 from npyio._pipeline.options import ROWS_OPTIONS, LoaderOptions, ReadOptions, SplitOptions
 from npyio._read import DEFAULT_BACKEND
 from npyio._sources import rows_plan
+from npyio._sources.kinds import COLUMNS, KINDS
+from npyio._sources.pack_plan import PACK
+from npyio._sources.plan import FILES, NPZ
+from npyio._sources.rows_plan import ROWS
 from tests._graph_util import graph_def, python_ops
 
-ROOT = Path(__file__).resolve().parents[2]
 N = 4
 
 #: A value for each option that is not its default (with what it needs to be valid).
@@ -105,7 +98,7 @@ def open_kind(kind: str, sources: dict[str, object], option: str, **kw: object) 
 
 
 def cells() -> list[tuple[str, str]]:
-    return [(option, kind) for option in TABLE for kind in KINDS]
+    return [(option, kind) for option in OPTIONS for kind in KINDS]
 
 
 Open = Callable[..., Any]
@@ -414,7 +407,7 @@ def broken(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize(("option", "kind"), cells(), ids=[f"{o}-{k}" for o, k in cells()])
 def test_every_option_on_every_kind_does_what_the_table_says(sources, broken, option, kind):
-    use = TABLE[option][kind]
+    use = KINDS[kind].uses[option]
     kw = dict(SAMPLES[option])
     if use.status == HONOURED:
 
@@ -442,16 +435,27 @@ def test_the_table_has_a_row_for_every_option_and_a_cell_for_every_kind():
         for f in dataclasses.fields(cls)
         if f.init
     } | ROWS_OPTIONS
-    assert set(TABLE) == options - {"key"}  # key picks the kind: it is no row
-    assert set(SAMPLES) == set(EFFECTS) == set(TABLE)
-    for option, row in TABLE.items():
-        assert set(row) == set(KINDS), option
+    assert set(OPTIONS) == options - {"key"}  # key picks the kind: it is no row
+    assert set(SAMPLES) == set(EFFECTS) == set(OPTIONS)
+    for column in COLUMNS:
+        assert set(column.uses) == set(OPTIONS), column.kind
+
+
+def test_a_kind_declares_every_option_and_no_other():
+    everything = {name: honoured() for name in OPTIONS}
+    Column("new", "a new kind", everything)  # a whole column
+    with pytest.raises(ValueError, match=r"the new column: missing \['shuffle'\], unknown \[\]"):
+        Column("new", "a new kind", {k: v for k, v in everything.items() if k != "shuffle"})
+    with pytest.raises(ValueError, match=r"missing \[\], unknown \['shufle'\]"):
+        Column("new", "a new kind", {**everything, "shufle": honoured()})
+    with pytest.raises(TypeError):  # a column is not edited once declared
+        KINDS[FILES].uses["shuffle"] = honoured()  # type: ignore[index]
 
 
 def test_a_refused_value_is_refused_and_the_default_is_not(sources):
-    capabilities.refuse(PACK, {"deterministic": True})
+    KINDS[PACK].refuse({"deterministic": True})
     with pytest.raises(ValueError, match=r"^p: deterministic=False does not apply"):
-        capabilities.refuse(PACK, {"deterministic": False}, "p")
+        KINDS[PACK].refuse({"deterministic": False}, "p")
     defaults = {"backend": DEFAULT_BACKEND, "max_header_size": 10_000, "deterministic": None}
     defaults["batch_size"] = None  # an element per file, to count them
     assert len(list(npyio.dataset(sources["p"], **defaults))) == N  # the defaults, given
@@ -468,17 +472,8 @@ def test_shard_means_by_file_for_files_and_by_row_for_rows_and_packs(sources):
         for _, y in npyio.rows(sources["x"], sources["y"], shard=(2, 1), batch_size=None)
     ]
     assert by_row == list(range(6, 12))  # the second half of the rows
-    assert "by file" in TABLE["shard"][FILES].meaning
-    assert all("by row" in TABLE["shard"][k].meaning for k in (PACK, ROWS))
-
-
-def readme_and_docs() -> str:
-    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
-    return "\n".join(p.read_text(encoding="utf-8") for p in pages if p.exists())
-
-
-def test_the_readme_holds_the_table_the_capabilities_write():
-    assert capabilities.markdown() in readme_and_docs()
+    assert "by file" in KINDS[FILES].uses["shard"].meaning
+    assert all("by row" in KINDS[k].uses["shard"].meaning for k in (PACK, ROWS))
 
 
 def labels_of(ds) -> list[int]:

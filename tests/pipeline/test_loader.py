@@ -11,9 +11,12 @@ import numpy as np
 import tensorflow as tf
 
 import npyio
-from npyio._pipeline.capabilities import FILES, KINDS, NPZ, PACK, ROWS
 from npyio._pipeline.loader import Source, load, stream
 from npyio._pipeline.options import DatasetOptions, LoaderOptions, ReadOptions
+from npyio._sources.kinds import KINDS
+from npyio._sources.pack_plan import PACK
+from npyio._sources.plan import FILES, NPZ
+from npyio._sources.rows_plan import ROWS
 
 PIPELINE = Path(npyio.__file__).parent / "_pipeline"
 

@@ -10,8 +10,11 @@ import numpy as np
 import pytest
 
 import npyio
-from npyio._pipeline.capabilities import FILES, HONOURED, KINDS, ROWS, TABLE
+from npyio._pipeline.capabilities import HONOURED, OPTIONS
 from npyio._pipeline.options import SplitOptions, split
+from npyio._sources.kinds import KINDS
+from npyio._sources.plan import FILES
+from npyio._sources.rows_plan import ROWS
 from tests.pipeline.test_capabilities import SAMPLES, open_kind, write_sources
 
 N = 20  # files; 60 rows
@@ -44,7 +47,8 @@ def sample_ids(ds: object, kind: str) -> list[int]:
 
 
 def other_options(kind: str) -> list[str]:
-    return [o for o in TABLE if TABLE[o][kind].status == HONOURED and o not in NOT_COMPARED]
+    uses = KINDS[kind].uses
+    return [o for o in OPTIONS if uses[o].status == HONOURED and o not in NOT_COMPARED]
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
