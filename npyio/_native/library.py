@@ -57,6 +57,7 @@ __all__ = [
     "build_driver",
     "cache_key",
     "cache_root",
+    "headers_read",
     "mode",
     "ops",
     "preload",
@@ -749,6 +750,16 @@ def windows_advised() -> int:
         BackendUnavailableError: where the native reader cannot be had (or is off).
     """
     return int(_module().npyio_remote_stats().numpy()[len(REMOTE_STATS)])
+
+
+def headers_read() -> int:
+    """How many local headers this process's kernel read from their files (the rest came from
+    its cache of parsed headers: ``npy_read.h``'s ``kHeaderCacheEntries``).
+
+    Raises:
+        BackendUnavailableError: where the native reader cannot be had (or is off).
+    """
+    return int(_module().npyio_remote_stats().numpy()[len(REMOTE_STATS) + 1])
 
 
 def batch_dataset(

@@ -491,3 +491,61 @@ def test_a_cold_files_window_is_advised_then_read_alike(native_ops, tmp_path):
     assert library.windows_advised() == before + 1
     _read([str(path)], [start], "float32", a.shape, window)  # now in the page cache
     assert library.windows_advised() == before + 1
+
+
+def _settled(*paths: Path) -> None:
+    """Waits until ``paths`` changed over a second ago, so that the kernel keeps their headers
+    (it keeps none of a file changed within the last second)."""
+    import time
+
+    newest = max(os.stat(p).st_ctime for p in paths)
+    time.sleep(max(0.0, newest + 2.05 - time.time()))
+
+
+def test_a_files_header_is_read_once_for_all_its_windows(native_ops, tmp_path):
+    """Four windows of each of three volumes, twice: each header is read from its file once,
+    the rest from the kernel's cache, and every window is still the file's."""
+    arrays = [_array("float32", (9 + i, 12, 10), seed=i) for i in range(3)]
+    paths = [str(tmp_path / f"{i}.npy") for i in range(3)]
+    for path, a in zip(paths, arrays, strict=True):
+        np.save(path, a)
+    _settled(*map(Path, paths))
+    draws = np.random.default_rng(0).random((12, 3))
+    window = (4, 5, 6)
+    read = []
+    for _ in range(2):
+        before = library.headers_read()
+        values, _, ok, _ = _drawn(paths * 4, draws, "float32", (None, 12, 10), window, (0, 1, 2))
+        read.append(library.headers_read() - before)
+        assert ok.all()
+        for k in range(12):
+            a = arrays[k % 3]
+            place = Window(rank=3, axes=(0, 1, 2), size=window, start=RANDOM, policy=PAD)
+            start = place.starts(a.shape, tuple(draws[k]))  # npyio's rule
+            assert _same_bits(values[k], _expected(a, start, window, np.float32(0)))
+    # once per file (two of the op's threads may both miss one file at once), then never
+    assert 3 <= read[0] < 12 and read[1] == 0, read
+
+
+def test_a_header_is_read_again_once_its_file_changes(native_ops, tmp_path):
+    """A file kept in the cache, then rewritten with another shape of the same size: its next
+    window is placed and read by the new header. A file changed within the last second is
+    never kept."""
+    path = tmp_path / "a.npy"
+    np.save(path, np.arange(8 * 16, dtype=np.float32).reshape(8, 16))
+    _settled(path)
+    _drawn([str(path)], np.zeros((1, 0)), "float32", (None, None), (4, 4), (0, 1), "center")
+    before = library.headers_read()
+    _, dims, _, _ = _drawn(
+        [str(path)], np.zeros((1, 0)), "float32", (None, None), (4, 4), (0, 1), "center"
+    )
+    assert library.headers_read() == before and dims.tolist() == [[8, 16]]  # kept
+    b = np.arange(16 * 8, dtype=np.float32).reshape(16, 8) + 1000
+    np.save(path, b)  # the same size: only the header differs
+    for _ in range(2):  # changed just now: read from the file both times
+        values, dims, ok, _ = _drawn(
+            [str(path)], np.zeros((1, 0)), "float32", (None, None), (4, 4), (0, 1), "center"
+        )
+        assert ok.tolist() == [True] and dims.tolist() == [[16, 8]]
+        assert np.array_equal(values[0], b[6:10, 2:6])
+    assert library.headers_read() == before + 2

@@ -43,7 +43,8 @@
 // larger than it, alone), and each acquire gets its bytes back. And, as often, a ReadPool
 // (read_pool.h, NpyioBatchDataset's reads) racing and cancelled: good and damaged files, some
 // whose reads stall, read on the pool and in a caller's thread, the pool closed at a random
-// point (see race_pool). A read itself has no cancellation (it runs to its end, bounded by one
+// point (see race_pool). And the header cache, with files read on threads at once and rewritten
+// between (see race_kept). A read itself has no cancellation (it runs to its end, bounded by one
 // preadv per run); the pool's Close is what is cancelled. Exit status 1 on the first violation.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -981,6 +982,64 @@ struct Fuzzer {
     return true;
   }
 
+  // The header cache (npy_read.h's kHeaderCacheEntries): files written once, read by
+  // read_npy_parsed on four threads at once; once a file is old enough its header comes from
+  // the cache. Now and then one is rewritten in place with another shape of the same size (only
+  // its header differs): every read must give the shape and payload the file holds then, never
+  // a kept header of what it held before.
+  std::vector<std::string> kept_paths;
+  std::vector<Bytes> kept_files;
+  std::vector<std::vector<size_t>> kept_shapes;
+
+  void write_kept(size_t f) {
+    static const size_t kSides[] = {1, 2, 3, 4, 6, 8, 12, 24};  // a * b == 24
+    const size_t a = kSides[pick(8)];
+    kept_shapes[f] = {a, 24 / a};
+    Bytes file = make_header(kKinds[4], kept_shapes[f]);  // <f4
+    for (size_t i = 0; i < 24 * 4; ++i) file.push_back(static_cast<uint8_t>(rng()));
+    kept_files[f] = file;
+    write_file(kept_paths[f], file);
+  }
+
+  bool race_kept() {
+    if (kept_paths.empty()) {
+      mkdir((dir + "/kept").c_str(), 0755);
+      for (size_t f = 0; f < 8; ++f) {
+        kept_paths.push_back(dir + "/kept/" + std::to_string(f) + ".npy");
+        kept_files.emplace_back();
+        kept_shapes.emplace_back();
+        write_kept(f);
+      }
+    }
+    if (pick(16) == 0) write_kept(pick(kept_paths.size()));
+    const uint64_t from_files = npyio::headers_read();
+    std::atomic<bool> broken{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([this, &broken] {
+        const int64_t dims[2] = {-1, -1};
+        const npyio::Wanted want{"f4", 2, dims, 10000, UINT64_MAX};
+        for (size_t f = 0; f < kept_paths.size(); ++f) {
+          ParsedRoom room;
+          npyio::NpyHeader h;
+          const auto s = npyio::read_npy_parsed(kept_paths[f].c_str(), want, false,
+                                                &ParsedRoom::allocate, &room, &h);
+          const Bytes& file = kept_files[f];
+          const std::vector<int64_t> shape(kept_shapes[f].begin(), kept_shapes[f].end());
+          if (s != npyio::ReadStatus::OK || room.shape != shape ||
+              std::memcmp(room.data.data(), file.data() + file.size() - 96, 96) != 0) {
+            broken = true;
+          }
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    counts["kept reads"] += static_cast<long>(4 * kept_paths.size());
+    counts["kept reads from the file"] += static_cast<long>(npyio::headers_read() - from_files);
+    if (broken) return fail("kept: a header or payload not the file's", NONE, npyio::ReadStatus::OK);
+    return true;
+  }
+
   // read_npy, but a path holding "-stall" waits in "open" until stalls_released.
   static inline std::atomic<bool> stalls_released{true};
   static npyio::ReadStatus stalling_read(const char* path, const uint8_t* header, size_t header_len,
@@ -1017,6 +1076,7 @@ int fuzz(double seconds, const std::string& dir, uint64_t seed) {
     }
     if (!f.race_budget()) return 1;
     if (!f.race_pool()) return 1;
+    if (!f.race_kept()) return 1;
     if (std::chrono::steady_clock::now() >= end) break;
   }
   std::printf("inputs %ld\nsampled %ld\n", f.inputs, f.sampled);

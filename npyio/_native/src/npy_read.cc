@@ -16,8 +16,11 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <new>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace npyio {
 
@@ -212,6 +215,83 @@ bool wanted(const NpyHeader& h, const Wanted& want) {
 
 }  // namespace
 
+// --- the header cache (npy_read.h's kHeaderCacheEntries) ---------------------------------------
+namespace {
+
+struct FileId {
+  dev_t dev;
+  ino_t ino;
+  bool operator==(const FileId& o) const { return dev == o.dev && ino == o.ino; }
+};
+
+struct FileIdHash {
+  size_t operator()(const FileId& id) const {
+    return std::hash<uint64_t>()(static_cast<uint64_t>(id.ino) * 0x9E3779B97F4A7C15ULL ^
+                                 static_cast<uint64_t>(id.dev));
+  }
+};
+
+struct KeptHeader {
+  off_t size;
+  struct timespec mtime, ctime;
+  NpyHeader header;
+};
+
+bool same_time(const struct timespec& a, const struct timespec& b) {
+  return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+// Shards, each with its own lock: the reads of a batch's files, on several threads, rarely
+// wait on each other's look-ups.
+constexpr size_t kKeptShards = 16;
+struct KeptShard {
+  std::mutex mu;
+  std::unordered_map<FileId, KeptHeader, FileIdHash> headers;
+};
+// Never destroyed: pool threads may still read while the process exits.
+KeptShard* const kept = new KeptShard[kKeptShards];
+std::atomic<uint64_t> headers_from_files{0};
+
+KeptShard& shard_of(const FileId& id) { return kept[FileIdHash()(id) % kKeptShards]; }
+
+// The header kept for the file `st` describes, if it has not changed since.
+bool kept_header(const struct stat& st, NpyHeader* h) {
+  const FileId id{st.st_dev, st.st_ino};
+  KeptShard& shard = shard_of(id);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  const auto it = shard.headers.find(id);
+  if (it == shard.headers.end()) return false;
+  const KeptHeader& k = it->second;
+  if (k.size != st.st_size || !same_time(k.mtime, st.st_mtim) || !same_time(k.ctime, st.st_ctim)) {
+    return false;
+  }
+  *h = k.header;
+  return true;
+}
+
+// Keeps `h` for the file `st` describes, unless the file changed within the last second.
+void keep_header(const struct stat& st, const NpyHeader& h) {
+  struct timespec now;
+  if (clock_gettime(CLOCK_REALTIME, &now) != 0) return;
+  if (st.st_ctim.tv_sec >= now.tv_sec - 1 || st.st_mtim.tv_sec >= now.tv_sec - 1) return;
+  const FileId id{st.st_dev, st.st_ino};
+  KeptShard& shard = shard_of(id);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  try {
+    if (shard.headers.size() >= kHeaderCacheEntries / kKeptShards) shard.headers.clear();
+    shard.headers[id] = KeptHeader{st.st_size, st.st_mtim, st.st_ctim, h};
+  } catch (const std::bad_alloc&) {  // a cache that cannot grow only costs a read
+  }
+}
+
+// The header text's length, which max_header_size bounds (the prefix: magic, version, length).
+uint64_t header_text_bytes(const NpyHeader& h) {
+  const uint64_t prefix = h.version == 1 ? 10 : 12;
+  return h.data_offset > prefix ? h.data_offset - prefix : 0;
+}
+
+}  // namespace
+
 // The bytes read first to parse a file's header.
 constexpr size_t kHead = 256;
 
@@ -224,6 +304,12 @@ ReadStatus open_parsed(const char* path, const Wanted& want, Fd& fd, struct stat
   if (status != ReadStatus::OK) return status;
   const uint64_t size = static_cast<uint64_t>(before.st_size);
   if (size > want.max_file_size) return ReadStatus::SIZE_MISMATCH;
+  if (head_bytes != nullptr) *head_bytes = 0;
+  if (kept_header(before, &h)) {  // parsed before (under any max_header_size), and agreeing
+    const bool fits = header_text_bytes(h) <= want.max_header_size;
+    return fits && wanted(h, want) ? ReadStatus::OK : ReadStatus::HEADER_MISMATCH;
+  }
+  ++headers_from_files;
   // The head: 256 bytes hold the headers numpy writes for up to about a dozen dims (it pads
   // to 64; a window's reads that follow are often smaller than a page, so the head read
   // matters); a longer one is read whole, once its length field (within max_header_size and
@@ -243,10 +329,12 @@ ReadStatus open_parsed(const char* path, const Wanted& want, Fd& fd, struct stat
     if (head_bytes != nullptr) *head_bytes += h.data_offset;
     parsed = parse_header(big.get(), h.data_offset, want.max_header_size, &h);
   }
-  if (parsed != HeaderStatus::OK || !wanted(h, want)) return ReadStatus::HEADER_MISMATCH;
+  if (parsed != HeaderStatus::OK) return ReadStatus::HEADER_MISMATCH;
   // data_offset is at most 12 + 2**32 and the payload under 2**62: no overflow
-  if (h.data_offset + h.payload_bytes != size) return ReadStatus::SIZE_MISMATCH;
-  return ReadStatus::OK;
+  const bool agrees = h.data_offset + h.payload_bytes == size;
+  if (agrees) keep_header(before, h);  // a header its file agrees with, wanted or not
+  if (!wanted(h, want)) return ReadStatus::HEADER_MISMATCH;
+  return agrees ? ReadStatus::OK : ReadStatus::SIZE_MISMATCH;
 }
 
 ReadStatus read_npy_parsed(const char* path, const Wanted& want, bool check_bool,
@@ -423,6 +511,8 @@ void fill_elements(uint8_t* out, int64_t n, size_t itemsize, const uint8_t* fill
 size_t bounce_bytes_held() { return bounce_held.load(); }
 
 uint64_t windows_advised() { return advised.load(); }
+
+uint64_t headers_read() { return headers_from_files.load(); }
 
 namespace {
 

@@ -237,6 +237,18 @@ constexpr size_t kAdviseGap = 64 * 1024;
 // tests: whether a file that was evicted took that path).
 uint64_t windows_advised();
 
+// A file's parsed header is kept, by the file's device and inode, while its size, mtime and ctime
+// stay as they were: a file read again (crops_per_file windows of one case, an epoch after
+// another) has its header read and parsed once per process. A file changed within a second
+// before it was read is not kept (git's "racy clean" rule: timestamps are coarser than writes,
+// so a rewrite of the same size in the same tick would look unchanged). At most this many
+// headers are kept; a full cache is emptied and filled again.
+constexpr size_t kHeaderCacheEntries = 8192;
+
+// How many headers read_npy_parsed and read_window_placed have read from their files rather
+// than from the cache, by every thread together (for the tests).
+uint64_t headers_read();
+
 // The bytes of read_window's bounce buffers allocated now, by every thread together: 0 whenever
 // no read_window call is running (the fuzz driver checks that none outlives its call).
 size_t bounce_bytes_held();

@@ -985,16 +985,17 @@ class NpyioReadWindowsOp : public OpKernel {
 REGISTER_KERNEL_BUILDER(Name("NpyioReadWindows").Device(tensorflow::DEVICE_CPU),
                         NpyioReadWindowsOp);
 
-// NpyioRemoteStats: what this process's remote reads did (remote.h's RemoteStats), as [7]
+// NpyioRemoteStats: what this process's remote reads did (remote.h's RemoteStats), as [8]
 // int64: reads, reads that waited for the budget, bypass buffers not allocated (read with a
 // buffer of the object's size), objects doubted for want of any buffer, the most bytes held
 // at once, and the budget; then the local windows found cold and advised (npy_read.h's
-// windows_advised). Stateful: each run reads the counters anew.
+// windows_advised), and the local headers read from their files, not the cache (headers_read).
+// Stateful: each run reads the counters anew.
 REGISTER_OP("NpyioRemoteStats")
     .Output("stats: int64")
     .SetIsStateful()
     .SetShapeFn([](InferenceContext* c) -> absl::Status {
-      c->set_output(0, c->Vector(7));
+      c->set_output(0, c->Vector(8));
       return absl::OkStatus();
     });
 
@@ -1004,7 +1005,7 @@ class NpyioRemoteStatsOp : public OpKernel {
 
   void Compute(OpKernelContext* ctx) override {
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({7}), &out));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({8}), &out));
     const npyio::RemoteStats stats = npyio::remote_stats();
     auto v = out->flat<int64_t>();
     v(0) = stats.reads;
@@ -1014,6 +1015,7 @@ class NpyioRemoteStatsOp : public OpKernel {
     v(4) = stats.peak_bytes;
     v(5) = stats.budget_bytes;
     v(6) = static_cast<int64_t>(npyio::windows_advised());
+    v(7) = static_cast<int64_t>(npyio::headers_read());
   }
 };
 
