@@ -34,8 +34,9 @@ def uniforms(keys: tf.Tensor, salt: int, k: int) -> tf.Tensor:
 
     A counter-based hash (SplitMix64's finalizer over the key's words, the salt and the
     number's place), in whole-tensor ops: the same numbers for any batch of keys, on any
-    machine, at a fixed cost per batch (a stateless random op per element, in a ``map_fn``,
-    cost 13-17 us of CPU a window: bench/README.md, "Crops in the batch source")."""
+    machine, at a fixed cost per batch (TF's stateless random ops take one seed each, so a
+    draw per element needs a ``map_fn``, a loop step a window: bench/README.md, "Crops in the
+    batch source", measures both)."""
     words = tf.bitcast(keys, tf.uint64)
     h = _mix(_mix(words[..., 0] * _GOLDEN) ^ words[..., 1])
     h = _mix(h ^ tf.constant((salt * _GOLDEN + _SALTED) % 2**64, tf.uint64))
