@@ -30,6 +30,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from npyio._pipeline.capabilities import Column
 from npyio._pipeline.map import parallel_map
 from npyio._pipeline.options import LoaderOptions
 from npyio._pipeline.remote import for_storage
@@ -48,8 +49,9 @@ class Source(abc.ABC):
     """What a source kind tells the loader about one epoch of its units.
 
     Attributes:
-        kind: Its name: the column of the capability table (what each option means for
-            it) that its plan's options were checked against.
+        column: Its column of the capability table (`npyio._pipeline.capabilities.Column`):
+            its name (`kind`) and what each option means for it, which its plan's options
+            were checked against.
         loader: The loader's options (`npyio._pipeline.options.LoaderOptions`).
         count: The units of this shard, of which the index stream permutes positions.
         epoch_count: The units delivered each epoch: `count`, or under ``shard=`` with
@@ -62,7 +64,7 @@ class Source(abc.ABC):
             (`npyio._pipeline.remote.remote_threads`).
     """
 
-    kind: str
+    column: Column
     loader: LoaderOptions
     count: int
     epoch_count: int
@@ -70,6 +72,11 @@ class Source(abc.ABC):
     autotune: bool = True
     paths: Sequence[str] = ()
     blocks: bool = True
+
+    @property
+    def kind(self) -> str:
+        """Its name: its column's."""
+        return self.column.kind
 
     @abc.abstractmethod
     def gather(self, indices: tf.Tensor, *key: tf.Tensor) -> Any:

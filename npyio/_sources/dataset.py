@@ -110,7 +110,7 @@ class FilesSource(Source):
     """
 
     def __init__(self, plan: DatasetPlan, read: Reader, report: Reader | None) -> None:
-        self.plan, self.reader, self.report, self.kind = plan, read, report, plan.kind
+        self.plan, self.reader, self.report, self.column = plan, read, report, plan.column
         self.loader, self.count, self.epoch_count = plan.loader, plan.count, plan.epoch_count
         self.keyed = any(spec.crop is not None and spec.crop.random for spec in plan.specs)
         self.autotune = read.capabilities.autotune
@@ -471,7 +471,7 @@ def packed_source(plan: PackPlan) -> RowsSource:
             out.append(tf.gather(names, leaves[n_parts]))
         return out[0] if len(out) == 1 else tuple(out)
 
-    return rows_source(plan.rows, finish=finish, kind=plan.kind)
+    return rows_source(plan.rows, finish=finish, column=plan.column)
 
 
 def source(plan: DatasetPlan | PackPlan) -> Source:

@@ -149,7 +149,15 @@ class PackPlan:
     index: PackIndex
     rows: RowsPlan
     loader: LoaderOptions
-    kind: str = PACK
+
+    @property
+    def column(self) -> Column:
+        """Its kind's column of the capability table."""
+        return PACK_COLUMN
+
+    @property
+    def kind(self) -> str:
+        return PACK
 
 
 def _check_specs(index: PackIndex, read: ReadOptions) -> None:

@@ -199,9 +199,13 @@ class DatasetPlan:
     foreground: ForegroundIndex | None = None
 
     @property
+    def column(self) -> Column:
+        """The source kind's column: loose files, or ``.npz`` members with ``key``."""
+        return FILES_COLUMN if self.read.key is None else NPZ_COLUMN
+
+    @property
     def kind(self) -> str:
-        """The source kind: loose files, or ``.npz`` members with ``key``."""
-        return FILES if self.read.key is None else NPZ
+        return self.column.kind
 
     @property
     def epoch_count(self) -> int:

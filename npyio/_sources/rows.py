@@ -42,6 +42,7 @@ import tensorflow as tf
 
 from npyio._format.files import is_remote
 from npyio._graph.ops import require_tf2
+from npyio._pipeline.capabilities import Column
 from npyio._pipeline.loader import Anchor, Source, load
 from npyio._pipeline.map import flat_map, interleave, parallel_map
 from npyio._pipeline.options import (
@@ -55,7 +56,7 @@ from npyio._pipeline.paths import PathSpec
 from npyio._pipeline.shuffle import MAX_GATHER, IndexShuffle, gather_size
 from npyio._read.backends import row_reader, usable
 from npyio._read.rows import FileTable, RowReader
-from npyio._sources.rows_plan import ROWS, RowsPlan, plan_rows
+from npyio._sources.rows_plan import ROWS_COLUMN, RowsPlan, plan_rows
 from npyio._tf import ignore_external_state
 
 __all__ = ["rows"]
@@ -405,9 +406,9 @@ class RowsSource(Source):
         plan: RowsPlan,
         read: RowReader,
         finish: Callable[..., object] | None,
-        kind: str = ROWS,
+        column: Column = ROWS_COLUMN,
     ) -> None:
-        self.plan, self.reader, self.finish, self.kind = plan, read, finish, kind
+        self.plan, self.reader, self.finish, self.column = plan, read, finish, column
         self.loader, self.count, self.epoch_count = plan.loader, plan.count, plan.epoch_count
         self.autotune = read.capabilities.autotune
         self.paths = [side.files[0].path for side in plan.sides if side.files]
@@ -509,14 +510,15 @@ def _by_cycles(
 
 
 def rows_source(
-    plan: RowsPlan, *, finish: Callable[..., object] | None = None, kind: str = ROWS
+    plan: RowsPlan, *, finish: Callable[..., object] | None = None, column: Column = ROWS_COLUMN
 ) -> RowsSource:
-    """The `RowsSource` of a `RowsPlan` (of ``kind``: `npyio.rows`, or a pack), with the reader
-    of row ranges that reads its files; ``finish`` makes the elements from the sides' decoded
-    rows, a chunk at a time (a packed directory makes its structure and paths there)."""
+    """The `RowsSource` of a `RowsPlan` (of ``column``'s kind: `npyio.rows`, or a pack), with
+    the reader of row ranges that reads its files; ``finish`` makes the elements from the
+    sides' decoded rows, a chunk at a time (a packed directory makes its structure and paths
+    there)."""
     firsts = [side.files[0].path for side in plan.sides if side.files]
     read = row_reader(usable(_BACKEND), plan.sides, plan.chunk, firsts)
-    return RowsSource(plan, read, finish, kind)
+    return RowsSource(plan, read, finish, column)
 
 
 def build_rows(plan: RowsPlan) -> tf.data.Dataset:

@@ -287,6 +287,11 @@ class RowsPlan:
         return ROWS
 
     @property
+    def column(self) -> Column:
+        """Its kind's column of the capability table."""
+        return ROWS_COLUMN
+
+    @property
     def auto(self) -> bool:
         """Whether tf.data tunes the parallelism of the reads (``num_parallel_reads``)."""
         return self.loader.auto

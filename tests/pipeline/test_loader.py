@@ -11,6 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 import npyio
+from npyio._pipeline.capabilities import OPTIONS, Column, honoured
 from npyio._pipeline.loader import Source, load, stream
 from npyio._pipeline.options import DatasetOptions, LoaderOptions, ReadOptions
 from npyio._sources.kinds import KINDS
@@ -21,10 +22,15 @@ from npyio._sources.rows_plan import ROWS
 PIPELINE = Path(npyio.__file__).parent / "_pipeline"
 
 
+def toy_column(kind: str) -> Column:
+    """A new kind's column of the capability table: every option honoured."""
+    return Column(kind, f"{kind} (a test)", {name: honoured() for name in OPTIONS})
+
+
 class Squares(Source):
     """A toy source kind: unit i is the element i * i, read a batch at a time."""
 
-    kind = "squares"
+    column = toy_column("squares")
 
     def __init__(self, n: int, loader: LoaderOptions, epoch_count: int | None = None) -> None:
         self.loader, self.count = loader, n
@@ -54,7 +60,7 @@ def test_a_new_kind_reads_in_order_in_batches():
 class Cubes(Source):
     """A kind that reads only batches of units: the loader batches them (`Source.read`)."""
 
-    kind = "cubes"
+    column = toy_column("cubes")
 
     def __init__(self, n: int, loader: LoaderOptions) -> None:
         self.loader, self.count, self.epoch_count = loader, n, n
@@ -157,8 +163,8 @@ def test_the_check_of_that_line_finds_an_import(tmp_path):
 
 
 def test_every_kind_is_a_source_of_its_column(tmp_path):
-    """Each kind's plan makes a `Source` whose ``kind`` is its column of the capability table,
-    and the loader reads it."""
+    """Each kind's plan makes a `Source` that carries its column of the capability table (what
+    options it honours), and the loader reads it."""
     from npyio._sources.dataset import source
     from npyio._sources.plan import plan
     from npyio._sources.rows import rows_source
@@ -178,6 +184,6 @@ def test_every_kind_is_a_source_of_its_column(tmp_path):
     }
     assert set(sources) == set(KINDS)
     for kind, made in sources.items():
-        assert isinstance(made, Source) and made.kind == kind
+        assert isinstance(made, Source) and made.kind == kind and made.column is KINDS[kind]
         values = sorted(float(np.ravel(x)[0]) for x in load(made))
         assert values == ([0.0, 0.0, 1.0, 1.0, 2.0, 2.0] if kind == ROWS else [0.0, 1.0, 2.0])
