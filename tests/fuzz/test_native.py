@@ -29,11 +29,35 @@ def test_the_native_fuzz_driver_runs_clean_and_agrees_with_the_graph_path(
     # the batch source's read pool, racing, closed with reads stalled in it and in its caller
     assert counts["status pool races"] > 0, counts
     assert counts["status pool closed on a caller's stalled read"] > 0, counts
+    # its sign that reads waited on storage: past the floor, never a few ms; evicted files
+    # by their block inputs where this file system reports them
+    assert counts["status pool waits"] == 1, counts
+    if _reports_block_inputs(tmp_path):
+        assert counts["status pool waits: cold"] == 1, counts
     # the read of a file of any shape, its header parsed by the core (issue 52)
     for status in ("OK", "HEADER_MISMATCH", "SIZE_MISMATCH", "NO_MEMORY", "BAD_BOOL"):
         assert counts[f"status parsed {status}"] > 0, counts
     read, doubted = native.differential(tmp_path / "run" / "cases")
     assert read + doubted == counts["sampled"]
+
+
+def _reports_block_inputs(tmp_path) -> bool:
+    """Whether reading an evicted file here counts block inputs (``ru_inblock``): a disk does,
+    a tmpfs does not."""
+    import os
+    import resource
+
+    path = tmp_path / "evicted"
+    path.write_bytes(b"\1" * (1 << 20))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fdatasync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        before = resource.getrusage(resource.RUSAGE_THREAD).ru_inblock
+        os.pread(fd, 1 << 20, 0)
+        return resource.getrusage(resource.RUSAGE_THREAD).ru_inblock > before
+    finally:
+        os.close(fd)
 
 
 def test_the_differential_check_catches_a_wrong_verdict(tmp_path):

@@ -47,6 +47,7 @@
 // between (see race_kept). A read itself has no cancellation (it runs to its end, bounded by one
 // preadv per run); the pool's Close is what is cancelled. Exit status 1 on the first violation.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1040,6 +1041,73 @@ struct Fuzzer {
     return true;
   }
 
+  // The pool's sign that a range waited on storage (BatchRead::Read): a range that sleeps past
+  // the floor (a slow network file system) counts; one of a few milliseconds never does when its
+  // thread had its core (a busy machine's preempted thread took a first rule to be waiting:
+  // tried 3 times, for a loaded machine's own delays); and a read of evicted files counts by
+  // its block inputs, where the file system reports them (then "pool waits: cold" counts).
+  static inline std::atomic<int64_t> sleep_us{0};
+  static npyio::ReadStatus sleeping_read(const char* path, const uint8_t* header,
+                                         size_t header_len, uint8_t* out, size_t payload_len,
+                                         bool check_bool) {
+    std::this_thread::sleep_for(std::chrono::microseconds(sleep_us.load()));
+    return npyio::read_npy(path, header, header_len, out, payload_len, check_bool);
+  }
+
+  bool pool_waits() {
+    const Kind& kind = kKinds[4];  // <f4
+    const std::vector<size_t> shape = {size_t{1} << 14};  // 64 KiB
+    const Bytes header = make_header(kind, shape);
+    auto plan = std::make_shared<std::vector<npyio::PartPlan>>();
+    plan->push_back({std::string(header.begin(), header.end()), shape[0] * kind.size, false});
+    Bytes file = header;
+    file.resize(header.size() + shape[0] * kind.size, 1);
+    const std::string paths[] = {dir + "/waits-0.npy", dir + "/waits-1.npy", dir + "/probe.npy"};
+    for (const auto& path : paths) {
+      if (!write_file(path, file)) return fail("waits: cannot write", NONE, npyio::ReadStatus::OK);
+    }
+    auto out = std::make_shared<Bytes>(2 * shape[0] * kind.size);
+    auto read = [&](size_t files) {
+      auto batch = std::make_shared<npyio::BatchRead>(plan, files, out, sleeping_read);
+      for (size_t u = 0; u < files; ++u) {
+        batch->file(u, 0).path = paths[u];
+        batch->file(u, 0).out = out->data() + u * shape[0] * kind.size;
+      }
+      std::atomic<bool> stop{false};
+      return batch->Read(0, files, stop);
+    };
+    bool quick = false;
+    sleep_us = 1000;  // two files, about 2 ms of wall time and little CPU
+    for (int i = 0; i < 3 && !quick; ++i) quick = !read(2);
+    if (!quick) return fail("waits: a range of 2 ms counted as waiting", NONE, npyio::ReadStatus::OK);
+    sleep_us = 30000;
+    const bool slow = read(1);
+    sleep_us = 0;
+    if (!slow) return fail("waits: a range of 30 ms did not count", NONE, npyio::ReadStatus::OK);
+    // Cold: evicted files, where reading the evicted probe shows block inputs.
+    auto evict = [](const std::string& path) {
+      const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return;
+      fdatasync(fd);
+      posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+      close(fd);
+    };
+    for (const auto& path : paths) evict(path);
+    rusage before{}, after{};
+    getrusage(RUSAGE_THREAD, &before);
+    Bytes probe(file.size());
+    const int fd = open(paths[2].c_str(), O_RDONLY | O_CLOEXEC);
+    const bool probed = fd >= 0 && pread(fd, probe.data(), probe.size(), 0) > 0;
+    if (fd >= 0) close(fd);
+    getrusage(RUSAGE_THREAD, &after);
+    if (probed && after.ru_inblock > before.ru_inblock) {
+      if (!read(2)) return fail("waits: evicted files did not count", NONE, npyio::ReadStatus::OK);
+      ++counts["pool waits: cold"];
+    }
+    ++counts["pool waits"];
+    return true;
+  }
+
   // read_npy, but a path holding "-stall" waits in "open" until stalls_released.
   static inline std::atomic<bool> stalls_released{true};
   static npyio::ReadStatus stalling_read(const char* path, const uint8_t* header, size_t header_len,
@@ -1068,6 +1136,7 @@ int fuzz(double seconds, const std::string& dir, uint64_t seed) {
   mkdir(dir.c_str(), 0755);
   mkdir((dir + "/cases").c_str(), 0755);
   f.verdicts.open(dir + "/cases/verdicts.tsv");
+  if (!f.pool_waits()) return 1;
   const std::string path = dir + "/input.npy";
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (true) {

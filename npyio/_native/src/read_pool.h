@@ -58,8 +58,8 @@ class BatchRead {
 
   // Reads units [begin, end): each file into its slice, ok where read whole, its slice zeros
   // where doubted; stops before the next file once `stop` is set. Returns whether the reads
-  // mostly waited on storage: wall time over kWaitRatio times the thread's CPU time, past
-  // kWaitFloorNs (a cold cache, a slow disk).
+  // waited on storage: the thread read blocks from a device (a cold cache), or its wall time
+  // passed kWaitRatio times its CPU time and kWaitFloorNs (a slow network file system).
   bool Read(size_t begin, size_t end, const std::atomic<bool>& stop);
 
  private:
