@@ -1108,11 +1108,49 @@ struct Fuzzer {
     return true;
   }
 
+  // A pool closed while its caller is stalled in a read (ReadHere), once per run, so that the
+  // leg is met whatever the run's length (race_pool meets it by chance): Close says the caller
+  // is in a read, the caller sees it closed once its read returns, and its thread ends.
+  bool close_on_stalled_caller() {
+    const Kind& kind = kKinds[4];
+    const Bytes header = make_header(kind, {4});
+    auto plan = std::make_shared<std::vector<npyio::PartPlan>>();
+    plan->push_back({std::string(header.begin(), header.end()), 4 * kind.size, false});
+    Bytes file = header;
+    file.resize(header.size() + 4 * kind.size, 0);
+    const std::string path = dir + "/closing-stall.npy";
+    if (!write_file(path, file)) return fail("closing: cannot write", NONE, npyio::ReadStatus::OK);
+    auto out = std::make_shared<Bytes>(4 * kind.size);
+    auto read = std::make_shared<npyio::BatchRead>(plan, 1, out, stalling_read);
+    read->file(0, 0).path = path;
+    read->file(0, 0).out = out->data();
+    stalls_released = false;
+    stalled_now = 0;
+    auto pool = std::make_unique<npyio::ReadPool>(1);
+    auto said = std::make_shared<std::atomic<int>>(-1);  // ReadHere's answer, once it returns
+    npyio::ReadPool* p = pool.get();
+    std::thread caller([p, read, said] { *said = p->ReadHere(read) ? 1 : 0; });
+    for (int i = 0; i < 10000 && stalled_now.load() == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    const bool free = pool->Close();
+    stalls_released = true;
+    caller.join();  // (here the pool is still alive: the op's producer would be detached)
+    pool.reset();
+    if (stalled_now.load() == 0 || free || said->load() != 0) {
+      return fail("closing: Close on a stalled caller", NONE, npyio::ReadStatus::OK);
+    }
+    ++counts["pool closed on a caller's stalled read"];
+    return true;
+  }
+
   // read_npy, but a path holding "-stall" waits in "open" until stalls_released.
   static inline std::atomic<bool> stalls_released{true};
+  static inline std::atomic<int> stalled_now{0};  // reads that have stalled since reset
   static npyio::ReadStatus stalling_read(const char* path, const uint8_t* header, size_t header_len,
                                          uint8_t* out, size_t payload_len, bool check_bool) {
     if (std::strstr(path, "-stall") != nullptr) {
+      ++stalled_now;
       while (!stalls_released.load()) std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     return npyio::read_npy(path, header, header_len, out, payload_len, check_bool);
@@ -1136,7 +1174,7 @@ int fuzz(double seconds, const std::string& dir, uint64_t seed) {
   mkdir(dir.c_str(), 0755);
   mkdir((dir + "/cases").c_str(), 0755);
   f.verdicts.open(dir + "/cases/verdicts.tsv");
-  if (!f.pool_waits()) return 1;
+  if (!f.pool_waits() || !f.close_on_stalled_caller()) return 1;
   const std::string path = dir + "/input.npy";
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (true) {
