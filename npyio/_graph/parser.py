@@ -18,6 +18,7 @@ zero-padded copy of the first 12 bytes). The caller asserts ``ok`` before it use
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -100,7 +101,7 @@ def spec_tensors(spec: Spec) -> SpecTensors:
         tf.constant("" if shape is None else npy.show_shape(shape)),
         tf.constant(limits.max_header_size, tf.int64),
         tf.constant(-1 if most is None else most, tf.int64),
-        tf.constant(spec.origin),
+        tf.constant(os.fsencode(spec.origin)),  # bytes: a file name need not be UTF-8
     )
 
 

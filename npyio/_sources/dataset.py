@@ -91,7 +91,10 @@ def _strings(paths: tuple[str, ...]) -> tf.Tensor:
     """Paths as one string tensor: one conversion, not a type spec per element."""
     try:
         return tf.constant(paths, tf.string)
-    except UnicodeEncodeError:  # a file name that is not valid UTF-8: its bytes, as the OS has
+    # A file name that is not valid UTF-8 (a str with surrogate escapes, as os.fsdecode gives
+    # it): its bytes, as the OS has them. Eager conversion says so with a ValueError, graph
+    # conversion with a UnicodeEncodeError.
+    except (UnicodeEncodeError, ValueError):
         return tf.constant([os.fsencode(p) for p in paths], tf.string)
 
 

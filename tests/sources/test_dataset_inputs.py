@@ -135,6 +135,10 @@ def test_file_names_that_are_not_utf8(tmp_path):
     assert npyio.inspect(name).shape == (2, 2)
     assert values(npyio.rows(name, batch_size=None)) == [[0, 1], [2, 3]]
     assert values(npyio.rows(str(tmp_path), batch_size=None)) == [[0, 1], [2, 3]]
+    # a directory lists such a name as a str with surrogate escapes (os.fsdecode)
+    for backend in ("native", "graph"):
+        ds = npyio.dataset(str(tmp_path), batch_size=None, backend=backend)
+        assert values(ds) == [[[0, 1], [2, 3]]]
 
 
 # --- bad arguments ----------------------------------------------------------------------------
