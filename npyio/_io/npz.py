@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import zipfile
+import zlib
 from typing import BinaryIO, cast
 
 from npyio._format import npy
@@ -27,8 +28,8 @@ def inspect_npz_prefix(
     Raises:
         NpyFormatError: naming ``path[key]``, for a missing archive or member, an archive
             zipfile cannot read, an encrypted member, a compression method other than stored
-            or deflated, or a bad ``.npy`` header (one longer than ``max_header_size``
-            included).
+            or deflated, compressed data that does not inflate, or a bad ``.npy`` header (one
+            longer than ``max_header_size`` included).
     """
     path = one_path(path)
     where = member_name(path, key)
@@ -45,4 +46,6 @@ def inspect_npz_prefix(
         raise NpyFormatError(path, NO_SUCH_FILE) from e
     except (zipfile.BadZipFile, EOFError, OSError) as e:
         raise NpyFormatError(where, f"not a readable zip archive -- {e}") from e
+    except zlib.error as e:  # a deflated member whose data does not inflate
+        raise NpyFormatError(where, f"its compressed data is corrupt -- {e}") from e
     return header, raw

@@ -38,3 +38,20 @@ def test_inspect_npz(tmp_path):
         assert str(e.value).startswith(f"{p}[{key}]: ")
     with pytest.raises(npyio.NpyFormatError, match="no such file"):
         inspect_npz_prefix(tmp_path / "missing.npz", "x")
+
+
+def test_a_member_that_does_not_inflate_is_named(tmp_path):
+    # (zlib's own error once came through raw, naming no file, from the dataset's build)
+    data = bytearray(npz_bytes({"x": BASE["x"]}, True, "file"))
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
+        info = zf.getinfo("x.npy")
+    name_len = int.from_bytes(data[info.header_offset + 26 : info.header_offset + 28], "little")
+    extra_len = int.from_bytes(data[info.header_offset + 28 : info.header_offset + 30], "little")
+    start = info.header_offset + 30 + name_len + extra_len
+    data[start : start + 10] = b"\xff" * 10  # a deflate block of the reserved type
+    path = write(tmp_path / "0000.npz", bytes(data))
+    words = rf"^{re.escape(str(path))}\[x\]: its compressed data is corrupt -- "
+    with pytest.raises(npyio.NpyFormatError, match=words):
+        inspect_npz_prefix(path, "x")
+    with pytest.raises(npyio.NpyFormatError, match=words):
+        npyio.dataset(str(tmp_path), key="x")
