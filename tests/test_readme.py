@@ -153,8 +153,11 @@ def test_readme_examples_run_as_printed(tmp_path, monkeypatch):
 _GUIDE = [p for p in PAGES[1:] if any(b.runs for b in blocks(p))]
 
 #: Pages whose examples run in a child process, with this environment over this one's: Keras
-#: picks its backend once, at import, and a JAX process joins its peers once, at start.
-CHILD_PAGES = {"jax.md": {"KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu"}}
+#: picks its backend once, at import, and a JAX process joins its peers once, at start. None
+#: removes a variable: jax.md sets KERAS_BACKEND itself, as a user's script must.
+CHILD_PAGES: dict[str, dict[str, str | None]] = {
+    "jax.md": {"KERAS_BACKEND": None, "JAX_PLATFORMS": "cpu"}
+}
 
 _CHILD = """
 import json, sys
@@ -199,8 +202,12 @@ def start_child(
         "TF_CPP_MIN_LOG_LEVEL": "2",
         "PYTHONPATH": str(ROOT),
         "PYTHONWARNINGS": "ignore",  # warnings go to stderr; only the result line is read
-        **CHILD_PAGES[page.name],
     }
+    for name, value in CHILD_PAGES[page.name].items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     args = [str(page), json.dumps(picked), prelude, postlude, json.dumps(list(names)), *extra]
     return subprocess.Popen(
         [sys.executable, "-c", _CHILD, *args],
