@@ -30,6 +30,33 @@ def test_the_driver_is_built_once_beside_the_library_and_reads_files(tmp_path, m
     assert done.returncode == 0 and "files 3 ok 3 " in done.stdout
 
 
+def test_the_drivers_window_loop_reads_each_files_own_window(tmp_path):
+    """``driver windows`` (bench/cases.py's C loop): each file's header parsed, a window of
+    SIZES placed in it, the files of a line alike; a file the core doubts is not counted ok."""
+    driver = library.build_driver()
+    lines = []
+    for i, depth in enumerate((9, 12, 17)):  # per-case shapes on the cropped axes
+        image = np.arange(depth * 10 * 3, dtype="float32").reshape(depth, 10, 3)
+        np.save(tmp_path / f"x{i}.npy", image)
+        np.save(tmp_path / f"y{i}.npy", (image[..., 0] > 50).astype("uint8"))
+        lines.append(f"{tmp_path / f'x{i}.npy'}\t{tmp_path / f'y{i}.npy'}\n")
+    (tmp_path / "list").write_text("".join(lines))
+
+    def run(*args: str) -> tuple[int, dict[str, str]]:
+        done = subprocess.run([driver, "windows", *args], capture_output=True, text=True)
+        words = done.stdout.split()
+        return done.returncode, dict(zip(words[::2], words[1::2]))
+
+    code, fields = run("2", "4,5", str(tmp_path / "list"))
+    assert code == 0 and fields["windows"] == "3" and fields["ok"] == "6", fields
+    # each window's rows are runs of the file, one head read each (the header in its page)
+    assert 6 * 4 * 5 * (3 * 4 + 1) <= int(fields["bytes_asked"]) < 6 * 4096 + 6 * 4 * 10 * 12
+    np.save(tmp_path / "x1.npy", np.zeros((12, 10), "float32"))  # another rank: doubted
+    assert run("1", "4,5", str(tmp_path / "list"))[1]["ok"] == "5"
+    for sizes in ("4,x", "", "4,-1", "4,,5"):
+        assert run("1", sizes, str(tmp_path / "list"))[0] == 2, sizes
+
+
 def test_a_driver_that_cannot_be_built_says_why(tmp_path, monkeypatch):
     monkeypatch.setenv("NPYIO_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))

@@ -7,6 +7,13 @@
 //   driver bench THREADS [LIST]       read the .npy files listed in LIST (or on stdin), one
 //                                     path a line, all of one header, with THREADS threads;
 //                                     prints files/s and bytes/s: the kernel's own read loop
+//   driver windows THREADS SIZES [LIST]
+//                                     a random window (SIZES: its size on each leading axis,
+//                                     comma-separated) of each .npy file listed in LIST (or on
+//                                     stdin), the files of a line (tab-separated: an image and its
+//                                     mask) sharing its draws, each file's own header parsed
+//                                     (read_window_placed, NpyioReadWindows' read), with THREADS
+//                                     threads; prints windows/s: the kernel's own crop loop
 //   driver headers MAX IN OUT         parse_header (npy_header.h) on each file head in IN (a
 //                                     4-byte little-endian length, then the bytes), with the
 //                                     header text limited to MAX bytes; one verdict a line in
@@ -60,11 +67,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -1191,6 +1200,15 @@ int fuzz(double seconds, const std::string& dir, uint64_t seed) {
   return 0;
 }
 
+// Runs `body` on `threads` threads at once: the seconds until the last ends.
+double on_threads(int threads, const std::function<void()>& body) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(body);
+  for (auto& t : pool) t.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 int bench(int threads, std::istream& list) {
   std::vector<std::string> paths;
   for (std::string line; std::getline(list, line);) {
@@ -1215,24 +1233,119 @@ int bench(int threads, std::istream& list) {
   const size_t payload = static_cast<size_t>(st.st_size) - header_len;
   std::atomic<size_t> next{0};
   std::atomic<long> good{0};
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      Bytes out(payload);
-      for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
-        good += npyio::read_npy(paths[i].c_str(), head.data(), header_len, out.data(), payload,
-                                false) == npyio::ReadStatus::OK;
-      }
-    });
-  }
-  for (auto& t : pool) t.join();
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double s = on_threads(threads, [&] {
+    Bytes out(payload);
+    for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
+      good += npyio::read_npy(paths[i].c_str(), head.data(), header_len, out.data(), payload,
+                              false) == npyio::ReadStatus::OK;
+    }
+  });
   std::printf("files %zu ok %ld seconds %.6f files_per_s %.1f bytes_per_s %.1f\n", paths.size(),
               good.load(), s, paths.size() / s, paths.size() * (header_len + payload) / s);
   return 0;
 }
 
+
+// A column of the windows mode (one file of each line): what its first file's header says,
+// which every file of the column shares but for the cropped axes' sizes.
+struct WindowColumn {
+  npyio::NpyHeader first;
+  std::vector<int64_t> dims;    // -1 on the cropped axes (any size), the first file's elsewhere
+  std::vector<int64_t> window;  // SIZES, then the first file's dims
+  std::vector<int> axes;
+  size_t out_bytes = 0;
+};
+
+bool window_column(const std::string& path, const std::vector<int64_t>& sizes, WindowColumn* c) {
+  Bytes head(npyio::kMaxHeader);
+  std::ifstream file(path, std::ios::binary);
+  file.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+  if (npyio::parse_header(head.data(), static_cast<size_t>(file.gcount()), kMaxHeaderText,
+                          &c->first) != npyio::HeaderStatus::OK ||
+      c->first.rank < static_cast<int>(sizes.size())) {
+    std::fprintf(stderr, "windows: %s: no header the core reads, or fewer axes than SIZES\n",
+                 path.c_str());
+    return false;
+  }
+  c->out_bytes = c->first.itemsize;
+  for (int i = 0; i < c->first.rank; ++i) {
+    const bool cropped = i < static_cast<int>(sizes.size());
+    c->dims.push_back(cropped ? -1 : c->first.shape[i]);
+    c->window.push_back(cropped ? sizes[i] : c->first.shape[i]);
+    if (cropped) c->axes.push_back(i);
+    c->out_bytes *= static_cast<size_t>(c->window.back());
+  }
+  return true;
+}
+
+// The list's lines, each split at its tabs (empty lines skipped).
+std::vector<std::vector<std::string>> tab_lines(std::istream& list) {
+  std::vector<std::vector<std::string>> lines;
+  for (std::string line; std::getline(list, line);) {
+    if (line.empty()) continue;
+    std::vector<std::string> paths;
+    std::stringstream fields(line);
+    for (std::string path; std::getline(fields, path, '\t');) paths.push_back(path);
+    lines.push_back(std::move(paths));
+  }
+  return lines;
+}
+
+// "n,n,..." as sizes (each >= 0, at most kMaxRank), or empty where it is not that.
+std::vector<int64_t> parse_sizes(const std::string& text) {
+  std::vector<int64_t> sizes;
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    char* end = nullptr;
+    sizes.push_back(std::strtoll(item.c_str(), &end, 10));
+    if (item.empty() || *end != '\0' || sizes.back() < 0) return {};
+  }
+  return sizes.size() > npyio::kMaxRank ? std::vector<int64_t>{} : sizes;
+}
+
+int windows(int threads, const std::string& sizes_arg, std::istream& list) {
+  const std::vector<std::vector<std::string>> lines = tab_lines(list);
+  const std::vector<int64_t> sizes = parse_sizes(sizes_arg);
+  if (lines.empty() || threads < 1 || sizes.empty()) {
+    std::fprintf(stderr, "windows: no paths, THREADS < 1, or SIZES not n,n,...\n");
+    return 2;
+  }
+  std::vector<WindowColumn> columns(lines[0].size());
+  for (size_t c = 0; c < columns.size(); ++c) {
+    if (!window_column(lines[0][c], sizes, &columns[c])) return 2;
+  }
+  std::atomic<size_t> next{0};
+  std::atomic<long> good{0};
+  std::atomic<uint64_t> asked{0};
+  const double s = on_threads(threads, [&] {
+    std::vector<Bytes> outs;
+    for (const WindowColumn& c : columns) outs.emplace_back(c.out_bytes);
+    std::vector<double> draw(sizes.size());
+    int64_t dims[npyio::kMaxRank];
+    for (size_t i; (i = next.fetch_add(1)) < lines.size();) {
+      std::mt19937_64 rng(i);  // the line's draws, whatever thread reads it
+      for (double& d : draw) d = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+      for (size_t c = 0; c < columns.size() && c < lines[i].size(); ++c) {
+        const WindowColumn& col = columns[c];
+        const npyio::Wanted want{col.first.code, col.first.rank, col.dims.data(),
+                                 kMaxHeaderText, UINT64_MAX};
+        const npyio::Placement place{npyio::WindowStart::RANDOM, npyio::WindowPolicy::PAD,
+                                     static_cast<int>(sizes.size()), col.axes.data(),
+                                     sizes.data(), nullptr, draw.data(),
+                                     static_cast<int>(draw.size())};
+        uint64_t bytes = 0;
+        good += npyio::read_window_placed(lines[i][c].c_str(), want, place, col.window.data(),
+                                          col.first.itemsize, nullptr, outs[c].data(), false,
+                                          dims, &bytes) == npyio::ReadStatus::OK;
+        asked += bytes;
+      }
+    }
+  });
+  std::printf("windows %zu ok %ld seconds %.6f windows_per_s %.1f bytes_asked %llu\n",
+              lines.size(), good.load(), s, lines.size() / s,
+              static_cast<unsigned long long>(asked.load()));
+  return 0;
+}
 }  // namespace
 
 // The headers mode: each head's verdict, "OK code little fortran offset payload rank dims...",
@@ -1277,11 +1390,18 @@ int main(int argc, char** argv) {
     }
     return bench(std::atoi(argv[2]), std::cin);
   }
+  if (mode == "windows" && argc >= 4) {
+    if (argc > 4) {
+      std::ifstream list(argv[4]);
+      return windows(std::atoi(argv[2]), argv[3], list);
+    }
+    return windows(std::atoi(argv[2]), argv[3], std::cin);
+  }
   if (mode == "headers" && argc == 5) {
     return headers(std::strtoull(argv[2], nullptr, 10), argv[3], argv[4]);
   }
   std::fprintf(stderr,
                "usage: driver fuzz SECONDS DIR [SEED] | driver bench THREADS [LIST] | "
-               "driver headers MAX IN OUT\n");
+               "driver windows THREADS SIZES [LIST] | driver headers MAX IN OUT\n");
   return 2;
 }
