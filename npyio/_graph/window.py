@@ -39,8 +39,10 @@ def uniforms(keys: tf.Tensor, salt: int, k: int) -> tf.Tensor:
     batch source", measures both)."""
     words = tf.bitcast(keys, tf.uint64)
     h = _mix(_mix(words[..., 0] * _GOLDEN) ^ words[..., 1])
-    h = _mix(h ^ tf.constant((salt * _GOLDEN + _SALTED) % 2**64, tf.uint64))
-    places = tf.constant([(j + 1) * _GOLDEN % 2**64 for j in range(k)], tf.uint64)
+    # numpy's uint64, not Python ints: TF 2.21 in a graph converts a list of uint64s through
+    # float64 (2**64 - 1 became 0), so each TF version drew other windows
+    h = _mix(h ^ tf.constant(np.uint64((salt * _GOLDEN + _SALTED) % 2**64)))
+    places = tf.constant(np.array([(j + 1) * _GOLDEN % 2**64 for j in range(k)], np.uint64))
     bits = tf.bitwise.right_shift(_mix(h[..., None] + places), tf.constant(11, tf.uint64))
     return tf.cast(bits, tf.float64) * 2.0**-53
 

@@ -141,3 +141,30 @@ def test_uniforms_are_each_keys_own_whatever_the_batch():
         .graph
     )
     assert not {op.type for op in graph.get_operations()} & {"While", "StatelessWhile"}
+
+
+def _splitmix_uniforms(key: tuple[int, int], salt: int, k: int) -> list[float]:
+    """`uniforms` of one key in Python's integers: the numbers every TF version must draw."""
+    golden, salted, m = 0x9E3779B97F4A7C15, 0x632BE59BD9B4E019, 2**64
+
+    def mix(z: int) -> int:
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % m
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % m
+        return z ^ (z >> 31)
+
+    a, b = (w % m for w in key)
+    h = mix(mix(mix(a * golden % m) ^ b) ^ ((salt * golden + salted) % m))
+    return [(mix((h + (j + 1) * golden) % m) >> 11) * 2.0**-53 for j in range(k)]
+
+
+def test_uniforms_are_the_same_numbers_eager_in_a_graph_and_on_every_tf():
+    """The draws are SplitMix64's, in eager and in a graph alike: TF 2.21 converted a list of
+    uint64 constants in a graph through float64, so windows drawn from one seed differed
+    between TF 2.16 and 2.21 (and a checkpoint restored across them went on with others)."""
+    from npyio._graph.window import uniforms
+
+    keys = [(-(2**40) + 7, 0), (2**62 + 3, 17), (-1, 2**63 - 1)]
+    want = np.array([_splitmix_uniforms(key, 5, 6) for key in keys])
+    tensor = tf.constant(keys, tf.int64)
+    np.testing.assert_array_equal(uniforms(tensor, 5, 6).numpy(), want)
+    np.testing.assert_array_equal(tf.function(lambda t: uniforms(t, 5, 6))(tensor).numpy(), want)
