@@ -452,6 +452,21 @@ def _sized_by_each_file(spec: Spec, rule: SpecRule, crop: Crop | None) -> Spec:
     return dataclasses.replace(spec, file=dataclasses.replace(spec.file, shape=shape))
 
 
+def cropped_spec(spec: Spec, rule: SpecRule, side: str, read: ReadOptions, path: str) -> Spec:
+    """``spec`` (its rule's, from ``path``, its part's first file) with the part's window, as
+    `npyio.dataset` plans it: placed by ``path``'s shape, and with its axes sized by each
+    file where a window of a static size is cut from cases of any size (for ``npyio verify``).
+
+    Raises:
+        NpyFormatError: naming ``path``, for a window its arrays cannot hold.
+    """
+    crop, group = crop_of(side, read)
+    if crop is None or spec.file.shape is None:
+        return spec
+    window = resolve_window(crop, spec.file.shape, path, group)
+    return _sized_by_each_file(spec.cropped(window), rule, crop)
+
+
 def shares_window(side: str, read: ReadOptions) -> Crop | None:
     """The crop of a part on ``side`` when it shares the inputs' random or centred window
     (one draw for every such part: their cropped axes must agree in size); else None."""
@@ -489,6 +504,10 @@ def _fill(value: object, dt: np.dtype, name: str) -> object:
     return cast.item()
 
 
+#: A window group's first part: its name, first file, cropped dims, shape and cropped axes.
+_First = tuple[str, str, tuple[int | None, ...], tuple[int | None, ...], tuple[int, ...]]
+
+
 def _cropped(parts: Parts, specs: tuple[Spec, ...], read: ReadOptions) -> tuple[Spec, ...]:
     """``specs`` with each part's window (`npyio._format.window.resolve`, against the first
     file's shape).
@@ -502,7 +521,7 @@ def _cropped(parts: Parts, specs: tuple[Spec, ...], read: ReadOptions) -> tuple[
     if read.label_crop not in (SAME, None) and "labels" not in parts.sides:
         raise ValueError("label_crop: the labels are not files, so there is nothing to crop")
     out = []
-    firsts: dict[int, tuple[str, str, tuple[int | None, ...]]] = {}
+    firsts: dict[int, _First] = {}
     for spec, side, name, column in zip(specs, parts.sides, parts.names, parts.columns):
         crop, group = crop_of(side, read)
         if crop is None:
@@ -520,18 +539,77 @@ def _cropped(parts: Parts, specs: tuple[Spec, ...], read: ReadOptions) -> tuple[
             value = fill_for(crop, name, side)
             window = dataclasses.replace(window, fill=_fill(value, spec.file.dtype, name))
         dims = tuple(shape[axis] for axis in window.axes)
-        first = firsts.setdefault(group, (name, path, dims))
+        first = firsts.setdefault(group, (name, path, dims, shape, window.axes))
         if window.start in (RANDOM, CENTER) and dims != first[2]:
             raise NpyFormatError(
                 path,
                 f"{name}: the cropped axes have sizes {dims}, but those of {first[0]} "
                 f"({first[1]}) are {first[2]}: one window cannot be cut from both -- each pair "
-                "must agree on the cropped axes (npyio verify INPUTS LABELS --crop SIZES lists "
-                "every pair that does not); labels that are not aligned with the inputs take a "
-                "window of their own with label_crop=, or none with label_crop=None",
+                f"{_REMEDY}",
             )
+        _check_aligned(first, name, path, shape, window.axes)
         out.append(spec.cropped(window))
     return tuple(out)
+
+
+_REMEDY = (
+    "must agree on the cropped axes (npyio verify INPUTS LABELS --crop SIZES lists every pair "
+    "that does not); labels that are not aligned with the inputs take a window of their own "
+    "with label_crop=, or none with label_crop=None"
+)
+
+
+def _check_aligned(
+    first: _First,
+    name: str,
+    path: str,
+    shape: tuple[int | None, ...],
+    axes: tuple[int, ...],
+) -> None:
+    """Parts of other ranks sharing a window: the crop's axes, made absolute in each, line the
+    two up one way (named from the first axis, their leading dims; from the last, counted
+    with a minus, their trailing dims), and the first files' shapes must agree that way. An
+    image (D, H, W, 1) and its mask (D, H, W) cropped on axes=(-2,) would otherwise take W of
+    the one and H of the other, unnoticed where H and W are alike.
+
+    Raises:
+        NpyFormatError: naming both files, for axes that line the parts up no one way, or
+            shapes that do not agree the way they do.
+    """
+    other, other_path, _, other_shape, other_axes = first
+    if len(other_shape) == len(shape):
+        return
+    shape, other_shape = _first_shape(path, shape), _first_shape(other_path, other_shape)
+    offsets = {a - b for a, b in zip(other_axes, axes)}
+    offset = next(iter(offsets)) if len(offsets) == 1 else None
+    lined = offset is not None and all(
+        x is None or y is None or x == y
+        for k, x in enumerate(shape)
+        if 0 <= k + offset < len(other_shape)
+        for y in (other_shape[k + offset],)
+    )
+    if not lined:
+        raise NpyFormatError(
+            path,
+            f"{name}: the crop names axes {list(axes)} of its shape {tuple(shape)} but axes "
+            f"{list(other_axes)} of {other} (shape {tuple(other_shape)}, {other_path}), "
+            "which do not line up -- name the axes from the first (axes=(0, 1, ...), the leading "
+            "dims of both) or from the last (axes=(-3, -2, -1), the trailing dims), as the "
+            "two arrays agree; each pair " + _REMEDY,
+        )
+
+
+def _first_shape(path: str, shape: tuple[int | None, ...]) -> tuple[int | None, ...]:
+    """``shape`` (a part's, from its arguments), or where a dim is None its first file's own
+    (``path``'s header), which `_check_aligned` compares. A file that cannot be read so (an
+    ``.npz`` member, a bad file) keeps ``shape``: its read says what is wrong with it."""
+    if None not in shape:
+        return shape
+    try:
+        header = read_checked(path).header
+    except (NpyFormatError, OSError, ValueError):
+        return shape
+    return header.shape if header is not None and len(header.shape) == len(shape) else shape
 
 
 def _fits(value: object, dt: np.dtype) -> bool:

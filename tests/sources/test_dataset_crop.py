@@ -505,3 +505,36 @@ def test_a_squeeze_without_an_axis_of_one_or_one_that_trim_may_empty_is_refused(
     assert x.shape == (4, 4) and where(x.numpy()[None])[1:] == (3, 0, 0)
     with pytest.raises(TypeError, match="squeeze must be True or False"):
         npyio.Crop((1, 8, 8), squeeze=1)
+
+
+def test_axes_that_line_up_parts_of_other_ranks_another_way_are_refused(tmp_path):
+    """A channel-last image (D, H, W, 1) and its mask (D, H, W) share a window: axes counted
+    from the last name W in the one and H in the other, which H == W would hide (wrong data,
+    no error). Refused naming both files, with or without shape hints; counted from the first
+    they line up, and a channel-first image (1, D, H, W) lines up from the last."""
+    d, h, w = np.indices((6, 8, 8))
+    coords = d * 10000 + h * 100 + w  # each voxel names its place
+    for layout, image in (("last", coords[..., None]), ("first", coords[None])):
+        (tmp_path / layout / "x").mkdir(parents=True)
+        (tmp_path / layout / "y").mkdir()
+        for i in range(2):
+            np.save(tmp_path / layout / "x" / f"{i}.npy", image.astype(np.float32))
+            np.save(tmp_path / layout / "y" / f"{i}.npy", coords.astype(np.int32))
+
+    def first_window(layout, axes, **hints):
+        x, y = str(tmp_path / layout / "x"), str(tmp_path / layout / "y")
+        crop = npyio.Crop((4,) * len(axes), axes=axes)
+        image, mask = next(iter(npyio.dataset(x, y, crop=crop, batch_size=1, seed=0, **hints)))
+        return np.squeeze(image.numpy(), axis=-1 if layout == "last" else 1), mask.numpy()
+
+    hinted = {"shape": (None, None, None, 1), "label_shape": (None, None, None)}
+    for hints in ({}, hinted):
+        with pytest.raises(
+            npyio.NpyFormatError,
+            match=r"y/0.npy: labels: the crop names axes \[1\] of its shape \(6, 8, 8\) but "
+            r"axes \[2\] of inputs \(shape \(6, 8, 8, 1\), .*x/0.npy\), which do not line up",
+        ):
+            first_window("last", (-2,), **hints)
+    for layout, axes in (("last", (1, 2)), ("first", (-2, -1)), ("first", (-3, -2, -1))):
+        image, mask = first_window(layout, axes)
+        assert image.shape == mask.shape and np.array_equal(image, mask), (layout, axes)
