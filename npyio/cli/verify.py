@@ -32,11 +32,21 @@ from npyio._format import npy
 from npyio._format.files import NO_SUCH_FILE
 from npyio._format.header import Checked, Limits
 from npyio._format.spec import Spec
-from npyio._format.window import Crop, named_axes, unequal_axes
+from npyio._format.window import ERROR, Crop, named_axes, unequal_axes
+from npyio._format.window import resolve as resolve_window
 from npyio._io.header import check_files
 from npyio._pipeline.options import ReadOptions
 from npyio._pipeline.paths import Source, resolve, unpaired
-from npyio._sources.plan import Parts, SpecRule, paired, resolve_parts, shares_window, spec_rules
+from npyio._sources.plan import (
+    Parts,
+    SpecRule,
+    crop_of,
+    cropped_spec,
+    paired,
+    resolve_parts,
+    shares_window,
+    spec_rules,
+)
 from npyio._tf import graph_assertion, last_line
 from npyio.cli import pack, report
 from npyio.cli.args import (
@@ -204,7 +214,11 @@ def _spec_text(spec: Spec) -> str:
 
 
 def spec_issues(
-    paths: Sequence[str], rule: SpecRule, checked: dict[str, Checked]
+    paths: Sequence[str],
+    rule: SpecRule,
+    checked: dict[str, Checked],
+    side: str = "inputs",
+    read: ReadOptions = ReadOptions(),
 ) -> list[tuple[str, str]]:
     """The good files of one part (``paths``, in ``npyio.dataset``'s order) that
     ``npyio.dataset`` would refuse under the spec ``rule`` derives: the arguments, else the
@@ -214,6 +228,10 @@ def spec_issues(
         paths: the files of the part.
         rule: the part's rule (`npyio._sources.plan.spec_rules`).
         checked: every file's verdict by path (``paths`` must all be there).
+        side: the part's side, whose crop (``read``'s ``crop`` and ``label_crop``) it
+            takes: its window's axes are sized by each file as ``dataset`` sizes them
+            (`npyio._sources.plan.cropped_spec`), and a file the window does not fit (under
+            ``out_of_bounds="error"``) is refused, as ``dataset`` refuses it when read.
 
     Returns:
         ``(path, reason)`` per refused file, in the words of the graph parser and naming the
@@ -228,7 +246,7 @@ def spec_issues(
     # first), and they are compared with the first file of the most common header.
     first = good[0] if rule.given else _reference(good, rule)
     try:
-        spec = rule.derive(first.path, first)
+        spec = cropped_spec(rule.derive(first.path, first), rule, side, read, first.path)
     except NpyFormatError as e:
         return [(e.path, e.reason)]
     if first is good[0]:
@@ -242,11 +260,17 @@ def spec_issues(
     out = []
     # The first file too: a spec derived from it fits it, but with dtype and shape both given
     # dataset reads no header when built and refuses a first file unlike them when it gets there.
+    crop, group = crop_of(side, read)
     for c in good:
         assert c.header is not None
         reason = spec.file.reason(c.header, c.path)
         if reason is not None:
             out.append((c.path, f"{reason} ({loads_as})"))
+        elif crop is not None and crop.out_of_bounds == ERROR:
+            try:  # as the reader refuses a case smaller than the window
+                resolve_window(crop, c.header.shape, c.path, group)
+            except NpyFormatError as e:
+                out.append((c.path, e.reason))
     return out
 
 
@@ -326,6 +350,8 @@ class Call:
     refused: str | None = None
     #: each part's crop where it shares the inputs' random or centred window (`pair_issues`)
     shared: tuple[Crop | None, ...] = ()
+    #: the arguments the call was planned with (each part's crop, for `spec_issues`)
+    read: ReadOptions = ReadOptions()
 
     @property
     def sources(self) -> list[Source]:
@@ -372,7 +398,8 @@ def plan_call(inputs: str, labels: str | None, read: ReadOptions, specs: bool = 
     except ValueError as e:
         return _not_paired(parts, e)
     shared = tuple(shares_window(side, read) for side in parts.sides)
-    return Call(parts, spec_rules(parts, read, labels is not None) if specs else (), shared=shared)
+    rules = spec_rules(parts, read, labels is not None) if specs else ()
+    return Call(parts, rules, shared=shared, read=read)
 
 
 def plan(
@@ -488,8 +515,8 @@ def scan(
     by_path = {c.path: c for c in checked}
     mismatches: dict[str, tuple[str, str]] = {}  # a file both sides hold is reported once
     for call in calls:
-        for column, rule in zip(call.parts.columns, call.rules):
-            for path, reason in spec_issues(column, rule, by_path):
+        for column, rule, side in zip(call.parts.columns, call.rules, call.parts.sides):
+            for path, reason in spec_issues(column, rule, by_path, side, call.read):
                 mismatches.setdefault(path, (path, reason))
         for path, reason in pair_issues(call, by_path):
             mismatches.setdefault(path, (path, reason))

@@ -368,3 +368,28 @@ def test_scan_reports_pairs_whose_cropped_axes_differ(tmp_path):
     )
     calls = verify.plan([str(x), str(y)], read=whole)
     assert verify.scan(calls[0].sources, jobs=2, progress=False, calls=calls).mismatches == []
+
+
+def test_scan_checks_per_case_shapes_as_a_plain_crop_reads_them(tmp_path):
+    """verify INPUTS LABELS --crop on per-case shapes, with no shape hints: the window's axes
+    are sized by each file, as npyio.dataset(x, y, crop=...) reads them (no case reported for
+    its size alone), and a case smaller than the window is reported, image and mask, with the
+    hints or without, as the dataset refuses it when it reaches it."""
+    x, y = tmp_path / "x", tmp_path / "y"
+    for i, shape in enumerate(((40, 64, 72), (52, 80, 56), (20, 30, 30))):
+        save(x / f"case_{i}.npy", np.zeros((*shape, 1), "<f4"))
+        save(y / f"case_{i}.npy", np.zeros(shape, "u1"))
+
+    def mismatches(**read):
+        calls = verify.plan([str(x), str(y)], read=ReadOptions(**read))
+        return verify.scan(calls[0].sources, jobs=2, progress=False, calls=calls).mismatches
+
+    assert mismatches(crop=(16, 16, 16)) == []
+    hints = {"shape": (None, None, None, 1), "label_shape": (None,) * 3}
+    for given in ({}, hints):
+        found = mismatches(crop=(32, 48, 48), **given)
+        assert [p for p, _ in found] == [str(x / "case_2.npy"), str(y / "case_2.npy")], given
+        assert "crop window of size 32 on axis 0 is outside the array of shape (20, 30, 30, 1)" in (
+            found[0][1]
+        )
+    assert mismatches(crop=npyio.Crop((32, 48, 48), out_of_bounds="pad"), **hints) == []
