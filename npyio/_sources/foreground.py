@@ -191,7 +191,8 @@ def build_index(
                     f"npyio: cannot cache the foreground index in {directory}: {e}", file=sys.stderr
                 )
             missing = [i for i, entry in enumerate(located) if entry is None]
-            _build(paths, member, foreground, limits, located, missing, skip_bad)
+            cached = isinstance(e, TimeoutError)
+            _build(paths, member, foreground, limits, located, missing, skip_bad, cached)
     return _flat([e or {} for e in located], rank)
 
 
@@ -203,19 +204,19 @@ def _build(
     located: list[dict[int, np.ndarray] | None],
     missing: list[int],
     skip_bad: bool,
+    cached: bool = True,
 ) -> None:
     """Fills ``located`` at ``missing``: from entries another process wrote while this one
-    waited, else read from the masks (and written)."""
+    waited, else read from the masks (and written, unless ``cached`` is False: the cache
+    could not be made, as the caller said)."""
     todo = []
     for i in missing:
         located[i] = _entry(paths[i], member, foreground)
         if located[i] is None:
             todo.append(i)
     if todo:
-        print(
-            f"npyio: indexing the foreground of {len(todo)} masks, once (cached in {index_dir()})",
-            file=sys.stderr,
-        )
+        where = f", once (cached in {index_dir()})" if cached else " (not cached)"
+        print(f"npyio: indexing the foreground of {len(todo)} masks{where}", file=sys.stderr)
     for i in todo:
         try:
             found = _locate(_mask(paths[i], member, limits), foreground)
@@ -230,8 +231,9 @@ def _build(
                 continue
             raise NpyFormatError(paths[i], f"foreground: {e}") from None
         located[i] = found
-        with contextlib.suppress(OSError):  # uncached (said once, where it could not be made)
-            _write(_entry_name(paths[i], member, foreground), found)
+        if cached:
+            with contextlib.suppress(OSError):  # a full disk: uncached, as the masks say
+                _write(_entry_name(paths[i], member, foreground), found)
 
 
 def _flat(located: Sequence[dict[int, np.ndarray]], rank: int) -> ForegroundIndex:

@@ -207,7 +207,11 @@ def _vary_reason(varying: list[tuple[str, str, bool, Verdict]]) -> str:
         if shape is not None
     )
     if all(crop for _, _, crop, _ in varying):
-        advice = f"to crop arrays whose sizes vary, pass {args} (the crops keep a static shape)"
+        advice = (
+            f"to crop arrays whose sizes vary, pass {args}, with the crop's sizes and starts "
+            "in elements (a fraction of an axis whose size varies is refused); a trimmed "
+            "window's size then varies, and batches are padded to their largest"
+        )
     else:
         advice = (
             f"to read arrays whose sizes vary, pass {args} (batches are then padded to "
