@@ -389,7 +389,8 @@ def test_scan_checks_per_case_shapes_as_a_plain_crop_reads_them(tmp_path):
     for given in ({}, hints):
         found = mismatches(crop=(32, 48, 48), **given)
         assert [p for p, _ in found] == [str(x / "case_2.npy"), str(y / "case_2.npy")], given
-        assert "crop window of size 32 on axis 0 is outside the array of shape (20, 30, 30, 1)" in (
-            found[0][1]
+        assert (
+            "crop window of size 32 on axis 0 is outside the array of shape (20, 30, 30, 1)"
+            in (found[0][1])
         )
     assert mismatches(crop=npyio.Crop((32, 48, 48), out_of_bounds="pad"), **hints) == []
